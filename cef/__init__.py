@@ -1,0 +1,1 @@
+"""cef: Context Engineering Framework."""

@@ -1,0 +1,131 @@
+"""The one exception tree of cef.
+
+Every error cef raises on purpose derives from :class:`CefError`::
+
+    CefError
+    ├── ValidationError          bad input from the caller (4xx at the front doors)
+    │   ├── UnknownRelationTypeError   an edge names a relation type nobody registered
+    │   ├── UnknownNodeTypeError       a write names a node type the registry refuses
+    │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
+    │   ├── MissingNodeError           an edge or chunk points to a node that does not exist
+    │   ├── InvalidPropertyError       a property that is not JSON-serializable or breaks a schema
+    │   └── ParseError                 a malformed input file (names file and line)
+    ├── NotFoundError             a lookup by id found nothing
+    ├── PathEscapeError           a data-source path that would leave its root
+    ├── ConfigurationError        a setting that cannot work (missing extra, bad URL, ...)
+    │   └── MissingExtraError          an optional dependency is not installed
+    ├── StoreError                a backend failed; adapters translate driver errors to this
+    │   └── RetryableStoreError        a transient failure (lock, connection) worth retrying
+    ├── EmbeddingError            the embedding model failed or returned the wrong shape
+    ├── LLMError                  an LLM call failed
+    │   └── LLMTimeoutError
+    └── QueryTimeoutError         a time limit was exceeded (patterns, graph exploration)
+
+Front doors map ``ValidationError``/``NotFoundError`` to client errors and the
+rest to server errors, always with the message.
+"""
+
+from __future__ import annotations
+
+
+class CefError(Exception):
+    """Root of every error cef raises on purpose."""
+
+
+class ValidationError(CefError):
+    """The caller's input is invalid; nothing was written."""
+
+
+class UnknownRelationTypeError(ValidationError):
+    def __init__(self, relation_type: str, where: str = "", known: list[str] | None = None) -> None:
+        self.relation_type = relation_type
+        hint = ""
+        if known is not None:
+            shown = ", ".join(sorted(known)[:20]) or "(none registered)"
+            hint = f"; registered relation types: {shown}"
+        loc = f" ({where})" if where else ""
+        super().__init__(
+            f"unknown relation type {relation_type!r}{loc}: register it first "
+            f"(relation_types in the graph file, or KnowledgeBase.register_relation_type){hint}"
+        )
+
+
+class UnknownNodeTypeError(ValidationError):
+    pass
+
+
+class DuplicateIdError(ValidationError):
+    def __init__(self, kind: str, id: str, where: str = "") -> None:
+        self.kind = kind
+        self.id = id
+        loc = f" ({where})" if where else ""
+        super().__init__(
+            f"duplicate {kind} id {id!r}{loc}: ids must be unique; use update_{kind}() to change an existing {kind}"
+        )
+
+
+class MissingNodeError(ValidationError):
+    def __init__(self, node_id: str, where: str = "") -> None:
+        self.node_id = node_id
+        loc = f" referenced by {where}" if where else ""
+        super().__init__(
+            f"node {node_id!r}{loc} does not exist: index the node first or in the same batch"
+        )
+
+
+class InvalidPropertyError(ValidationError):
+    pass
+
+
+class ParseError(ValidationError):
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        where = ""
+        if file is not None:
+            where = f"{file}:{line}: " if line is not None else f"{file}: "
+        super().__init__(f"{where}{message}")
+
+
+class NotFoundError(CefError):
+    pass
+
+
+class PathEscapeError(CefError):
+    pass
+
+
+class ConfigurationError(CefError):
+    pass
+
+
+class MissingExtraError(ConfigurationError):
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        self.extra = extra
+        super().__init__(
+            f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'"
+        )
+
+
+class StoreError(CefError):
+    pass
+
+
+class RetryableStoreError(StoreError):
+    pass
+
+
+class EmbeddingError(CefError):
+    pass
+
+
+class LLMError(CefError):
+    pass
+
+
+class LLMTimeoutError(LLMError):
+    pass
+
+
+class QueryTimeoutError(CefError):
+    pass

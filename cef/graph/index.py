@@ -1,0 +1,683 @@
+"""The in-memory graph index: compact arrays, CSR adjacency, incremental updates.
+
+Nodes and edges are dense integer positions. Per-edge attributes live in
+parallel numpy arrays; adjacency is a CSR pair (out and in) built over the
+edges present at the last compaction, plus a small delta of edges added
+since, merged into the CSR when it grows. Deletions flip an ``alive`` flag.
+Traversal reads only these arrays; the record store is never touched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from cef.graph.arrays import GrowArray, Interner
+from cef.model import Edge, Node, RelationSemantics, RelationType
+
+NEG_INF = -math.inf
+POS_INF = math.inf
+
+
+def ts(value: datetime | None, default: float) -> float:
+    return value.timestamp() if value is not None else default
+
+
+@dataclass
+class EdgeFilter:
+    """Which edges a traversal may follow, and in which direction.
+
+    Built with :meth:`GraphIndex.edge_filter`; ``forward_ok``/``backward_ok`` are
+    per-relation-code masks that already encode direction, relation names
+    (inverse names included), semantics and bidirectional relations.
+    """
+
+    forward_ok: np.ndarray
+    backward_ok: np.ndarray
+    min_confidence: float = 0.0
+    valid_at: float | None = None
+    known_at: float | None = None
+    scope: int | None = None  # scope code; None = all scopes
+    scope_strict: bool = False  # True: only the scope (plus unscoped); False: everything
+
+
+@dataclass
+class Expansion:
+    """Result of a breadth-first expansion from seed nodes.
+
+    ``nodes`` are positions in discovery order (seeds first); for each,
+    ``depth``, ``parent_edge`` (-1 for seeds), ``parent`` (-1 for seeds),
+    ``forward`` (True when the edge was walked source→target) and the path
+    confidence product ``confidence``.
+    """
+
+    nodes: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    parent_edge: np.ndarray
+    forward: np.ndarray
+    confidence: np.ndarray
+    truncated: bool = False
+    _pos: dict[int, int] = field(default_factory=dict)
+
+    def position(self, node: int) -> int:
+        if not self._pos:
+            self._pos = {int(n): i for i, n in enumerate(self.nodes)}
+        return self._pos[node]
+
+    def path_to(self, node: int) -> tuple[list[int], list[int], list[bool]]:
+        """(node positions seed→node, edge positions, forward flags)."""
+        nodes = [node]
+        edges: list[int] = []
+        fwd: list[bool] = []
+        i = self.position(node)
+        while self.parent_edge[i] >= 0:
+            edges.append(int(self.parent_edge[i]))
+            fwd.append(bool(self.forward[i]))
+            node = int(self.parent[i])
+            nodes.append(node)
+            i = self.position(node)
+        nodes.reverse()
+        edges.reverse()
+        fwd.reverse()
+        return nodes, edges, fwd
+
+
+class GraphIndex:
+    """Compact in-memory property-graph index (structure only; records stay in the store)."""
+
+    #: merge the delta into the CSR once it holds this share of the edges
+    COMPACT_RATIO = 0.05
+    COMPACT_MIN = 20_000
+
+    def __init__(self) -> None:
+        self.node_ids: list[str] = []
+        self._node_pos: dict[str, int] = {}
+        self.labels = Interner()
+        self.scopes = Interner()
+        self.node_label = GrowArray(np.int32)
+        self.node_scope = GrowArray(np.int32, -1)
+        self.node_alive = GrowArray(np.bool_, False)
+
+        self.edge_ids: list[str] = []
+        self._edge_pos: dict[str, int] = {}
+        self.relations = Interner()
+        self.e_src = GrowArray(np.int32)
+        self.e_dst = GrowArray(np.int32)
+        self.e_rel = GrowArray(np.int32)
+        self.e_weight = GrowArray(np.float32, 1.0)
+        self.e_conf = GrowArray(np.float32, 1.0)
+        self.e_from = GrowArray(np.float64, NEG_INF)
+        self.e_to = GrowArray(np.float64, POS_INF)
+        self.e_rec = GrowArray(np.float64, 0.0)
+        self.e_scope = GrowArray(np.int32, -1)
+        self.e_alive = GrowArray(np.bool_, False)
+
+        # relation metadata by relation code
+        self.rel_types: dict[str, RelationType] = {}
+        self._rel_bidir = np.zeros(0, dtype=np.bool_)
+        self._rel_sem = np.zeros(0, dtype=np.int16)
+        self._inverse_of: dict[str, str] = {}  # inverse name -> base name
+
+        # adjacency: CSR over edges [0, _csr_edges) + delta lists
+        self._out_ptr = np.zeros(1, dtype=np.int64)
+        self._out_e = np.zeros(0, dtype=np.int32)
+        self._in_ptr = np.zeros(1, dtype=np.int64)
+        self._in_e = np.zeros(0, dtype=np.int32)
+        self._csr_nodes = 0
+        self._csr_edges = 0
+        self._delta_out: dict[int, list[int]] = {}
+        self._delta_in: dict[int, list[int]] = {}
+        self._delta_count = 0
+        self._live_edges = 0
+        self._live_nodes = 0
+        self.generation = 0  # bumps on every change (caches key on it)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def node_count(self) -> int:
+        return self._live_nodes
+
+    @property
+    def edge_count(self) -> int:
+        return self._live_edges
+
+    # --------------------------------------------------------------- relations
+    def set_relation_types(self, types: Iterable[RelationType]) -> None:
+        for rt in types:
+            self.rel_types[rt.name] = rt
+            self.relations.code(rt.name)
+            if rt.inverse:
+                self._inverse_of[rt.inverse] = rt.name
+        n = len(self.relations)
+        sems = list(RelationSemantics)
+        self._rel_bidir = np.zeros(n, dtype=np.bool_)
+        self._rel_sem = np.full(n, sems.index(RelationSemantics.CUSTOM), dtype=np.int16)
+        for name, code in ((nm, self.relations.code(nm)) for nm in self.relations.names):
+            rt = self.rel_types.get(name)
+            if rt is not None:
+                self._rel_bidir[code] = rt.bidirectional
+                self._rel_sem[code] = sems.index(rt.semantics)
+        self.generation += 1
+
+    def relation_name(self, edge: int, forward: bool) -> str:
+        """The name of walking ``edge`` in a direction (inverse name when walked backward)."""
+        name = self.relations.names[int(self.e_rel[edge])]
+        if forward:
+            return name
+        rt = self.rel_types.get(name)
+        if rt is not None and (rt.bidirectional or rt.inverse):
+            return rt.inverse or name
+        return name
+
+    def known_relation(self, name: str) -> bool:
+        return name in self.rel_types or name in self._inverse_of
+
+    def edge_filter(
+        self,
+        *,
+        relation_types: Sequence[str] | None = None,
+        semantics: Sequence[RelationSemantics] | None = None,
+        direction: str = "both",
+        min_confidence: float = 0.0,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        scope: str | None = None,
+    ) -> EdgeFilter:
+        n = len(self.relations)
+        names = self.relations.names
+        wanted = set(relation_types or ())
+        out_dir = direction in ("out", "both")
+        in_dir = direction in ("in", "both")
+        fwd = np.zeros(n, dtype=np.bool_)
+        bwd = np.zeros(n, dtype=np.bool_)
+        sems = list(RelationSemantics)
+        sem_ok = {sems.index(s) for s in semantics} if semantics else None
+        for code in range(n):
+            name = names[code]
+            rt = self.rel_types.get(name)
+            inv = rt.inverse if rt else None
+            bidir = bool(rt and rt.bidirectional)
+            named = not wanted or name in wanted
+            inv_named = inv is not None and inv in wanted
+            f = (out_dir and named) or (in_dir and inv_named) or (bidir and named)
+            b = (in_dir and named) or (out_dir and inv_named) or (bidir and named)
+            if sem_ok is not None and int(self._rel_sem[code]) not in sem_ok:
+                f = b = False
+            fwd[code] = f
+            bwd[code] = b
+        scope_code = None
+        if scope is not None:
+            scope_code = self.scopes.get(scope)
+            if scope_code is None:
+                scope_code = -2  # a scope nobody has: only unscoped data matches
+        return EdgeFilter(
+            forward_ok=fwd,
+            backward_ok=bwd,
+            min_confidence=min_confidence,
+            valid_at=valid_at.timestamp() if valid_at else None,
+            known_at=known_at.timestamp() if known_at else None,
+            scope=scope_code,
+            scope_strict=scope is not None,
+        )
+
+    # ------------------------------------------------------------------ nodes
+    def pos(self, node_id: str) -> int | None:
+        p = self._node_pos.get(node_id)
+        return p
+
+    def has_node(self, node_id: str) -> bool:
+        return node_id in self._node_pos
+
+    def add_nodes(self, nodes: Sequence[Node]) -> None:
+        """Add nodes, or update label/scope of nodes already present."""
+        new_labels, new_scopes = [], []
+        for node in nodes:
+            label = self.labels.code(node.label)
+            scope = self.scopes.code(node.scope) if node.scope is not None else -1
+            p = self._node_pos.get(node.id)
+            if p is not None:
+                self.node_label[p] = label
+                self.node_scope[p] = scope
+                if not self.node_alive[p]:
+                    self.node_alive[p] = True
+                    self._live_nodes += 1
+                continue
+            self._node_pos[node.id] = len(self.node_ids)
+            self.node_ids.append(node.id)
+            new_labels.append(label)
+            new_scopes.append(scope)
+        if new_labels:
+            self.node_label.extend(new_labels)
+            self.node_scope.extend(new_scopes)
+            self.node_alive.extend(np.ones(len(new_labels), dtype=np.bool_))
+            self._live_nodes += len(new_labels)
+        self.generation += 1
+
+    def add_node_arrays(self, ids: Sequence[str], labels: Sequence[str], scopes: Sequence[str | None]) -> None:
+        """Bulk load (open/reload): ids must be new."""
+        start = len(self.node_ids)
+        self.node_ids.extend(ids)
+        self._node_pos.update(zip(ids, range(start, start + len(ids)), strict=True))
+        self.node_label.extend([self.labels.code(lb) for lb in labels])
+        self.node_scope.extend([self.scopes.code(s) if s is not None else -1 for s in scopes])
+        self.node_alive.extend(np.ones(len(ids), dtype=np.bool_))
+        self._live_nodes += len(ids)
+        self.generation += 1
+
+    def remove_nodes(self, node_ids: Iterable[str]) -> None:
+        """Remove nodes (their edges must be removed by the caller first or with them)."""
+        for nid in node_ids:
+            p = self._node_pos.pop(nid, None)
+            if p is None:
+                continue
+            if self.node_alive[p]:
+                self._live_nodes -= 1
+            self.node_alive[p] = False
+            self.node_ids[p] = ""
+        self.generation += 1
+
+    def nodes_with_label(self, label: str) -> np.ndarray:
+        code = self.labels.get(label)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero((self.node_label.view == code) & self.node_alive.view)
+
+    def label_of(self, pos: int) -> str:
+        return self.labels.names[int(self.node_label[pos])]
+
+    # ------------------------------------------------------------------ edges
+    def edge_pos(self, edge_id: str) -> int | None:
+        return self._edge_pos.get(edge_id)
+
+    def add_edges(self, edges: Sequence[Edge]) -> None:
+        if not edges:
+            return
+        rows = []
+        for e in edges:
+            if e.id in self._edge_pos:
+                self._update_edge(self._edge_pos[e.id], e)
+                continue
+            rows.append(e)
+        if not rows:
+            self.generation += 1
+            return
+        self._append_edges(
+            [e.id for e in rows],
+            [self._node_pos[e.source] for e in rows],
+            [self._node_pos[e.target] for e in rows],
+            [e.relation_type for e in rows],
+            [e.weight for e in rows],
+            [e.confidence for e in rows],
+            [ts(e.valid_from, NEG_INF) for e in rows],
+            [ts(e.valid_to, POS_INF) for e in rows],
+            [e.recorded_at.timestamp() for e in rows],
+            [e.scope for e in rows],
+        )
+
+    def add_edge_arrays(
+        self,
+        ids: Sequence[str],
+        sources: Sequence[str],
+        targets: Sequence[str],
+        relations: Sequence[str],
+        weights: Sequence[float],
+        confidences: Sequence[float],
+        valid_from: Sequence[float],
+        valid_to: Sequence[float],
+        recorded_at: Sequence[float],
+        scopes: Sequence[str | None],
+    ) -> None:
+        """Bulk load with node ids; endpoints must exist."""
+        pos = self._node_pos
+        self._append_edges(
+            ids,
+            [pos[s] for s in sources],
+            [pos[t] for t in targets],
+            relations,
+            weights,
+            confidences,
+            valid_from,
+            valid_to,
+            recorded_at,
+            scopes,
+        )
+
+    def _append_edges(
+        self,
+        ids: Sequence[str],
+        src: Sequence[int],
+        dst: Sequence[int],
+        relations: Sequence[str],
+        weights: Sequence[float],
+        confidences: Sequence[float],
+        valid_from: Sequence[float],
+        valid_to: Sequence[float],
+        recorded_at: Sequence[float],
+        scopes: Sequence[str | None],
+    ) -> None:
+        start = len(self.edge_ids)
+        n = len(ids)
+        known = len(self.relations)
+        rel_codes = [self.relations.code(r) for r in relations]
+        if len(self.relations) != known:
+            self.set_relation_types([])  # extend relation masks for new names
+        self.edge_ids.extend(ids)
+        self._edge_pos.update(zip(ids, range(start, start + n), strict=True))
+        self.e_src.extend(src)
+        self.e_dst.extend(dst)
+        self.e_rel.extend(rel_codes)
+        self.e_weight.extend(weights)
+        self.e_conf.extend(confidences)
+        self.e_from.extend(valid_from)
+        self.e_to.extend(valid_to)
+        self.e_rec.extend(recorded_at)
+        self.e_scope.extend([self.scopes.code(s) if s is not None else -1 for s in scopes])
+        self.e_alive.extend(np.ones(n, dtype=np.bool_))
+        self._live_edges += n
+        if n > self.COMPACT_MIN or start == 0:
+            self._delta_count += n
+            self.compact()
+        else:
+            for i in range(start, start + n):
+                self._delta_out.setdefault(int(self.e_src[i]), []).append(i)
+                self._delta_in.setdefault(int(self.e_dst[i]), []).append(i)
+            self._delta_count += n
+            if self._delta_count > max(self.COMPACT_MIN, self.COMPACT_RATIO * len(self.edge_ids)):
+                self.compact()
+        self.generation += 1
+
+    def _update_edge(self, p: int, e: Edge) -> None:
+        self.e_weight[p] = e.weight
+        self.e_conf[p] = e.confidence
+        self.e_from[p] = ts(e.valid_from, NEG_INF)
+        self.e_to[p] = ts(e.valid_to, POS_INF)
+        self.e_rec[p] = e.recorded_at.timestamp()
+        self.e_scope[p] = self.scopes.code(e.scope) if e.scope is not None else -1
+
+    def update_edges(self, edges: Sequence[Edge]) -> None:
+        for e in edges:
+            p = self._edge_pos.get(e.id)
+            if p is not None:
+                self._update_edge(p, e)
+        self.generation += 1
+
+    def remove_edges(self, edge_ids: Iterable[str]) -> None:
+        for eid in edge_ids:
+            p = self._edge_pos.pop(eid, None)
+            if p is None:
+                continue
+            if self.e_alive[p]:
+                self._live_edges -= 1
+            self.e_alive[p] = False
+        self.generation += 1
+
+    def incident_edges(self, node_pos: int) -> list[int]:
+        """Live edge positions touching a node (either direction)."""
+        out, _ = self._gather(np.array([node_pos]), outgoing=True)
+        inc, _ = self._gather(np.array([node_pos]), outgoing=False)
+        both = np.concatenate([out, inc])
+        return [int(e) for e in np.unique(both) if self.e_alive[e]]
+
+    def compact(self) -> None:
+        """Rebuild the CSR over every edge and empty the delta."""
+        n_nodes = len(self.node_ids)
+        m = len(self.edge_ids)
+        alive = self.e_alive.view
+        idx = np.flatnonzero(alive).astype(np.int32)
+        src = self.e_src.view[idx]
+        dst = self.e_dst.view[idx]
+        order = np.argsort(src, kind="stable")
+        self._out_e = idx[order]
+        self._out_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n_nodes), out=self._out_ptr[1:])
+        order = np.argsort(dst, kind="stable")
+        self._in_e = idx[order]
+        self._in_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(dst, minlength=n_nodes), out=self._in_ptr[1:])
+        self._csr_nodes = n_nodes
+        self._csr_edges = m
+        self._delta_out.clear()
+        self._delta_in.clear()
+        self._delta_count = 0
+        self.generation += 1
+
+    # -------------------------------------------------------------- traversal
+    def _gather(self, frontier: np.ndarray, outgoing: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Edge positions around ``frontier`` nodes and the frontier node of each."""
+        ptr, col = (self._out_ptr, self._out_e) if outgoing else (self._in_ptr, self._in_e)
+        f = frontier[frontier < self._csr_nodes]
+        starts = ptr[f]
+        counts = ptr[f + 1] - starts
+        total = int(counts.sum())
+        if total:
+            offs = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+            edges = col[offs]
+            owners = np.repeat(f, counts)
+        else:
+            edges = np.zeros(0, dtype=np.int32)
+            owners = np.zeros(0, dtype=frontier.dtype)
+        delta = self._delta_out if outgoing else self._delta_in
+        if delta:
+            extra_e: list[int] = []
+            extra_o: list[int] = []
+            for node in frontier.tolist():
+                lst = delta.get(node)
+                if lst:
+                    extra_e.extend(lst)
+                    extra_o.extend([node] * len(lst))
+            if extra_e:
+                edges = np.concatenate([edges, np.asarray(extra_e, dtype=np.int32)])
+                owners = np.concatenate([owners, np.asarray(extra_o, dtype=owners.dtype)])
+        return edges, owners
+
+    def _edge_ok(self, edges: np.ndarray, mask: np.ndarray, flt: EdgeFilter) -> np.ndarray:
+        ok = self.e_alive.view[edges] & mask[self.e_rel.view[edges]]
+        if flt.min_confidence > 0:
+            ok &= self.e_conf.view[edges] >= flt.min_confidence
+        if flt.valid_at is not None:
+            ok &= (self.e_from.view[edges] <= flt.valid_at) & (flt.valid_at < self.e_to.view[edges])
+        if flt.known_at is not None:
+            ok &= self.e_rec.view[edges] <= flt.known_at
+        if flt.scope_strict:
+            sc = self.e_scope.view[edges]
+            ok &= (sc == -1) | (sc == flt.scope)
+        return ok
+
+    def step(self, frontier: np.ndarray, flt: EdgeFilter) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One hop from ``frontier``: (edge, from-node, to-node, forward) arrays of allowed moves."""
+        e_out, o_out = self._gather(frontier, outgoing=True)
+        keep = self._edge_ok(e_out, flt.forward_ok, flt)
+        e_out, o_out = e_out[keep], o_out[keep]
+        e_in, o_in = self._gather(frontier, outgoing=False)
+        keep = self._edge_ok(e_in, flt.backward_ok, flt)
+        e_in, o_in = e_in[keep], o_in[keep]
+        edges = np.concatenate([e_out, e_in])
+        owners = np.concatenate([o_out, o_in]).astype(np.int64)
+        targets = np.concatenate([self.e_dst.view[e_out], self.e_src.view[e_in]]).astype(np.int64)
+        forward = np.concatenate([np.ones(len(e_out), dtype=np.bool_), np.zeros(len(e_in), dtype=np.bool_)])
+        alive = self.node_alive.view[targets]
+        if flt.scope_strict:
+            sc = self.node_scope.view[targets]
+            alive &= (sc == -1) | (sc == flt.scope)
+        return edges[alive], owners[alive], targets[alive], forward[alive]
+
+    def expand(
+        self,
+        seeds: Sequence[int],
+        depth: int,
+        flt: EdgeFilter,
+        *,
+        max_nodes: int = 10_000,
+        min_path_confidence: float = 0.0,
+    ) -> Expansion:
+        """Breadth-first expansion: each node reached once, by its best-confidence shortest path."""
+        seed_arr = np.unique(np.asarray(seeds, dtype=np.int64))
+        seed_arr = seed_arr[self.node_alive.view[seed_arr]] if len(seed_arr) else seed_arr
+        nodes = [seed_arr]
+        depths = [np.zeros(len(seed_arr), dtype=np.int16)]
+        parents = [np.full(len(seed_arr), -1, dtype=np.int64)]
+        pedges = [np.full(len(seed_arr), -1, dtype=np.int64)]
+        fwds = [np.ones(len(seed_arr), dtype=np.bool_)]
+        confs = [np.ones(len(seed_arr), dtype=np.float64)]
+        seen = set(seed_arr.tolist())
+        count = len(seed_arr)
+        frontier = seed_arr
+        truncated = False
+        conf_of = dict(zip(seed_arr.tolist(), confs[0].tolist(), strict=True))
+        for d in range(1, depth + 1):
+            if not len(frontier) or count >= max_nodes:
+                truncated = truncated or (count >= max_nodes and len(frontier) > 0)
+                break
+            edges, owners, targets, forward = self.step(frontier, flt)
+            if not len(edges):
+                break
+            owner_conf = np.fromiter((conf_of[o] for o in owners.tolist()), dtype=np.float64, count=len(owners))
+            pconf = owner_conf * self.e_conf.view[edges]
+            keep = pconf >= min_path_confidence if min_path_confidence > 0 else np.ones(len(edges), dtype=bool)
+            if seen:
+                fresh = np.fromiter((t not in seen for t in targets.tolist()), dtype=np.bool_, count=len(targets))
+                keep &= fresh
+            edges, owners, targets, forward, pconf = edges[keep], owners[keep], targets[keep], forward[keep], pconf[keep]
+            if not len(edges):
+                break
+            order = np.lexsort((edges, -pconf))  # best confidence first, then stable by edge
+            edges, owners, targets, forward, pconf = (
+                edges[order], owners[order], targets[order], forward[order], pconf[order]
+            )
+            uniq, first = np.unique(targets, return_index=True)
+            first.sort()  # keep best-confidence order
+            sel = first
+            if count + len(sel) > max_nodes:
+                sel = sel[: max_nodes - count]
+                truncated = True
+            t = targets[sel]
+            nodes.append(t)
+            depths.append(np.full(len(t), d, dtype=np.int16))
+            parents.append(owners[sel])
+            pedges.append(edges[sel].astype(np.int64))
+            fwds.append(forward[sel])
+            confs.append(pconf[sel])
+            seen.update(t.tolist())
+            conf_of.update(zip(t.tolist(), pconf[sel].tolist(), strict=True))
+            count += len(t)
+            frontier = t
+        return Expansion(
+            nodes=np.concatenate(nodes),
+            depth=np.concatenate(depths),
+            parent=np.concatenate(parents),
+            parent_edge=np.concatenate(pedges),
+            forward=np.concatenate(fwds),
+            confidence=np.concatenate(confs),
+            truncated=truncated,
+        )
+
+    def shortest_path(
+        self, source: int, target: int, flt: EdgeFilter, *, weighted: bool = True, max_depth: int = 12
+    ) -> tuple[list[int], list[int], list[bool], float] | None:
+        """Dijkstra with cost 1/weight (or hop count): (nodes, edges, forward flags, cost)."""
+        import heapq
+
+        if source == target:
+            return [source], [], [], 0.0
+        dist: dict[int, float] = {source: 0.0}
+        hops: dict[int, int] = {source: 0}
+        prev: dict[int, tuple[int, int, bool]] = {}
+        heap: list[tuple[float, int]] = [(0.0, source)]
+        done: set[int] = set()
+        while heap:
+            d, u = heapq.heappop(heap)
+            if u in done:
+                continue
+            done.add(u)
+            if u == target:
+                break
+            if hops[u] >= max_depth:
+                continue
+            edges, _, targets, forward = self.step(np.array([u], dtype=np.int64), flt)
+            costs = (1.0 / self.e_weight.view[edges]) if weighted else np.ones(len(edges))
+            for e, v, f, c in zip(edges.tolist(), targets.tolist(), forward.tolist(), costs.tolist(), strict=True):
+                nd = d + c
+                if v not in done and nd < dist.get(v, POS_INF):
+                    dist[v] = nd
+                    hops[v] = hops[u] + 1
+                    prev[v] = (u, e, f)
+                    heapq.heappush(heap, (nd, v))
+        if target not in done:
+            return None
+        nodes, edges_out, fwd = [target], [], []
+        cur = target
+        while cur != source:
+            u, e, f = prev[cur]
+            nodes.append(u)
+            edges_out.append(e)
+            fwd.append(f)
+            cur = u
+        nodes.reverse()
+        edges_out.reverse()
+        fwd.reverse()
+        return nodes, edges_out, fwd, dist[target]
+
+    def adjacency(self, flt: EdgeFilter | None = None, *, weighted: bool = True):  # type: ignore[no-untyped-def]
+        """A scipy CSR matrix (nodes × nodes) of the allowed moves (both directions as allowed)."""
+        from scipy import sparse
+
+        n = len(self.node_ids)
+        alive = np.flatnonzero(self.e_alive.view)
+        src = self.e_src.view[alive].astype(np.int64)
+        dst = self.e_dst.view[alive].astype(np.int64)
+        w = (self.e_weight.view[alive] * self.e_conf.view[alive]).astype(np.float64) if weighted else None
+        if flt is None:
+            rows = np.concatenate([src, dst])
+            cols = np.concatenate([dst, src])
+            vals = np.concatenate([w, w]) if w is not None else np.ones(len(rows))
+        else:
+            fwd = self._edge_ok(alive.astype(np.int32), flt.forward_ok, flt)
+            bwd = self._edge_ok(alive.astype(np.int32), flt.backward_ok, flt)
+            rows = np.concatenate([src[fwd], dst[bwd]])
+            cols = np.concatenate([dst[fwd], src[bwd]])
+            if w is not None:
+                vals = np.concatenate([w[fwd], w[bwd]])
+            else:
+                vals = np.ones(len(rows))
+        return sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
+
+    def personalized_pagerank(
+        self,
+        seeds: dict[int, float],
+        *,
+        flt: EdgeFilter | None = None,
+        damping: float = 0.5,
+        iterations: int = 30,
+        tol: float = 1e-8,
+        matrix=None,  # type: ignore[no-untyped-def]
+    ) -> np.ndarray:
+        """Personalized PageRank from weighted seeds over the (filtered) graph; returns a score per node."""
+        n = len(self.node_ids)
+        if n == 0 or not seeds:
+            return np.zeros(n)
+        a = matrix if matrix is not None else self.adjacency(flt)
+        out = np.asarray(a.sum(axis=1)).ravel()
+        inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+        p = np.zeros(n)
+        for k, v in seeds.items():
+            p[k] += v
+        total = p.sum()
+        if total <= 0:
+            return np.zeros(n)
+        p /= total
+        at = a.T.tocsr()
+        r = p.copy()
+        for _ in range(iterations):
+            nxt = (1 - damping) * p + damping * (at @ (r * inv))
+            dangling = r[out == 0].sum()
+            nxt += damping * dangling * p
+            if np.abs(nxt - r).sum() < tol:
+                r = nxt
+                break
+            r = nxt
+        return r

@@ -1,0 +1,216 @@
+"""Graph records: nodes, edges, relation types and chunks (data only, no I/O)."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+JsonDict = dict[str, Any]
+
+#: property keys, in order, that give a node its display name
+NAME_KEYS = ("name", "title", "label_text")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _check_json(value: JsonDict, what: str) -> JsonDict:
+    try:
+        json.dumps(value, allow_nan=False, default=_reject)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be JSON-serializable (str, number, bool, null, list, dict): {exc}") from exc
+    return value
+
+
+def _reject(obj: object) -> Any:
+    raise TypeError(f"value of type {type(obj).__name__} is not allowed")
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+class RelationSemantics(StrEnum):
+    """What a relation means to the reasoner."""
+
+    HIERARCHY = "HIERARCHY"
+    CONTAINMENT = "CONTAINMENT"
+    CLASSIFICATION = "CLASSIFICATION"
+    ASSOCIATION = "ASSOCIATION"
+    SEQUENCE = "SEQUENCE"
+    REFERENCE = "REFERENCE"
+    CUSTOM = "CUSTOM"
+
+    @property
+    def is_structural(self) -> bool:
+        """Parent/child semantics: HIERARCHY, CONTAINMENT, CLASSIFICATION."""
+        return self in (RelationSemantics.HIERARCHY, RelationSemantics.CONTAINMENT, RelationSemantics.CLASSIFICATION)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False)
+
+
+class RelationType(_Record):
+    """A registered relation type. Every edge's ``relation_type`` must name one.
+
+    ``parent_end`` says which end of a structural edge is the parent: ``target``
+    for child→parent relations (``IS_A``, ``PART_OF``, ``BELONGS_TO``), ``source``
+    for parent→child ones (``CONTAINS``, ``HAS_CHILD``). When omitted it follows
+    the semantics: CONTAINMENT → source, HIERARCHY / CLASSIFICATION → target.
+    """
+
+    name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    semantics: RelationSemantics = RelationSemantics.ASSOCIATION
+    bidirectional: bool = False
+    inverse: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    description: str = ""
+    parent_end: Literal["source", "target"] | None = None
+    source_types: list[str] = Field(default_factory=list)
+    target_types: list[str] = Field(default_factory=list)
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> RelationType:
+        if self.parent_end is None and self.semantics.is_structural:
+            self.parent_end = "source" if self.semantics is RelationSemantics.CONTAINMENT else "target"
+        if self.inverse is not None and self.inverse == self.name and not self.bidirectional:
+            raise ValueError(f"relation type {self.name!r} is its own inverse: declare it bidirectional instead")
+        _check_json(self.metadata, "metadata")
+        return self
+
+
+class Node(_Record):
+    """A node of the knowledge graph. ``label`` is the user's type (``Patient``, ``Drug``...)."""
+
+    id: str = Field(default_factory=new_id, min_length=1, max_length=512)
+    label: str = Field(min_length=1, max_length=128)
+    properties: JsonDict = Field(default_factory=dict)
+    content: str | None = Field(default=None, description="optional text embedded for vector search")
+    scope: str | None = Field(default=None, max_length=256)
+    created: datetime = Field(default_factory=utcnow)
+    updated: datetime = Field(default_factory=utcnow)
+    version: int = 1
+
+    @field_validator("properties")
+    @classmethod
+    def _json_props(cls, v: JsonDict) -> JsonDict:
+        return _check_json(v, "properties")
+
+    @field_validator("created", "updated")
+    @classmethod
+    def _tz(cls, v: datetime) -> datetime:
+        return _aware(v) or v
+
+    @property
+    def name(self) -> str:
+        for key in NAME_KEYS:
+            value = self.properties.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return self.id
+
+    @property
+    def aliases(self) -> list[str]:
+        raw = self.properties.get("aliases") or []
+        return [a for a in raw if isinstance(a, str) and a] if isinstance(raw, list) else []
+
+    def embedding_text(self) -> str:
+        """The text embedded for this node: its content, else ``label: name``."""
+        return self.content if self.content else f"{self.label}: {self.name}"
+
+
+class Edge(_Record):
+    """A typed, weighted, bi-temporal edge.
+
+    ``weight`` is a strength (> 0, default 1): shortest paths treat ``1/weight``
+    as the cost. ``confidence`` is the probability the fact holds (0..1).
+    ``valid_from``/``valid_to`` say when the fact is true in the world;
+    ``recorded_at`` says when we learned it.
+    """
+
+    id: str = Field(default_factory=new_id, min_length=1, max_length=512)
+    relation_type: str = Field(min_length=1, max_length=128)
+    source: str = Field(min_length=1)
+    target: str = Field(min_length=1)
+    properties: JsonDict = Field(default_factory=dict)
+    weight: float = Field(default=1.0, gt=0.0)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    recorded_at: datetime = Field(default_factory=utcnow)
+    scope: str | None = Field(default=None, max_length=256)
+
+    @field_validator("properties")
+    @classmethod
+    def _json_props(cls, v: JsonDict) -> JsonDict:
+        return _check_json(v, "properties")
+
+    @field_validator("weight")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("weight must be finite")
+        return v
+
+    @field_validator("valid_from", "valid_to", "recorded_at")
+    @classmethod
+    def _tz(cls, v: datetime | None) -> datetime | None:
+        return _aware(v)
+
+    @model_validator(mode="after")
+    def _window(self) -> Edge:
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError(f"edge {self.id!r}: valid_to {self.valid_to} is before valid_from {self.valid_from}")
+        return self
+
+    def valid_at(self, at: datetime) -> bool:
+        at = _aware(at) or at
+        return (self.valid_from is None or self.valid_from <= at) and (self.valid_to is None or at < self.valid_to)
+
+
+class Chunk(_Record):
+    """A passage of text, optionally linked to the node it is about."""
+
+    id: str = Field(default_factory=new_id, min_length=1, max_length=512)
+    content: str = Field(min_length=1)
+    node_id: str | None = Field(default=None, description="the linked node, if any")
+    metadata: JsonDict = Field(default_factory=dict)
+    scope: str | None = Field(default=None, max_length=256)
+    embedding: list[float] | None = Field(default=None, exclude=True, repr=False)
+    created: datetime = Field(default_factory=utcnow)
+
+    @field_validator("metadata")
+    @classmethod
+    def _json_meta(cls, v: JsonDict) -> JsonDict:
+        return _check_json(v, "metadata")
+
+    @field_validator("created")
+    @classmethod
+    def _tz(cls, v: datetime) -> datetime:
+        return _aware(v) or v
+
+
+class Batch(_Record):
+    """Everything written by one ``index_batch`` call: one transaction."""
+
+    relation_types: list[RelationType] = Field(default_factory=list)
+    nodes: list[Node] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+    chunks: list[Chunk] = Field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.relation_types) + len(self.nodes) + len(self.edges) + len(self.chunks)

@@ -1,0 +1,142 @@
+"""Query and result types: what callers ask and what retrieval returns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cef.model.graph import Chunk, Node, RelationSemantics
+
+Direction = Literal["out", "in", "both"]
+
+
+class SearchStrategy(StrEnum):
+    """How results were (or should be) found. ``AUTO`` lets the engine choose."""
+
+    AUTO = "auto"
+    HYBRID = "hybrid"
+    VECTOR = "vector"
+    BM25 = "bm25"
+    GRAPH = "graph"
+    PPR = "ppr"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ResolutionTarget(_Model):
+    """An entry point to resolve in the graph, by meaning (vector) and by name."""
+
+    description: str = Field(min_length=1, max_length=2000, description="text that describes the node to find")
+    type_hint: str | None = Field(default=None, description="node label to restrict matches to, e.g. 'Patient'")
+    max_matches: int = Field(default=1, ge=1, le=50)
+
+
+class TraversalHint(_Model):
+    """How to walk the graph from the resolved targets."""
+
+    relation_types: list[str] = Field(default_factory=list, description="only follow these relations (empty: all)")
+    semantics: list[RelationSemantics] = Field(default_factory=list, description="only follow these semantics")
+    depth: int = Field(default=2, ge=0, le=10)
+    direction: Direction = "both"
+    min_confidence: float = Field(default=0.0, ge=0.0, le=1.0, description="skip edges below this confidence")
+    min_path_confidence: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="stop paths whose confidence product falls below this"
+    )
+
+
+class GraphQuery(_Model):
+    """A structured retrieval request (the ``retrieve_knowledge`` tool's input)."""
+
+    query: str = Field(min_length=1, max_length=10_000, description="the user's question in natural language")
+    targets: list[ResolutionTarget] = Field(default_factory=list)
+    traversal: TraversalHint = Field(default_factory=TraversalHint)
+    strategy: SearchStrategy = SearchStrategy.AUTO
+    top_k: int = Field(default=10, ge=1, le=1000)
+    min_results: int = Field(default=3, ge=0, le=1000)
+    include_reasoning_context: bool = True
+    max_token_budget: int | None = Field(default=None, ge=1)
+    max_graph_nodes: int = Field(default=500, ge=1, le=1_000_000)
+    scope: str | None = None
+    as_of: datetime | None = Field(default=None, description="only edges valid at this time")
+    patterns: list[Any] = Field(default_factory=list, description="graph patterns (see cef.patterns)")
+    options: dict[str, Any] = Field(default_factory=dict, description="strategy-specific settings")
+
+    @model_validator(mode="after")
+    def _check(self) -> GraphQuery:
+        if self.min_results > self.top_k:
+            self.min_results = self.top_k
+        return self
+
+
+class GraphPath(_Model):
+    """A path through the graph: ``nodes[i] -relations[i]-> nodes[i+1]``."""
+
+    node_ids: list[str]
+    relation_types: list[str] = Field(default_factory=list)
+    edge_ids: list[str] = Field(default_factory=list)
+    node_names: list[str] = Field(default_factory=list)
+    weight: float = 0.0
+    confidence: float = 1.0
+
+    @property
+    def length(self) -> int:
+        return len(self.relation_types)
+
+    def describe(self) -> str:
+        names = self.node_names or self.node_ids
+        if not names:
+            return ""
+        parts = [names[0]]
+        for rel, name in zip(self.relation_types, names[1:], strict=False):
+            parts.append(f"-[{rel}]-> {name}")
+        return " ".join(parts)
+
+
+class Explanation(_Model):
+    """Why a chunk is in the results."""
+
+    strategy: SearchStrategy
+    anchors: list[str] = Field(default_factory=list, description="node ids the search started from")
+    path: GraphPath | None = None
+    vector_score: float | None = None
+    bm25_score: float | None = None
+    graph_score: float | None = None
+    rank_sources: dict[str, int] = Field(default_factory=dict, description="rank of the chunk in each source list")
+    entities: list[str] = Field(default_factory=list, description="names of graph entities linked to the chunk")
+    notes: list[str] = Field(default_factory=list)
+
+
+class RankedChunk(_Model):
+    chunk: Chunk
+    score: float
+    explanation: Explanation
+
+
+class ReasoningContext(_Model):
+    """What graph traversal found around the anchors."""
+
+    root_nodes: list[Node] = Field(default_factory=list)
+    related_nodes: list[Node] = Field(default_factory=list)
+    paths: list[GraphPath] = Field(default_factory=list)
+    context_keywords: list[str] = Field(default_factory=list)
+    semantic_groups: dict[str, list[str]] = Field(default_factory=dict, description="group name -> node ids")
+    depth: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchResult(_Model):
+    """The answer to a retrieval: ranked chunks, how they were found, and why."""
+
+    query: str
+    results: list[RankedChunk] = Field(default_factory=list)
+    strategy: SearchStrategy
+    reasoning_context: ReasoningContext | None = None
+    enhanced_query: str | None = None
+    duration_ms: float = 0.0
+    fallbacks: list[str] = Field(default_factory=list, description="strategies tried before the one that answered")
+    metadata: dict[str, Any] = Field(default_factory=dict)
