@@ -1,1 +1,45 @@
+"""The ``cef`` command. Each module in ``COMMANDS`` registers its commands on the app."""
 
+from __future__ import annotations
+
+import importlib
+import logging
+
+import typer
+
+app = typer.Typer(
+    name="cef",
+    help=(
+        "cef — Context Engineering Framework: a knowledge graph with linked text chunks, "
+        "searched by graph reasoning, vectors and BM25, packed into a token budget.\n\n"
+        "Start with:  cef ingest examples/clinical/graph.yaml  then  "
+        "cef query \"Which medications interact with warfarin?\""
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: modules that add commands (each defines ``register(app)``)
+COMMANDS = [
+    "cef.cli.core",
+]
+
+
+def _load() -> None:
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # an optional front door whose extra is missing
+            if exc.name and exc.name.startswith("cef"):
+                raise
+            continue
+        module.register(app)
+
+
+_load()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()

@@ -82,8 +82,13 @@ class RecordStore(Protocol):
 
     capabilities: Capabilities
 
-    def apply(self, writes: WriteSet) -> int:
-        """Apply all writes in one transaction (all or nothing); return the new change seq."""
+    def apply(self, writes: WriteSet) -> tuple[int, int]:
+        """Apply all writes in one transaction (all or nothing).
+
+        Returns ``(before, after)``: the change seq just before this
+        transaction's own entries and the seq after them, so a caller can tell
+        whether other writers committed since it last synchronized.
+        """
         ...
 
     def close(self) -> None: ...

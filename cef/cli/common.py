@@ -1,0 +1,85 @@
+"""Shared CLI plumbing: the database option, opening the engine, errors and progress bars."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cef.errors import CefError, NotFoundError, ValidationError
+
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="SQLite knowledge base file. Default: $CEF_DB, else ./cef.db", show_default=False),
+]
+EmbedderOption = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        help="Embedding model: 'default' (offline all-MiniLM-L6-v2) or 'none' (graph + BM25 only).",
+    ),
+]
+
+
+def db_path(db: Path | None) -> Path:
+    if db is not None:
+        return db
+    env = os.environ.get("CEF_DB")
+    return Path(env) if env else Path("cef.db")
+
+
+def open_engine(db: Path | None, embedder: str = "default") -> Any:
+    from cef.engine.kb import open_kb
+
+    path = db_path(db)
+    return open_kb(path, embedder=None if embedder == "none" else embedder)
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Print cef errors as one readable line and exit with a meaningful code."""
+    try:
+        yield
+    except (ValidationError, NotFoundError) as exc:
+        err_console.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    except CefError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        raise typer.Exit(130) from None
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress callback ``(what, done, total)`` rendered as rich progress bars on stderr."""
+    if not enabled or not sys.stderr.isatty() and os.environ.get("CEF_PROGRESS") != "1":
+        yield lambda what, done, total: None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total)
+            bar.update(tasks[what], completed=done, total=total)
+
+        yield update

@@ -1,0 +1,177 @@
+"""Core commands: init, ingest, query, stats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cef.cli.common import DbOption, EmbedderOption, cli_errors, console, db_path, err_console, open_engine, progress_bar
+from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
+
+
+def init(db: DbOption = None, embedder: EmbedderOption = "default") -> None:
+    """Create an empty knowledge base file (ingest and query create it too).
+
+    Example:  cef init --db kb.db
+    """
+    with cli_errors():
+        kb = open_engine(db, embedder)
+        kb.close()
+    console.print(f"knowledge base ready: {db_path(db)}")
+
+
+def ingest(
+    sources: Annotated[list[str], typer.Argument(help="Files, folders, s3://bucket/prefix URIs or .jsonl corpora.")],
+    db: DbOption = None,
+    embedder: EmbedderOption = "default",
+    extract: Annotated[
+        bool, typer.Option("--extract/--no-extract", help="Extract entities from document text (spaCy NER).")
+    ] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+) -> None:
+    """Ingest graph files (YAML/JSON/CSV) and documents (Markdown, text, JSONL, PDF).
+
+    Graph files use the format in the README ("Graph file format"). Each file is
+    one transaction: a bad file is reported with its line and reason and the
+    others are still ingested. Re-ingesting skips unchanged files, re-indexes
+    changed ones and removes files that disappeared from a folder.
+
+    Example:  cef ingest examples/clinical/graph.yaml
+    """
+    from cef.ingest.pipeline import ingest_sources
+
+    with cli_errors():
+        kb = open_engine(db, embedder)
+        try:
+            with progress_bar(progress) as bar:
+                report = ingest_sources(kb, sources, progress=bar, extract=extract)
+        finally:
+            kb.close()
+    for line in report.summary_lines():
+        console.print(line)
+    for failure in report.failures:
+        err_console.print(f"[bold red]failed:[/] {failure}")
+    if report.failures:
+        raise typer.Exit(1 if report.succeeded else 2)
+
+
+def query(
+    text: Annotated[str, typer.Argument(help="The question, in natural language.")],
+    db: DbOption = None,
+    embedder: EmbedderOption = "default",
+    depth: Annotated[int, typer.Option(help="Graph traversal depth from the anchors (0-10).", min=0, max=10)] = 2,
+    top_k: Annotated[int, typer.Option("--top-k", help="How many chunks to return.", min=1, max=1000)] = 5,
+    strategy: Annotated[
+        SearchStrategy, typer.Option(help="auto (default chain), hybrid, vector, bm25, graph or ppr.")
+    ] = SearchStrategy.AUTO,
+    target: Annotated[
+        list[str] | None, typer.Option("--target", help="A node to start from (name or description); repeatable.")
+    ] = None,
+    relation: Annotated[
+        list[str] | None, typer.Option("--relation", help="Only traverse this relation type; repeatable.")
+    ] = None,
+    scope: Annotated[str | None, typer.Option(help="Only see data of this scope (and unscoped data).")] = None,
+    min_results: Annotated[int, typer.Option(help="Fall back to the next strategy below this many results.")] = 3,
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown or json (the SearchResult model).")] = "text",
+) -> None:
+    """Answer a question with ranked chunks and the graph paths that explain them.
+
+    Example:  cef query "Which medications interact with warfarin?" --depth 2 --top-k 5
+    """
+    from cef.model import ResolutionTarget
+
+    if fmt not in ("text", "markdown", "json"):
+        raise typer.BadParameter("use text, markdown or json", param_hint="--format")
+    with cli_errors():
+        kb = open_engine(db, embedder)
+        try:
+            q = GraphQuery(
+                query=text,
+                targets=[ResolutionTarget(description=t) for t in target or []],
+                traversal=TraversalHint(depth=depth, relation_types=relation or []),
+                strategy=strategy,
+                top_k=top_k,
+                min_results=min(min_results, top_k),
+                scope=scope,
+            )
+            result = kb.retrieve(q)
+        finally:
+            kb.close()
+    if fmt == "json":
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        typer.echo(render_result(result, markdown=fmt == "markdown"))
+
+
+def render_result(result: SearchResult, *, markdown: bool = False) -> str:
+    """A readable answer: each chunk with its score, strategy and explaining path."""
+    lines = [f"# {result.query}" if markdown else f"query: {result.query}"]
+    lines.append(
+        f"strategy: {result.strategy.value}"
+        + (f" (after: {'; '.join(result.fallbacks)})" if result.fallbacks else "")
+        + f" · {len(result.results)} result(s) · {result.duration_ms:.1f} ms"
+    )
+    anchors = result.metadata.get("anchors") or []
+    if anchors:
+        lines.append("anchors: " + ", ".join(f"{a['node_id']} ({a['how']} {a['score']:.2f})" for a in anchors))
+    lines.append("")
+    for i, r in enumerate(result.results, 1):
+        e = r.explanation
+        head = f"{i}. [{r.chunk.id}] score {r.score:.3f} ({e.strategy.value}"
+        parts = []
+        if e.vector_score is not None:
+            parts.append(f"vector {e.vector_score:.3f}")
+        if e.bm25_score is not None:
+            parts.append(f"bm25 {e.bm25_score:.2f}")
+        if e.graph_score is not None:
+            parts.append(f"graph {e.graph_score:.3f}")
+        head += (": " + ", ".join(parts) if parts else "") + ")"
+        lines.append(f"## {head}" if markdown else head)
+        lines.append(("   " if not markdown else "") + r.chunk.content.strip())
+        if e.path is not None and e.path.length:
+            lines.append(("   " if not markdown else "") + "path: " + e.path.describe())
+        for note in e.notes:
+            lines.append(("   " if not markdown else "") + f"why: {note}")
+        lines.append("")
+    if not result.results:
+        lines.append("(no results)")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def stats(
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Counts of nodes, edges, chunks, labels and relation types.
+
+    Example:  cef stats --db kb.db
+    """
+    with cli_errors():
+        kb = open_engine(db, "none")
+        try:
+            info = kb.stats()
+        finally:
+            kb.close()
+    if as_json:
+        typer.echo(json.dumps(info, indent=2, default=str))
+        return
+    console.print(f"[bold]{db_path(db)}[/]")
+    for key in ("nodes", "edges", "chunks", "relation_types", "node_vectors", "chunk_vectors"):
+        console.print(f"  {key:15} {info[key]}")
+    console.print(f"  {'embedding':15} {info['embedding_model']} ({info['embedding_dim']} dims)")
+    console.print("  labels: " + ", ".join(f"{k} {v}" for k, v in info["labels"].items()))
+    console.print("  relation types: " + ", ".join(info["relation_type_names"]))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(init)
+    app.command()(ingest)
+    app.command()(query)
+    app.command()(stats)
+
+
+__all__ = ["register", "render_result"]
+

@@ -1,0 +1,350 @@
+"""KnowledgeIndexer: every write validated first, then one transaction, then the in-memory indexes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cef.engine.state import EngineState, ProgressFn
+from cef.errors import (
+    DuplicateIdError,
+    InvalidPropertyError,
+    MissingNodeError,
+    NotFoundError,
+    UnknownRelationTypeError,
+    ValidationError,
+)
+from cef.model import Batch, Chunk, Edge, Node, RelationType, utcnow
+from cef.store.base import WriteSet
+
+#: a hook that validates nodes/edges against a schema registry (set by cef.memory)
+Validator = Callable[[Sequence[Node], Sequence[Edge], "KnowledgeIndexer"], None]
+
+
+@dataclass
+class IndexResult:
+    """What a write did."""
+
+    relation_types: int = 0
+    nodes: int = 0
+    edges: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+class KnowledgeIndexer:
+    """Adds, updates and deletes knowledge. Every call is all-or-nothing."""
+
+    EMBED_BATCH = 256
+
+    def __init__(self, state: EngineState, *, embed_nodes: str = "all") -> None:
+        if embed_nodes not in ("all", "content", "none"):
+            raise ValueError("embed_nodes must be 'all', 'content' or 'none'")
+        self.state = state
+        self.embed_nodes = embed_nodes
+        self.validators: list[Validator] = []
+
+    # ------------------------------------------------------------ public API
+    def initialize(self, root_nodes: Sequence[Node], relation_types: Sequence[RelationType]) -> IndexResult:
+        """Register the relation types and root nodes of a new knowledge base (one transaction)."""
+        return self.index_batch(Batch(relation_types=list(relation_types), nodes=list(root_nodes)))
+
+    def register_relation_types(self, relation_types: Sequence[RelationType]) -> IndexResult:
+        return self.index_batch(Batch(relation_types=list(relation_types)))
+
+    def index_node(self, node: Node) -> Node:
+        self.index_batch(Batch(nodes=[node]))
+        return node
+
+    def index_edge(self, edge: Edge) -> Edge:
+        batch = Batch(edges=[edge])
+        self.index_batch(batch)
+        return batch.edges[0]
+
+    def index_chunk(self, chunk: Chunk) -> Chunk:
+        self.index_batch(Batch(chunks=[chunk]))
+        return chunk
+
+    def index_batch(self, batch: Batch, *, progress: ProgressFn | None = None) -> IndexResult:
+        """Validate everything, embed, then write all of it in one transaction."""
+        import time
+
+        t0 = time.perf_counter()
+        st = self.state
+        with st.lock:
+            st.sync()
+            self._validate(batch)
+            writes = WriteSet(
+                relation_types=list(batch.relation_types),
+                nodes=list(batch.nodes),
+                edges=list(batch.edges),
+                chunks=list(batch.chunks),
+            )
+            embedded = self._embed(writes, progress)
+            if writes.relation_types or writes.nodes:
+                self._record_embedder(writes)
+            st.commit(writes)
+        return IndexResult(
+            relation_types=len(batch.relation_types),
+            nodes=len(batch.nodes),
+            edges=len(batch.edges),
+            chunks=len(batch.chunks),
+            embedded=embedded,
+            seconds=time.perf_counter() - t0,
+        )
+
+    def update_node(
+        self,
+        node_id: str,
+        properties: dict[str, Any] | None = None,
+        *,
+        content: str | None = None,
+        label: str | None = None,
+        merge: bool = True,
+    ) -> Node:
+        """Change a node's properties (merged by default), content or label; re-embed if its text changed."""
+        st = self.state
+        with st.lock:
+            st.sync()
+            found = st.store.get_nodes([node_id])
+            if not found:
+                raise NotFoundError(f"node {node_id!r} does not exist")
+            old = found[0]
+            props = dict(old.properties) if merge else {}
+            if properties:
+                props.update(properties)
+            try:
+                new = Node(
+                    id=old.id,
+                    label=label or old.label,
+                    properties=props,
+                    content=content if content is not None else old.content,
+                    scope=old.scope,
+                    created=old.created,
+                    updated=utcnow(),
+                    version=old.version + 1,
+                )
+            except ValueError as exc:
+                raise InvalidPropertyError(f"node {node_id!r}: {exc}") from exc
+            for check in self.validators:
+                check([new], [], self)
+            writes = WriteSet(updated_nodes=[new])
+            if new.embedding_text() != old.embedding_text():
+                self._embed_nodes(writes, [new])
+            st.commit(writes)
+            return new
+
+    def update_edge(self, edge: Edge) -> Edge:
+        """Replace an edge's attributes (same id, same endpoints and relation type)."""
+        st = self.state
+        with st.lock:
+            st.sync()
+            found = st.store.get_edges([edge.id])
+            if not found:
+                raise NotFoundError(f"edge {edge.id!r} does not exist")
+            old = found[0]
+            if (old.source, old.target, old.relation_type) != (edge.source, edge.target, edge.relation_type):
+                raise ValidationError(
+                    f"edge {edge.id!r}: source, target and relation type cannot change; delete and re-create it"
+                )
+            st.commit(WriteSet(updated_edges=[edge]))
+            return edge
+
+    def delete_node(self, node_id: str, cascade: bool = True) -> IndexResult:
+        """Delete a node; with ``cascade`` also its edges and linked chunks, else refuse if it has any."""
+        st = self.state
+        with st.lock:
+            st.sync()
+            if not st.graph.has_node(node_id):
+                raise NotFoundError(f"node {node_id!r} does not exist")
+            edge_ids = st.store.edges_for_nodes([node_id])
+            chunk_ids = st.store.chunks_for_nodes([node_id]).get(node_id, [])
+            if not cascade and (edge_ids or chunk_ids):
+                raise ValidationError(
+                    f"node {node_id!r} has {len(edge_ids)} edge(s) and {len(chunk_ids)} linked chunk(s): "
+                    "delete them first or pass cascade=True"
+                )
+            st.commit(WriteSet(delete_nodes=[node_id], delete_edges=edge_ids, delete_chunks=chunk_ids))
+            return IndexResult(nodes=1, edges=len(edge_ids), chunks=len(chunk_ids))
+
+    def delete_edge(self, edge_id: str) -> None:
+        st = self.state
+        with st.lock:
+            st.sync()
+            if not st.store.existing_ids("edge", [edge_id]):
+                raise NotFoundError(f"edge {edge_id!r} does not exist")
+            st.commit(WriteSet(delete_edges=[edge_id]))
+
+    def delete_chunk(self, chunk_id: str) -> None:
+        st = self.state
+        with st.lock:
+            st.sync()
+            if not st.store.existing_ids("chunk", [chunk_id]):
+                raise NotFoundError(f"chunk {chunk_id!r} does not exist")
+            st.commit(WriteSet(delete_chunks=[chunk_id]))
+
+    def delete_many(
+        self, *, nodes: Iterable[str] = (), edges: Iterable[str] = (), chunks: Iterable[str] = ()
+    ) -> IndexResult:
+        """Delete records in one transaction; nodes cascade to their edges and chunks. Missing ids are ignored."""
+        st = self.state
+        with st.lock:
+            st.sync()
+            node_ids = list(dict.fromkeys(nodes))
+            edge_ids = list(dict.fromkeys([*edges, *st.store.edges_for_nodes(node_ids)]))
+            linked = st.store.chunks_for_nodes(node_ids)
+            chunk_ids = list(dict.fromkeys([*chunks, *(c for ids in linked.values() for c in ids)]))
+            st.commit(WriteSet(delete_nodes=node_ids, delete_edges=edge_ids, delete_chunks=chunk_ids))
+            return IndexResult(nodes=len(node_ids), edges=len(edge_ids), chunks=len(chunk_ids))
+
+    def full_reindex(self, *, reembed: bool = False, progress: ProgressFn | None = None) -> IndexResult:
+        """Rebuild the in-memory indexes from the store; with ``reembed`` recompute every embedding."""
+        import time
+
+        t0 = time.perf_counter()
+        st = self.state
+        with st.lock:
+            embedded = 0
+            if reembed and st.embedder is not None:
+                nodes = list(st.store.iter_nodes())
+                chunks = list(st.store.iter_chunks())
+                writes = WriteSet(updated_nodes=nodes)
+                embedded += self._embed_nodes(writes, nodes, progress)
+                # chunks are rewritten (delete + insert) so their vectors and FTS rows are fresh
+                writes.delete_chunks = [c.id for c in chunks]
+                writes.chunks = chunks
+                embedded += self._embed_chunks(writes, chunks, progress)
+                self._record_embedder(writes, force=True)
+                st.store.apply(writes)
+            st.reload(progress)
+            counts = st.store.counts()
+        return IndexResult(
+            relation_types=counts["relation_types"],
+            nodes=counts["nodes"],
+            edges=counts["edges"],
+            chunks=counts["chunks"],
+            embedded=embedded,
+            seconds=time.perf_counter() - t0,
+        )
+
+    # ------------------------------------------------------------ validation
+    def _validate(self, batch: Batch) -> None:
+        st = self.state
+        g = st.graph
+        for kind, items in (("node", batch.nodes), ("edge", batch.edges), ("chunk", batch.chunks)):
+            ids = [x.id for x in items]
+            dup = [i for i, n in Counter(ids).items() if n > 1]
+            if dup:
+                pos = ids.index(dup[0])
+                raise DuplicateIdError(kind, dup[0], f"{kind}s[{pos}] and another item of the same batch")
+            existing = st.store.existing_ids(kind, ids) if ids else set()
+            if existing:
+                first = next(i for i in ids if i in existing)
+                raise DuplicateIdError(kind, first, f"{kind}s[{ids.index(first)}] already exists in the store")
+        rel_names = Counter(r.name for r in batch.relation_types)
+        dup_rel = [n for n, c in rel_names.items() if c > 1]
+        if dup_rel:
+            raise DuplicateIdError("relation_type", dup_rel[0], "twice in one batch")
+        relations = {**g.rel_types, **{r.name: r for r in batch.relation_types}}
+        inverses = {r.inverse: r for r in relations.values() if r.inverse}
+        for r in batch.relation_types:
+            if r.inverse and r.inverse in relations and r.inverse != r.name:
+                raise ValidationError(
+                    f"relation type {r.name!r} declares inverse {r.inverse!r}, which is already a relation type"
+                )
+        new_nodes = {n.id: n for n in batch.nodes}
+        for i, e in enumerate(batch.edges):
+            where = f"edge {e.id!r} (edges[{i}])"
+            if e.relation_type not in relations:
+                inv = inverses.get(e.relation_type)
+                if inv is None:
+                    raise UnknownRelationTypeError(e.relation_type, where, list(relations))
+                # written with the inverse name: store it once, under the base relation
+                batch.edges[i] = e = e.model_copy(
+                    update={"relation_type": inv.name, "source": e.target, "target": e.source}
+                )
+            for end in (e.source, e.target):
+                if end not in new_nodes and not g.has_node(end):
+                    raise MissingNodeError(end, where)
+            rt = relations[e.relation_type]
+            if rt.source_types or rt.target_types:
+                self._check_endpoint_types(e, rt, new_nodes, where)
+        for i, c in enumerate(batch.chunks):
+            if c.node_id is not None and c.node_id not in new_nodes and not g.has_node(c.node_id):
+                raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
+        for check in self.validators:
+            check(batch.nodes, batch.edges, self)
+
+    def _check_endpoint_types(self, e: Edge, rt: RelationType, new_nodes: dict[str, Node], where: str) -> None:
+        g = self.state.graph
+        for end, allowed, role in ((e.source, rt.source_types, "source"), (e.target, rt.target_types, "target")):
+            if not allowed:
+                continue
+            node = new_nodes.get(end)
+            label = node.label if node is not None else g.label_of(g.pos(end))  # type: ignore[arg-type]
+            if label not in allowed and not self.label_is_a(label, allowed):
+                raise ValidationError(
+                    f"{where}: {role} {end!r} has type {label!r} but relation {rt.name!r} "
+                    f"allows {role} types {sorted(allowed)}"
+                )
+
+    def label_is_a(self, label: str, allowed: Sequence[str]) -> bool:
+        """Hook for type hierarchies (the memory registry overrides it via ``is_a``)."""
+        is_a = getattr(self, "is_a", None)
+        return bool(is_a and any(is_a(label, a) for a in allowed))
+
+    # ------------------------------------------------------------- embedding
+    def _embed(self, writes: WriteSet, progress: ProgressFn | None) -> int:
+        return self._embed_nodes(writes, writes.nodes, progress) + self._embed_chunks(
+            writes, writes.chunks, progress
+        )
+
+    def _embed_nodes(self, writes: WriteSet, nodes: Sequence[Node], progress: ProgressFn | None = None) -> int:
+        if self.state.embedder is None or self.embed_nodes == "none":
+            return 0
+        todo = [n for n in nodes if self.embed_nodes == "all" or n.content]
+        vecs = self._embed_texts([n.embedding_text() for n in todo], "embedding nodes", progress)
+        writes.node_vectors.update({n.id: v for n, v in zip(todo, vecs, strict=True)})
+        return len(todo)
+
+    def _embed_chunks(self, writes: WriteSet, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> int:
+        if self.state.embedder is None:
+            return 0
+        given = [c for c in chunks if c.embedding is not None]
+        for c in given:
+            vec = np.asarray(c.embedding, dtype=np.float32)
+            if vec.shape != (self.state.embedder.dim,):
+                raise ValidationError(
+                    f"chunk {c.id!r}: embedding has {vec.shape[0]} dimensions, the model has {self.state.embedder.dim}"
+                )
+            writes.chunk_vectors[c.id] = vec / max(float(np.linalg.norm(vec)), 1e-12)
+        todo = [c for c in chunks if c.embedding is None]
+        vecs = self._embed_texts([c.content for c in todo], "embedding chunks", progress)
+        writes.chunk_vectors.update({c.id: v for c, v in zip(todo, vecs, strict=True)})
+        return len(todo)
+
+    def _embed_texts(self, texts: list[str], what: str, progress: ProgressFn | None) -> np.ndarray:
+        emb = self.state.embedder
+        assert emb is not None
+        if not texts:
+            return np.zeros((0, emb.dim), dtype=np.float32)
+        out = []
+        for i in range(0, len(texts), self.EMBED_BATCH):
+            out.append(emb.embed(texts[i : i + self.EMBED_BATCH]))
+            if progress is not None:
+                progress(what, min(i + self.EMBED_BATCH, len(texts)), len(texts))
+        return np.concatenate(out)
+
+    def _record_embedder(self, writes: WriteSet, force: bool = False) -> None:
+        emb = self.state.embedder
+        if emb is None:
+            return
+        if force or self.state.store.get_meta("embedding.model") is None:
+            writes.meta["embedding.model"] = emb.name
+            writes.meta["embedding.dim"] = emb.dim

@@ -1,0 +1,177 @@
+"""KnowledgeBase: one engine, the object every front door talks to."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cef.engine.indexer import IndexResult, KnowledgeIndexer
+from cef.engine.retriever import KnowledgeRetriever
+from cef.engine.state import EngineState, ProgressFn
+from cef.model import (
+    Batch,
+    Chunk,
+    Edge,
+    GraphPath,
+    GraphQuery,
+    Node,
+    RankedChunk,
+    ReasoningContext,
+    RelationSemantics,
+    RelationType,
+    SearchResult,
+)
+from cef.store.sqlite.store import SQLiteStore
+
+if TYPE_CHECKING:
+    from cef.embed.base import Embedder
+
+log = logging.getLogger(__name__)
+
+
+class KnowledgeBase:
+    """A knowledge graph with linked text chunks, searchable by graph, vector and BM25.
+
+    Use :func:`cef.open` to create one. ``kb.indexer`` writes, ``kb.retriever``
+    reads; the most used methods of both are available on the knowledge base
+    itself. Close it (or use it as a context manager) when done.
+    """
+
+    def __init__(self, store: SQLiteStore, embedder: Embedder | None, *, embed_nodes: str = "all") -> None:
+        self.state = EngineState(store, embedder)
+        self.indexer = KnowledgeIndexer(self.state, embed_nodes=embed_nodes)
+        self.retriever = KnowledgeRetriever(self.state)
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def store(self) -> SQLiteStore:
+        return self.state.store
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self.state.embedder
+
+    def close(self) -> None:
+        self.state.store.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def stats(self) -> dict[str, Any]:
+        with self.state.reading():
+            counts = self.state.store.counts()
+            g = self.state.graph
+            return {
+                **counts,
+                "labels": dict(self.state.store.labels()),
+                "relation_type_names": sorted(g.rel_types),
+                "node_vectors": len(self.state.node_vectors),
+                "chunk_vectors": len(self.state.chunk_vectors),
+                "embedding_model": self.state.store.get_meta("embedding.model"),
+                "embedding_dim": self.state.store.get_meta("embedding.dim"),
+            }
+
+    # -------------------------------------------------------------- writing
+    def initialize(self, root_nodes: Sequence[Node], relation_types: Sequence[RelationType]) -> IndexResult:
+        return self.indexer.initialize(root_nodes, relation_types)
+
+    def register_relation_type(self, relation_type: RelationType) -> IndexResult:
+        return self.indexer.register_relation_types([relation_type])
+
+    def index_node(self, node: Node) -> Node:
+        return self.indexer.index_node(node)
+
+    def index_edge(self, edge: Edge) -> Edge:
+        return self.indexer.index_edge(edge)
+
+    def index_chunk(self, chunk: Chunk) -> Chunk:
+        return self.indexer.index_chunk(chunk)
+
+    def index_batch(self, batch: Batch, *, progress: ProgressFn | None = None) -> IndexResult:
+        return self.indexer.index_batch(batch, progress=progress)
+
+    def update_node(self, node_id: str, properties: dict[str, Any] | None = None, **kw: Any) -> Node:
+        return self.indexer.update_node(node_id, properties, **kw)
+
+    def delete_node(self, node_id: str, cascade: bool = True) -> IndexResult:
+        return self.indexer.delete_node(node_id, cascade)
+
+    def delete_edge(self, edge_id: str) -> None:
+        self.indexer.delete_edge(edge_id)
+
+    def delete_chunk(self, chunk_id: str) -> None:
+        self.indexer.delete_chunk(chunk_id)
+
+    def full_reindex(self, *, reembed: bool = False, progress: ProgressFn | None = None) -> IndexResult:
+        return self.indexer.full_reindex(reembed=reembed, progress=progress)
+
+    # -------------------------------------------------------------- reading
+    def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
+        return self.retriever.retrieve(query, **options)
+
+    def find_node(self, node_id: str) -> Node | None:
+        return self.retriever.find_node(node_id)
+
+    def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
+        return self.retriever.find_nodes_by_label(label, limit)
+
+    def find_nodes_by_property(self, key: str, value: Any, label: str | None = None, limit: int = 100) -> list[Node]:
+        return self.retriever.find_nodes_by_property(key, value, label, limit)
+
+    def get_parents(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        return self.retriever.get_parents(node_id, semantics)
+
+    def get_children(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        return self.retriever.get_children(node_id, semantics)
+
+    def get_siblings(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        return self.retriever.get_siblings(node_id, semantics)
+
+    def get_neighbors(
+        self, node_id: str, relation_types: Sequence[str] | None = None, direction: str = "both"
+    ) -> list[Node]:
+        return self.retriever.get_neighbors(node_id, relation_types, direction)
+
+    def find_path(self, source_id: str, target_id: str, **kw: Any) -> GraphPath | None:
+        return self.retriever.find_path(source_id, target_id, **kw)
+
+    def extract_context(
+        self,
+        node_id: str | Sequence[str],
+        depth: int = 2,
+        semantics: Sequence[RelationSemantics] | None = None,
+        **kw: Any,
+    ) -> ReasoningContext:
+        return self.retriever.extract_context(node_id, depth, semantics, **kw)
+
+    def vector_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
+        return self.retriever.vector_search(query, top_k, scope=scope)
+
+    def full_text_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
+        return self.retriever.full_text_search(query, top_k, scope=scope)
+
+
+def open_kb(
+    path: str | Path = "cef.db",
+    *,
+    embedder: Embedder | str | None = "default",
+    embed_nodes: str = "all",
+) -> KnowledgeBase:
+    """Open (or create) a knowledge base in a SQLite file.
+
+    ``embedder="default"`` loads the offline all-MiniLM-L6-v2 model lazily;
+    pass an :class:`~cef.embed.base.Embedder`, a provider name, or ``None`` for
+    a graph + BM25 only knowledge base.
+    """
+    if isinstance(embedder, str):
+        from cef.embed import get_default_embedder, make_embedder
+
+        embedder = get_default_embedder() if embedder == "default" else make_embedder(embedder)
+    return KnowledgeBase(SQLiteStore(path), embedder, embed_nodes=embed_nodes)

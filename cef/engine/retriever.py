@@ -1,0 +1,194 @@
+"""KnowledgeRetriever: lookups, graph navigation, context extraction and search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from cef.engine.state import EngineState
+from cef.errors import NotFoundError, UnknownRelationTypeError
+from cef.graph.index import EdgeFilter
+from cef.model import (
+    GraphPath,
+    GraphQuery,
+    Node,
+    RankedChunk,
+    ReasoningContext,
+    RelationSemantics,
+    SearchResult,
+    SearchStrategy,
+    utcnow,
+)
+from cef.retrieve import pipeline
+from cef.retrieve.context import QueryContext
+from cef.retrieve.expand import build_reasoning_context
+from cef.retrieve.search import bm25_search, vector_search
+
+
+class KnowledgeRetriever:
+    """Reads. Traversal uses only the in-memory graph; records come from the store."""
+
+    def __init__(self, state: EngineState) -> None:
+        self.state = state
+
+    # ------------------------------------------------------------ lookups
+    def find_node(self, node_id: str) -> Node | None:
+        with self.state.reading():
+            found = self.state.store.get_nodes([node_id])
+            return found[0] if found else None
+
+    def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
+        with self.state.reading():
+            g = self.state.graph
+            ids = [g.node_ids[int(p)] for p in g.nodes_with_label(label)[:limit]]
+            return self.state.store.get_nodes(ids)
+
+    def find_nodes_by_property(
+        self, key: str, value: Any, label: str | None = None, limit: int = 100
+    ) -> list[Node]:
+        with self.state.reading():
+            return self.state.store.nodes_by_property(key, value, label=label, limit=limit)
+
+    # --------------------------------------------------------- navigation
+    def _pos(self, node_id: str) -> int:
+        p = self.state.graph.pos(node_id)
+        if p is None:
+            raise NotFoundError(f"node {node_id!r} does not exist")
+        return p
+
+    def _structural_filter(self, toward_parent: bool, semantics: Sequence[RelationSemantics] | None) -> EdgeFilter:
+        """Moves from a node to its parents (or children) across structural relations."""
+        g = self.state.graph
+        n = len(g.relations)
+        fwd = np.zeros(n, dtype=np.bool_)
+        bwd = np.zeros(n, dtype=np.bool_)
+        for code, name in enumerate(g.relations.names):
+            rt = g.rel_types.get(name)
+            if rt is None or rt.parent_end is None:
+                continue
+            if semantics and rt.semantics not in semantics:
+                continue
+            # walking forward reaches the target; it is the parent when parent_end == "target"
+            if (rt.parent_end == "target") == toward_parent:
+                fwd[code] = True
+            else:
+                bwd[code] = True
+        return EdgeFilter(forward_ok=fwd, backward_ok=bwd, valid_at=utcnow().timestamp())
+
+    def _nodes_at(self, positions: Sequence[int]) -> list[Node]:
+        g = self.state.graph
+        ids = list(dict.fromkeys(g.node_ids[int(p)] for p in positions))
+        return self.state.store.get_nodes(ids)
+
+    def get_parents(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        """Nodes above this one across HIERARCHY / CONTAINMENT / CLASSIFICATION relations."""
+        with self.state.reading():
+            _, _, targets, _ = self.state.graph.step(
+                np.array([self._pos(node_id)]), self._structural_filter(True, semantics)
+            )
+            return self._nodes_at(targets.tolist())
+
+    def get_children(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        with self.state.reading():
+            _, _, targets, _ = self.state.graph.step(
+                np.array([self._pos(node_id)]), self._structural_filter(False, semantics)
+            )
+            return self._nodes_at(targets.tolist())
+
+    def get_siblings(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        """Nodes that share a parent with this one (CLASSIFICATION by default, as the seed says)."""
+        sem = list(semantics) if semantics else [RelationSemantics.CLASSIFICATION]
+        with self.state.reading():
+            g = self.state.graph
+            me = self._pos(node_id)
+            _, _, parents, _ = g.step(np.array([me]), self._structural_filter(True, sem))
+            if not len(parents):
+                return []
+            _, _, kids, _ = g.step(np.unique(parents), self._structural_filter(False, sem))
+            return self._nodes_at([k for k in kids.tolist() if k != me])
+
+    def get_neighbors(
+        self, node_id: str, relation_types: Sequence[str] | None = None, direction: str = "both"
+    ) -> list[Node]:
+        with self.state.reading():
+            g = self.state.graph
+            self._check_relations(relation_types)
+            flt = g.edge_filter(relation_types=relation_types, direction=direction, valid_at=utcnow())
+            _, _, targets, _ = g.step(np.array([self._pos(node_id)]), flt)
+            return self._nodes_at(targets.tolist())
+
+    def find_path(
+        self,
+        source_id: str,
+        target_id: str,
+        *,
+        relation_types: Sequence[str] | None = None,
+        weighted: bool = True,
+        max_depth: int = 12,
+    ) -> GraphPath | None:
+        """Shortest path (cost 1/weight per edge when ``weighted``, else hops), in either direction."""
+        with self.state.reading():
+            g = self.state.graph
+            self._check_relations(relation_types)
+            flt = g.edge_filter(relation_types=relation_types, valid_at=utcnow())
+            found = g.shortest_path(self._pos(source_id), self._pos(target_id), flt, weighted=weighted, max_depth=max_depth)
+            if found is None:
+                return None
+            nodes, edges, fwd, cost = found
+            ids = [g.node_ids[n] for n in nodes]
+            names = {n.id: n.name for n in self.state.store.get_nodes(ids)}
+            conf = float(np.prod([g.e_conf[e] for e in edges])) if edges else 1.0
+            return GraphPath(
+                node_ids=ids,
+                relation_types=[g.relation_name(e, f) for e, f in zip(edges, fwd, strict=True)],
+                edge_ids=[g.edge_ids[e] for e in edges],
+                node_names=[names.get(i, i) for i in ids],
+                weight=cost,
+                confidence=conf,
+            )
+
+    def extract_context(
+        self,
+        node_id: str | Sequence[str],
+        depth: int = 2,
+        semantics: Sequence[RelationSemantics] | None = None,
+        *,
+        relation_types: Sequence[str] | None = None,
+        max_nodes: int = 500,
+        direction: str = "both",
+    ) -> ReasoningContext:
+        """Related nodes within ``depth`` hops, the paths to them, context keywords and semantic groups."""
+        ids = [node_id] if isinstance(node_id, str) else list(node_id)
+        with self.state.reading():
+            g = self.state.graph
+            self._check_relations(relation_types)
+            seeds = [self._pos(i) for i in ids]
+            flt = g.edge_filter(
+                relation_types=relation_types, semantics=semantics, direction=direction, valid_at=utcnow()
+            )
+            ctx, _ = build_reasoning_context(g, self.state.store, seeds, depth, flt, max_nodes=max_nodes)
+            return ctx
+
+    def _check_relations(self, relation_types: Sequence[str] | None) -> None:
+        g = self.state.graph
+        for name in relation_types or ():
+            if not g.known_relation(name):
+                raise UnknownRelationTypeError(name, "relation_types", list(g.rel_types))
+
+    # -------------------------------------------------------------- search
+    def vector_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
+        q = GraphQuery(query=query, top_k=top_k, strategy=SearchStrategy.VECTOR, scope=scope)
+        with self.state.reading():
+            return vector_search(QueryContext(self.state, q, 0.0))
+
+    def full_text_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
+        q = GraphQuery(query=query, top_k=top_k, strategy=SearchStrategy.BM25, scope=scope)
+        with self.state.reading():
+            return bm25_search(QueryContext(self.state, q, 0.0))
+
+    def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
+        """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""
+        q = GraphQuery(query=query, **options) if isinstance(query, str) else query
+        return pipeline.retrieve(self.state, q)

@@ -1,0 +1,230 @@
+"""The engine's shared state: the record store plus the in-memory indexes built from it.
+
+``EngineState`` loads the graph index and the vector indexes on open, applies
+this process's writes to them right after each commit, and replays other
+processes' commits from the store's change feed before every read
+(:meth:`EngineState.sync`), so every process sees every committed write.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import logging
+import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from cef.errors import ConfigurationError
+from cef.graph.index import GraphIndex
+from cef.model import Edge, Node
+from cef.store.base import Change, WriteSet
+from cef.store.sqlite.store import SQLiteStore
+from cef.vectors.exact import ExactVectorIndex
+
+if TYPE_CHECKING:
+    from cef.embed.base import Embedder
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+class EngineState:
+    """Store + graph index + vector indexes, kept consistent with each other."""
+
+    def __init__(self, store: SQLiteStore, embedder: Embedder | None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.lock = threading.RLock()
+        self.graph = GraphIndex()
+        dim = embedder.dim if embedder is not None else int(store.get_meta("embedding.dim") or 384)
+        self.node_vectors = ExactVectorIndex(dim)
+        self.chunk_vectors = ExactVectorIndex(dim)
+        self.seq = 0
+        self._data_version = -1
+        self.listeners: list[Callable[[WriteSet], None]] = []
+        self._check_embedder()
+        self.reload()
+
+    # ------------------------------------------------------------- loading
+    def _check_embedder(self) -> None:
+        if self.embedder is None:
+            return
+        name, dim = self.store.get_meta("embedding.model"), self.store.get_meta("embedding.dim")
+        if name is not None and (name != self.embedder.name or dim != self.embedder.dim):
+            raise ConfigurationError(
+                f"this knowledge base was embedded with {name!r} ({dim} dims) but the configured embedder is "
+                f"{self.embedder.name!r} ({self.embedder.dim} dims): use the same model, or re-embed with "
+                "KnowledgeBase.full_reindex(reembed=True)"
+            )
+
+    def reload(self, progress: ProgressFn | None = None) -> None:
+        """Rebuild every in-memory index from the store."""
+        with self.lock:
+            self.seq = self.store.current_seq()
+            self._data_version = self.store.data_version()
+            graph = GraphIndex()
+            graph.set_relation_types(self.store.relation_types())
+            ids: list[str] = []
+            labels: list[str] = []
+            scopes: list[str | None] = []
+            for i, l, s in self.store.iter_node_rows():
+                ids.append(i)
+                labels.append(l)
+                scopes.append(s)
+            graph.add_node_arrays(ids, labels, scopes)
+            del ids, labels, scopes
+            cols: list[list[Any]] = [[] for _ in range(10)]
+            for row in self.store.iter_edge_rows():
+                for c, v in zip(cols, row, strict=True):
+                    c.append(v)
+            if cols[0]:
+                graph.add_edge_arrays(
+                    cols[0],
+                    cols[2],
+                    cols[3],
+                    cols[1],
+                    cols[4],
+                    cols[5],
+                    [-math.inf if v is None else v for v in cols[6]],
+                    [math.inf if v is None else v for v in cols[7]],
+                    cols[8],
+                    cols[9],
+                )
+            del cols
+            graph.compact()
+            self.graph = graph
+            self.node_vectors = _load_vectors(self.store, "node", self.node_vectors.dim)
+            self.chunk_vectors = _load_vectors(self.store, "chunk", self.chunk_vectors.dim)
+
+    # ------------------------------------------------------------- writing
+    def commit(self, writes: WriteSet) -> None:
+        """Write to the store (one transaction), then to the in-memory indexes."""
+        with self.lock:
+            if writes.is_empty():
+                return
+            before, after = self.store.apply(writes)
+            if before != self.seq:
+                self._replay_until(before)
+            self._apply_local(writes)
+            self.seq = after
+            self._data_version = self.store.data_version()
+        for listener in list(self.listeners):
+            try:
+                listener(writes)
+            except Exception:  # a listener must never break a write that is already committed
+                log.exception("write listener failed")
+
+    def _apply_local(self, w: WriteSet) -> None:
+        g = self.graph
+        if w.relation_types:
+            g.set_relation_types(w.relation_types)
+        if w.delete_edges:
+            g.remove_edges(w.delete_edges)
+        if w.delete_chunks:
+            self.chunk_vectors.remove(w.delete_chunks)
+        if w.delete_nodes:
+            g.remove_nodes(w.delete_nodes)
+            self.node_vectors.remove(w.delete_nodes)
+        if w.nodes or w.updated_nodes:
+            g.add_nodes([*w.nodes, *w.updated_nodes])
+        if w.node_vectors:
+            ids = list(w.node_vectors)
+            self.node_vectors.upsert(ids, np.stack([w.node_vectors[i] for i in ids]))
+        if w.edges:
+            g.add_edges(w.edges)
+        if w.updated_edges:
+            g.update_edges(w.updated_edges)
+        if w.chunk_vectors:
+            ids = list(w.chunk_vectors)
+            self.chunk_vectors.upsert(ids, np.stack([w.chunk_vectors[i] for i in ids]))
+
+    # ------------------------------------------------------------- syncing
+    def sync(self) -> None:
+        """Replay commits made by other processes since we last looked."""
+        with self.lock:
+            dv = self.store.data_version()
+            if dv == self._data_version:
+                return
+            self._data_version = dv
+            self._replay_until(None)
+
+    def _replay_until(self, until: int | None) -> None:
+        new_seq, changes = self.store.changes_since(self.seq)
+        if until is not None:
+            changes = [c for c in changes if c.seq <= until]
+            new_seq = until
+        if not changes:
+            self.seq = max(self.seq, new_seq)
+            return
+        if any(c.kind == "reset" for c in changes):
+            self.reload()
+            return
+        self._replay(changes)
+        self.seq = new_seq
+
+    def _replay(self, changes: list[Change]) -> None:
+        last: dict[tuple[str, str], str] = {}
+        for ch in changes:  # only the last operation per record matters
+            last[(ch.kind, ch.id)] = ch.op
+        by = {
+            (kind, op): [i for (k, i), o in last.items() if k == kind and o == op]
+            for kind in ("node", "edge", "chunk", "relation_type", "meta")
+            for op in ("upsert", "delete")
+        }
+        g = self.graph
+        if by[("relation_type", "upsert")]:
+            g.set_relation_types(self.store.relation_types())
+        if by[("edge", "delete")]:
+            g.remove_edges(by[("edge", "delete")])
+        if by[("chunk", "delete")]:
+            self.chunk_vectors.remove(by[("chunk", "delete")])
+        if by[("node", "delete")]:
+            g.remove_nodes(by[("node", "delete")])
+            self.node_vectors.remove(by[("node", "delete")])
+        node_ids = by[("node", "upsert")]
+        if node_ids:
+            nodes: list[Node] = self.store.get_nodes(node_ids)
+            g.add_nodes(nodes)
+            _upsert_vectors(self.node_vectors, self.store.get_vectors("node", node_ids))
+        edge_ids = by[("edge", "upsert")]
+        if edge_ids:
+            edges: list[Edge] = self.store.get_edges(edge_ids)
+            g.add_edges([e for e in edges if g.has_node(e.source) and g.has_node(e.target)])
+        chunk_ids = by[("chunk", "upsert")]
+        if chunk_ids:
+            _upsert_vectors(self.chunk_vectors, self.store.get_vectors("chunk", chunk_ids))
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the engine for a consistent read (after catching up with other processes)."""
+        with self.lock:
+            self.sync()
+            yield
+
+
+def _load_vectors(store: SQLiteStore, kind: str, dim: int) -> ExactVectorIndex:
+    ids: list[str] = []
+    vecs: list[np.ndarray] = []
+    for ident, vec in store.iter_vectors(kind):
+        if len(vec) != dim:
+            raise ConfigurationError(
+                f"stored {kind} vector {ident!r} has {len(vec)} dimensions, the embedder has {dim}"
+            )
+        ids.append(ident)
+        vecs.append(vec)
+    index = ExactVectorIndex(dim, capacity=max(1024, len(ids)))
+    if ids:
+        index.upsert(ids, np.stack(vecs))
+    return index
+
+
+def _upsert_vectors(index: ExactVectorIndex, found: dict[str, np.ndarray]) -> None:
+    if found:
+        ids = list(found)
+        index.upsert(ids, np.stack([found[i] for i in ids]))

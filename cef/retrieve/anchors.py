@@ -1,0 +1,143 @@
+"""Stage 1: resolve the query's targets to anchor nodes (vector-first, then names)."""
+
+from __future__ import annotations
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from cef.model import ResolutionTarget
+from cef.retrieve.context import Anchor, QueryContext
+
+#: a vector match below this cosine is not trusted as an anchor
+MIN_VECTOR_SCORE = 0.35
+#: a fuzzy name match below this (0..100) is ignored
+MIN_FUZZY = 85
+
+
+def _label_filter(qc: QueryContext, type_hint: str | None) -> list[str] | None:
+    if not type_hint:
+        return None
+    g = qc.state.graph
+    return [g.node_ids[int(p)] for p in g.nodes_with_label(type_hint)]
+
+
+def _scope_ok(qc: QueryContext, pos: int) -> bool:
+    scope = qc.query.scope
+    if scope is None:
+        return True
+    g = qc.state.graph
+    code = int(g.node_scope[pos])
+    return code == -1 or g.scopes.names[code] == scope
+
+
+def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
+    """Anchors for one target: exact id, exact/fuzzy name, and vector similarity, best first."""
+    st = qc.state
+    g = st.graph
+    found: dict[int, Anchor] = {}
+
+    def add(pos: int | None, score: float, how: str) -> None:
+        if pos is None or not g.node_alive[pos] or not _scope_ok(qc, pos):
+            return
+        if target.type_hint and g.label_of(pos) != target.type_hint:
+            return
+        cur = found.get(pos)
+        if cur is None or score > cur.score:
+            found[pos] = Anchor(pos, g.node_ids[pos], score, how, target.description)
+
+    # an id given verbatim
+    add(g.pos(target.description), 1.0, "id")
+    # names through the node full-text index, re-scored by string similarity
+    want = target.description.lower()
+    hits = st.store.search_text("node", target.description, 25, scope=qc.query.scope)
+    if hits:
+        nodes = qc.nodes([h.id for h in hits])
+        for h in hits:
+            node = nodes.get(h.id)
+            if node is None:
+                continue
+            names = [node.name, *node.aliases]
+            best = max(fuzz.ratio(want, n.lower()) for n in names)
+            if any(n.lower() == want for n in names):
+                add(g.pos(node.id), 1.0, "exact")
+            elif best >= MIN_FUZZY:
+                add(g.pos(node.id), 0.6 + 0.3 * best / 100.0, "fuzzy")
+            else:
+                partial = max(fuzz.token_set_ratio(want, n.lower()) for n in names)
+                if partial >= 95:
+                    add(g.pos(node.id), 0.75, "name")
+    # vector similarity over node embeddings
+    vec = qc.embed(target.description)
+    if vec is not None and len(st.node_vectors):
+        allowed = _label_filter(qc, target.type_hint)
+        for node_id, score in st.node_vectors.search(vec, max(target.max_matches * 3, 5), allowed=allowed):
+            if score >= MIN_VECTOR_SCORE:
+                add(g.pos(node_id), float(score), "vector")
+    ranked = sorted(found.values(), key=lambda a: (-a.score, a.node_id))
+    exact = [a for a in ranked if a.how in ("id", "exact")]
+    if exact:  # an exact name beats anything merely similar
+        ranked = exact + [a for a in ranked if a.how not in ("id", "exact")]
+    return ranked[: target.max_matches]
+
+
+def resolve_anchors(qc: QueryContext) -> list[Anchor]:
+    """All anchors of a query: its explicit targets, else names found in the query text."""
+    anchors: dict[int, Anchor] = {}
+    targets = qc.query.targets
+    if not targets:
+        targets = implicit_targets(qc)
+    for t in targets:
+        for a in resolve_target(qc, t):
+            if a.pos not in anchors or a.score > anchors[a.pos].score:
+                anchors[a.pos] = a
+    qc.anchors = sorted(anchors.values(), key=lambda a: (-a.score, a.node_id))
+    return qc.anchors
+
+
+def implicit_targets(qc: QueryContext, limit: int = 3) -> list[ResolutionTarget]:
+    """With no explicit targets, look for node names mentioned in the question itself."""
+    st = qc.state
+    text = qc.query.query.lower()
+    hits = st.store.search_text("node", qc.query.query, 50, scope=qc.query.scope)
+    if not hits:
+        return []
+    nodes = qc.nodes([h.id for h in hits])
+    scored: list[tuple[float, str]] = []
+    for h in hits:
+        node = nodes.get(h.id)
+        if node is None:
+            continue
+        for name in [node.name, *node.aliases]:
+            low = name.lower()
+            if len(low) < 3:
+                continue
+            if _contains_phrase(text, low):
+                scored.append((1.0 + len(low) / 100.0, node.name))
+            else:
+                s = fuzz.partial_ratio(low, text)
+                if s >= 90 and len(low) >= 5:
+                    scored.append((s / 100.0, node.name))
+    scored.sort(key=lambda x: -x[0])
+    names = list(dict.fromkeys(n for _, n in scored))[:limit]
+    return [ResolutionTarget(description=n, max_matches=1) for n in names]
+
+
+def _contains_phrase(text: str, phrase: str) -> bool:
+    i = text.find(phrase)
+    while i >= 0:
+        before = i == 0 or not text[i - 1].isalnum()
+        end = i + len(phrase)
+        after = end == len(text) or not text[end].isalnum()
+        if before and after:
+            return True
+        i = text.find(phrase, i + 1)
+    return False
+
+
+def anchor_vector_scores(qc: QueryContext, positions: np.ndarray) -> np.ndarray:
+    """Cosine of the query to each node position (0 where a node has no vector)."""
+    vec = qc.query_vector
+    if vec is None:
+        return np.zeros(len(positions))
+    ids = [qc.state.graph.node_ids[int(p)] for p in positions]
+    return qc.state.node_vectors.similarities(vec, ids)

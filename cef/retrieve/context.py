@@ -1,0 +1,95 @@
+"""The per-query working set every retrieval stage reads and adds to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from cef.engine.state import EngineState
+from cef.graph.index import EdgeFilter
+from cef.model import Chunk, GraphQuery, Node, RankedChunk, ReasoningContext, utcnow
+
+
+@dataclass
+class Anchor:
+    """A node the search starts from, and how it was found."""
+
+    pos: int
+    node_id: str
+    score: float
+    how: str  # "vector", "name", "exact", "id", "entity"...
+    target: str = ""
+
+
+@dataclass
+class QueryContext:
+    """One retrieval in flight: the query, lazily computed embeddings and the stages' outputs."""
+
+    state: EngineState
+    query: GraphQuery
+    started: float
+    now: datetime = field(default_factory=utcnow)
+    anchors: list[Anchor] = field(default_factory=list)
+    reasoning: ReasoningContext | None = None
+    # node position -> (depth, path confidence) from the expansion
+    reached: dict[int, tuple[int, float]] = field(default_factory=dict)
+    enhanced_query: str | None = None
+    notes: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
+    _chunk_cache: dict[str, Chunk] = field(default_factory=dict)
+    _node_cache: dict[str, Node] = field(default_factory=dict)
+
+    def embed(self, text: str) -> np.ndarray | None:
+        emb = self.state.embedder
+        if emb is None:
+            return None
+        vec = self._vec_cache.get(text)
+        if vec is None:
+            vec = np.asarray(emb.embed_query(text), dtype=np.float32)
+            self._vec_cache[text] = vec
+        return vec
+
+    @cached_property
+    def query_vector(self) -> np.ndarray | None:
+        return self.embed(self.query.query)
+
+    @cached_property
+    def edge_filter(self) -> EdgeFilter:
+        q = self.query
+        return self.state.graph.edge_filter(
+            relation_types=q.traversal.relation_types or None,
+            semantics=q.traversal.semantics or None,
+            direction=q.traversal.direction,
+            min_confidence=q.traversal.min_confidence,
+            valid_at=q.as_of or self.now,
+            scope=q.scope,
+        )
+
+    def chunks(self, ids: list[str]) -> dict[str, Chunk]:
+        """Chunk records by id (cached per query), scope-checked."""
+        missing = [i for i in ids if i not in self._chunk_cache]
+        if missing:
+            for c in self.state.store.get_chunks(missing):
+                self._chunk_cache[c.id] = c
+        scope = self.query.scope
+        out = {}
+        for i in ids:
+            c = self._chunk_cache.get(i)
+            if c is not None and (scope is None or c.scope is None or c.scope == scope):
+                out[i] = c
+        return out
+
+    def nodes(self, ids: list[str]) -> dict[str, Node]:
+        missing = [i for i in ids if i not in self._node_cache]
+        if missing:
+            for n in self.state.store.get_nodes(missing):
+                self._node_cache[n.id] = n
+        return {i: self._node_cache[i] for i in ids if i in self._node_cache}
+
+    def results_or_empty(self, results: list[RankedChunk] | None) -> list[RankedChunk]:
+        return results or []

@@ -1,0 +1,125 @@
+"""Stage 2: walk the graph from the anchors and describe what was found (ReasoningContext)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from cef.graph.index import EdgeFilter, Expansion, GraphIndex
+from cef.model import GraphPath, Node, ReasoningContext
+from cef.retrieve.context import QueryContext
+from cef.store.sqlite.store import SQLiteStore
+
+_STOP = frozenset(
+    "a an the of and or in on at to for with by from is are was were be been this that these those it its as".split()
+)
+
+
+def path_for(graph: GraphIndex, exp: Expansion, pos: int, names: dict[str, str] | None = None) -> GraphPath:
+    nodes, edges, fwd = exp.path_to(pos)
+    node_ids = [graph.node_ids[n] for n in nodes]
+    conf = 1.0
+    weight = 0.0
+    for e in edges:
+        conf *= float(graph.e_conf[e])
+        weight += float(graph.e_weight[e])
+    return GraphPath(
+        node_ids=node_ids,
+        relation_types=[graph.relation_name(e, f) for e, f in zip(edges, fwd, strict=True)],
+        edge_ids=[graph.edge_ids[e] for e in edges],
+        node_names=[names.get(i, i) for i in node_ids] if names else [],
+        weight=weight,
+        confidence=conf,
+    )
+
+
+def build_reasoning_context(
+    graph: GraphIndex,
+    store: SQLiteStore,
+    seeds: Sequence[int],
+    depth: int,
+    flt: EdgeFilter,
+    *,
+    max_nodes: int = 500,
+    min_path_confidence: float = 0.0,
+    max_keywords: int = 20,
+) -> tuple[ReasoningContext, Expansion]:
+    """Expand from ``seeds`` and package nodes, paths, keywords and semantic groups."""
+    exp = graph.expand(seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence)
+    ids = [graph.node_ids[int(p)] for p in exp.nodes]
+    nodes = {n.id: n for n in store.get_nodes(ids)}
+    names = {i: n.name for i, n in nodes.items()}
+    roots = [nodes[i] for i, d in zip(ids, exp.depth, strict=True) if d == 0 and i in nodes]
+    related = [nodes[i] for i, d in zip(ids, exp.depth, strict=True) if d > 0 and i in nodes]
+    paths = [path_for(graph, exp, int(p), names) for p, d in zip(exp.nodes, exp.depth, strict=True) if d > 0]
+    groups: dict[str, list[str]] = {}
+    for p, d in zip(exp.nodes, exp.depth, strict=True):
+        if d == 0:
+            continue
+        nodes_on, edges_on, fwd = exp.path_to(int(p))
+        group = _semantic_group(graph, edges_on[-1], fwd[-1], d)
+        groups.setdefault(group, []).append(graph.node_ids[int(p)])
+    ctx = ReasoningContext(
+        root_nodes=roots,
+        related_nodes=related,
+        paths=paths,
+        context_keywords=context_keywords([*roots, *related], max_keywords),
+        semantic_groups=groups,
+        depth=depth,
+        metadata={
+            "nodes_visited": len(ids),
+            "truncated": exp.truncated,
+            "max_depth_reached": int(exp.depth.max()) if len(exp.depth) else 0,
+        },
+    )
+    return ctx, exp
+
+
+def _semantic_group(graph: GraphIndex, edge: int, forward: bool, depth: int) -> str:
+    """parents / children / neighbors by the semantics of the last edge walked."""
+    name = graph.relations.names[int(graph.e_rel[edge])]
+    rt = graph.rel_types.get(name)
+    if rt is None or rt.parent_end is None:
+        return "neighbors" if depth == 1 else "related"
+    # walking forward reaches the target; the target is the parent when parent_end == "target"
+    reached_parent = (rt.parent_end == "target") == forward
+    if rt.semantics.value == "CLASSIFICATION" and reached_parent:
+        return "classes"
+    return "parents" if reached_parent else "children"
+
+
+def context_keywords(nodes: Sequence[Node], limit: int = 20) -> list[str]:
+    """Distinctive words from node names and labels, in order of first appearance."""
+    counts: Counter[str] = Counter()
+    order: dict[str, None] = {}
+    for n in nodes:
+        for word in re.findall(r"[\w-]+", n.name):
+            w = word.lower()
+            if len(w) > 2 and w not in _STOP and not w.isdigit():
+                counts[w] += 1
+                order.setdefault(w, None)
+    return list(order)[:limit]
+
+
+def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
+    """Traverse from the query's anchors (if any) and record what was reached."""
+    if not qc.anchors:
+        return None
+    t = qc.query.traversal
+    ctx, exp = build_reasoning_context(
+        qc.state.graph,
+        qc.state.store,
+        [a.pos for a in qc.anchors],
+        t.depth,
+        qc.edge_filter,
+        max_nodes=qc.query.max_graph_nodes,
+        min_path_confidence=t.min_path_confidence,
+    )
+    anchor_score = {a.pos: a.score for a in qc.anchors}
+    for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):
+        qc.reached[p] = (d, c)
+    qc.metadata["expansion"] = exp
+    qc.metadata["anchor_score"] = anchor_score
+    qc.reasoning = ctx
+    return ctx

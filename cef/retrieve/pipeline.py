@@ -1,0 +1,124 @@
+"""``retrieve(GraphQuery)`` as a template: validate → time → stages → fallback chain → wrap.
+
+Strategies are plain functions ``(QueryContext) -> list[RankedChunk]`` in a
+registry, so new ones (graph-first, PageRank...) plug in without touching the
+template. Each strategy names the chain it falls back along when it returns
+fewer than ``min_results`` chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from cef.engine.state import EngineState
+from cef.errors import UnknownRelationTypeError
+from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
+from cef.retrieve.anchors import resolve_anchors
+from cef.retrieve.context import QueryContext
+from cef.retrieve.expand import expand_anchors
+from cef.retrieve.search import bm25_search, hybrid_search, vector_search
+
+StrategyFn = Callable[[QueryContext], list[RankedChunk]]
+
+STRATEGIES: dict[SearchStrategy, StrategyFn] = {
+    SearchStrategy.HYBRID: hybrid_search,
+    SearchStrategy.VECTOR: vector_search,
+    SearchStrategy.BM25: bm25_search,
+}
+
+#: the order strategies are tried in, per requested strategy
+CHAINS: dict[SearchStrategy, list[SearchStrategy]] = {
+    SearchStrategy.AUTO: [SearchStrategy.HYBRID, SearchStrategy.VECTOR, SearchStrategy.BM25],
+    SearchStrategy.HYBRID: [SearchStrategy.HYBRID, SearchStrategy.VECTOR, SearchStrategy.BM25],
+    SearchStrategy.VECTOR: [SearchStrategy.VECTOR, SearchStrategy.BM25],
+    SearchStrategy.BM25: [SearchStrategy.BM25],
+}
+
+#: strategies that need anchors and a traversal before they run
+GRAPH_STRATEGIES = {SearchStrategy.HYBRID, SearchStrategy.GRAPH, SearchStrategy.PPR}
+
+
+def register_strategy(
+    strategy: SearchStrategy, fn: StrategyFn, chain: list[SearchStrategy] | None = None, *, graph: bool = True
+) -> None:
+    """Add or replace a retrieval strategy and the fallback chain it starts."""
+    STRATEGIES[strategy] = fn
+    CHAINS[strategy] = chain or [strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
+    if graph:
+        GRAPH_STRATEGIES.add(strategy)
+
+
+def set_default_chain(chain: list[SearchStrategy]) -> None:
+    """Choose what ``strategy=auto`` runs."""
+    CHAINS[SearchStrategy.AUTO] = list(chain)
+
+
+def validate_query(state: EngineState, query: GraphQuery) -> None:
+    g = state.graph
+    for name in query.traversal.relation_types:
+        if not g.known_relation(name):
+            raise UnknownRelationTypeError(name, "traversal.relation_types", list(g.rel_types))
+
+
+def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
+    t0 = time.perf_counter()
+    with state.reading():
+        validate_query(state, query)
+        qc = QueryContext(state=state, query=query, started=t0)
+        chain = CHAINS.get(query.strategy) or [query.strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
+        if any(s in GRAPH_STRATEGIES for s in chain):
+            resolve_anchors(qc)
+            ctx = expand_anchors(qc)
+            if ctx is not None and ctx.context_keywords:
+                extra = [k for k in ctx.context_keywords if k not in query.query.lower()][:10]
+                qc.enhanced_query = f"{query.query} {' '.join(extra)}".strip() if extra else query.query
+        results: list[RankedChunk] = []
+        tried: list[str] = []
+        used = chain[0]
+        best: tuple[list[RankedChunk], SearchStrategy] | None = None
+        for strategy in chain:
+            fn = STRATEGIES.get(strategy)
+            if fn is None:
+                continue
+            attempt = fn(qc)
+            if best is None or len(attempt) > len(best[0]):
+                best = (attempt, strategy)
+            if len(attempt) >= max(query.min_results, 1):
+                best = (attempt, strategy)
+                break
+            tried.append(f"{strategy.value}: {len(attempt)} result(s) < min_results {query.min_results}")
+        else:
+            # nothing reached min_results: keep the attempt that found the most
+            qc.notes.append("no strategy reached min_results; returning the largest result set")
+        if best is not None:
+            results, used = best
+        results = _dedupe(results)[: query.top_k]
+        meta = dict(qc.metadata)
+        meta.pop("expansion", None)
+        meta.pop("anchor_score", None)
+        meta["anchors"] = [
+            {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target} for a in qc.anchors
+        ]
+        if qc.notes:
+            meta["notes"] = qc.notes
+        return SearchResult(
+            query=query.query,
+            results=results,
+            strategy=used,
+            reasoning_context=qc.reasoning if query.include_reasoning_context else None,
+            enhanced_query=qc.enhanced_query,
+            duration_ms=(time.perf_counter() - t0) * 1000,
+            fallbacks=tried,
+            metadata=meta,
+        )
+
+
+def _dedupe(results: list[RankedChunk]) -> list[RankedChunk]:
+    seen: set[str] = set()
+    out = []
+    for r in results:
+        if r.chunk.id not in seen:
+            seen.add(r.chunk.id)
+            out.append(r)
+    return out

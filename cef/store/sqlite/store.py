@@ -1,0 +1,491 @@
+"""The embedded system of record: one SQLite file (WAL), FTS5 for BM25.
+
+Every :meth:`SQLiteStore.apply` is one ``BEGIN IMMEDIATE`` transaction, so a
+batch is wholly present or absent even if the process is killed mid-write.
+Each transaction appends to a change feed (``changes``) that other processes
+replay to keep their in-memory indexes current.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cef.errors import RetryableStoreError, StoreError
+from cef.model import Chunk, Edge, Node, RelationType
+from cef.store.base import Capabilities, Change, TextHit, WriteSet
+
+SCHEMA_VERSION = 1
+#: keep this many change-feed entries; readers further behind reload fully
+CHANGE_RETENTION = 200_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS relation_types(name TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes(
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    scope TEXT,
+    data TEXT NOT NULL,
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS nodes_label ON nodes(label);
+CREATE TABLE IF NOT EXISTS edges(
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    rel TEXT NOT NULL,
+    src TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    weight REAL NOT NULL,
+    confidence REAL NOT NULL,
+    valid_from REAL,
+    valid_to REAL,
+    recorded_at REAL NOT NULL,
+    scope TEXT,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE TABLE IF NOT EXISTS chunks(
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    node_id TEXT,
+    scope TEXT,
+    data TEXT NOT NULL,
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_node ON chunks(node_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(content, tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS node_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS changes(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    op TEXT NOT NULL,
+    id TEXT NOT NULL
+);
+"""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str, max_terms: int = 64) -> str | None:
+    """Turn free text into a safe FTS5 OR-query of quoted terms (no user syntax reaches FTS5)."""
+    terms = list(dict.fromkeys(t.lower() for t in _WORD.findall(text)))[:max_terms]
+    if not terms:
+        return None
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+def _ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def node_text(node: Node) -> str:
+    """What the node-name full-text index holds: name, aliases and label."""
+    return " ".join([node.name, *node.aliases, node.label])
+
+
+class SQLiteStore:
+    """A :class:`cef.store.base.RecordStore` on one SQLite file."""
+
+    capabilities = Capabilities(native_vector_search=False, native_full_text=True, traversal_pushdown=False)
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self.path!r}: {exc}") from exc
+        self._lock = threading.RLock()
+        c = self._conn
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute("PRAGMA foreign_keys=OFF")
+        c.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        with self._lock:
+            self._execute_script(_SCHEMA)
+            row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                c.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: schema version {row[0]} is newer than this cef ({SCHEMA_VERSION}); upgrade cef"
+                )
+
+    def _execute_script(self, script: str) -> None:
+        try:
+            self._conn.executescript(script)
+        except sqlite3.OperationalError as exc:
+            raise _translate(exc, "creating the schema") from exc
+
+    # --------------------------------------------------------------- writes
+    def apply(self, writes: WriteSet) -> tuple[int, int]:
+        with self._lock:
+            c = self._conn
+            try:
+                c.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise _translate(exc, "starting a write transaction") from exc
+            try:
+                before = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
+                changes = self._write(c, writes)
+                if changes:
+                    c.executemany("INSERT INTO changes(kind, op, id) VALUES (?,?,?)", changes)
+                seq = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
+                if seq > CHANGE_RETENTION and seq % 1000 < len(changes) + 1:
+                    c.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGE_RETENTION,))
+                c.execute("COMMIT")
+                return before, seq
+            except BaseException as exc:
+                c.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.IntegrityError):
+                    raise StoreError(f"write refused by the database: {exc}") from exc
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise _translate(exc, "writing") from exc
+                raise
+
+    def _write(self, c: sqlite3.Connection, w: WriteSet) -> list[tuple[str, str, str]]:
+        changes: list[tuple[str, str, str]] = []
+        for rt in w.relation_types:
+            c.execute(
+                "INSERT INTO relation_types(name, data) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET data=excluded.data",
+                (rt.name, rt.model_dump_json()),
+            )
+            changes.append(("relation_type", "upsert", rt.name))
+        # deletes first (a batch may delete then re-create)
+        if w.delete_edges:
+            c.executemany("DELETE FROM edges WHERE id=?", [(i,) for i in w.delete_edges])
+            changes.extend(("edge", "delete", i) for i in w.delete_edges)
+        if w.delete_chunks:
+            self._delete_fts(c, "chunks", "chunk_fts", w.delete_chunks)
+            c.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i in w.delete_chunks])
+            changes.extend(("chunk", "delete", i) for i in w.delete_chunks)
+        if w.delete_nodes:
+            self._delete_fts(c, "nodes", "node_fts", w.delete_nodes)
+            c.executemany("DELETE FROM nodes WHERE id=?", [(i,) for i in w.delete_nodes])
+            changes.extend(("node", "delete", i) for i in w.delete_nodes)
+        for nodes, op in ((w.nodes, "insert"), (w.updated_nodes, "update")):
+            if not nodes:
+                continue
+            rows = [
+                (
+                    n.id,
+                    n.label,
+                    n.scope,
+                    n.model_dump_json(),
+                    _blob(w.node_vectors.get(n.id)),
+                )
+                for n in nodes
+            ]
+            if op == "insert":
+                c.executemany("INSERT INTO nodes(id,label,scope,data,embedding) VALUES (?,?,?,?,?)", rows)
+            else:
+                self._delete_fts(c, "nodes", "node_fts", [n.id for n in nodes])
+                c.executemany(
+                    "UPDATE nodes SET label=?, scope=?, data=?, embedding=COALESCE(?, embedding) WHERE id=?",
+                    [(r[1], r[2], r[3], r[4], r[0]) for r in rows],
+                )
+            c.executemany(
+                "INSERT INTO node_fts(rowid, text) SELECT rid, ? FROM nodes WHERE id=?",
+                [(node_text(n), n.id) for n in nodes],
+            )
+            changes.extend(("node", "upsert", n.id) for n in nodes)
+        for edges, op in ((w.edges, "insert"), (w.updated_edges, "update")):
+            if not edges:
+                continue
+            rows2 = [
+                (
+                    e.relation_type,
+                    e.source,
+                    e.target,
+                    e.weight,
+                    e.confidence,
+                    _ts(e.valid_from),
+                    _ts(e.valid_to),
+                    e.recorded_at.timestamp(),
+                    e.scope,
+                    e.model_dump_json(),
+                    e.id,
+                )
+                for e in edges
+            ]
+            if op == "insert":
+                c.executemany(
+                    "INSERT INTO edges(rel,src,dst,weight,confidence,valid_from,valid_to,recorded_at,scope,data,id)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    rows2,
+                )
+            else:
+                c.executemany(
+                    "UPDATE edges SET rel=?,src=?,dst=?,weight=?,confidence=?,valid_from=?,valid_to=?,"
+                    "recorded_at=?,scope=?,data=? WHERE id=?",
+                    rows2,
+                )
+            changes.extend(("edge", "upsert", e.id) for e in edges)
+        if w.chunks:
+            c.executemany(
+                "INSERT INTO chunks(id,node_id,scope,data,embedding) VALUES (?,?,?,?,?)",
+                [
+                    (ch.id, ch.node_id, ch.scope, ch.model_dump_json(), _blob(w.chunk_vectors.get(ch.id)))
+                    for ch in w.chunks
+                ],
+            )
+            c.executemany(
+                "INSERT INTO chunk_fts(rowid, content) SELECT rid, ? FROM chunks WHERE id=?",
+                [(ch.content, ch.id) for ch in w.chunks],
+            )
+            changes.extend(("chunk", "upsert", ch.id) for ch in w.chunks)
+        for key, value in w.meta.items():
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (key, json.dumps(value)),
+            )
+            changes.append(("meta", "upsert", key))
+        return changes
+
+    @staticmethod
+    def _delete_fts(c: sqlite3.Connection, table: str, fts: str, ids: Sequence[str]) -> None:
+        c.executemany(
+            f"DELETE FROM {fts} WHERE rowid = (SELECT rid FROM {table} WHERE id=?)",  # noqa: S608 - fixed names
+            [(i,) for i in ids],
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # ---------------------------------------------------------------- reads
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                raise _translate(exc, "reading") from exc
+
+    def _by_ids(self, table: str, ids: Sequence[str], extra: str = "") -> dict[str, str]:
+        out: dict[str, str] = {}
+        ids = list(dict.fromkeys(ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for row in self._query(f"SELECT id, data{extra} FROM {table} WHERE id IN ({marks})", part):  # noqa: S608
+                out[row[0]] = row[1]
+        return out
+
+    def get_nodes(self, ids: Sequence[str]) -> list[Node]:
+        found = self._by_ids("nodes", ids)
+        return [Node.model_validate_json(found[i]) for i in ids if i in found]
+
+    def get_edges(self, ids: Sequence[str]) -> list[Edge]:
+        found = self._by_ids("edges", ids)
+        return [Edge.model_validate_json(found[i]) for i in ids if i in found]
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        found = self._by_ids("chunks", ids)
+        return [Chunk.model_validate_json(found[i]) for i in ids if i in found]
+
+    def existing_ids(self, kind: str, ids: Iterable[str]) -> set[str]:
+        table = {"node": "nodes", "edge": "edges", "chunk": "chunks", "relation_type": "relation_types"}[kind]
+        col = "name" if kind == "relation_type" else "id"
+        ids = list(ids)
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            out.update(r[0] for r in self._query(f"SELECT {col} FROM {table} WHERE {col} IN ({marks})", part))  # noqa: S608
+        return out
+
+    def _iter(self, sql: str, batch: int = 5000) -> Iterator[Any]:
+        # a dedicated read connection so a long scan never blocks writers or holds our lock
+        conn = sqlite3.connect(self.path, check_same_thread=False) if self.path != ":memory:" else self._conn
+        try:
+            cur = conn.execute(sql)
+            while True:
+                rows = cur.fetchmany(batch)
+                if not rows:
+                    break
+                yield from rows
+        finally:
+            if conn is not self._conn:
+                conn.close()
+
+    def iter_nodes(self) -> Iterator[Node]:
+        for (data,) in self._iter("SELECT data FROM nodes ORDER BY rid"):
+            yield Node.model_validate_json(data)
+
+    def iter_edges(self) -> Iterator[Edge]:
+        for (data,) in self._iter("SELECT data FROM edges ORDER BY rid"):
+            yield Edge.model_validate_json(data)
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for (data,) in self._iter("SELECT data FROM chunks ORDER BY rid"):
+            yield Chunk.model_validate_json(data)
+
+    def iter_node_rows(self) -> Iterator[tuple[str, str, str | None]]:
+        """(id, label, scope) of every node, in insertion order (fast graph load)."""
+        yield from self._iter("SELECT id, label, scope FROM nodes ORDER BY rid")
+
+    def iter_edge_rows(self) -> Iterator[tuple[Any, ...]]:
+        """(id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope) per edge."""
+        yield from self._iter(
+            "SELECT id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope "
+            "FROM edges ORDER BY rid"
+        )
+
+    def relation_types(self) -> list[RelationType]:
+        return [RelationType.model_validate_json(d) for (d,) in self._query("SELECT data FROM relation_types")]
+
+    def iter_vectors(self, kind: str) -> Iterator[tuple[str, np.ndarray]]:
+        table = {"node": "nodes", "chunk": "chunks"}[kind]
+        for ident, blob in self._iter(f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL ORDER BY rid"):  # noqa: S608
+            yield ident, np.frombuffer(blob, dtype=np.float32)
+
+    def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        table = {"node": "nodes", "chunk": "chunks"}[kind]
+        out: dict[str, np.ndarray] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for ident, blob in self._query(
+                f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL AND id IN ({marks})",  # noqa: S608
+                part,
+            ):
+                out[ident] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def chunks_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        ids = list(dict.fromkeys(node_ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for cid, nid in self._query(
+                f"SELECT id, node_id FROM chunks WHERE node_id IN ({marks}) ORDER BY rid",  # noqa: S608
+                part,
+            ):
+                out.setdefault(nid, []).append(cid)
+        return out
+
+    def edges_for_nodes(self, node_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        ids = list(dict.fromkeys(node_ids))
+        for i in range(0, len(ids), 400):
+            part = ids[i : i + 400]
+            marks = ",".join("?" * len(part))
+            out.extend(
+                r[0]
+                for r in self._query(
+                    f"SELECT id FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",  # noqa: S608
+                    part + part,
+                )
+            )
+        return list(dict.fromkeys(out))
+
+    def nodes_by_property(self, key: str, value: Any, label: str | None = None, limit: int = 100) -> list[Node]:
+        path = "$." + json.dumps(key) if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"$.{key}"
+        sql = "SELECT data FROM nodes WHERE json_extract(data, ?) = ?"
+        params: list[Any] = [f"$.properties{path[1:]}", value if not isinstance(value, bool) else int(value)]
+        if isinstance(value, (dict, list)):
+            sql = "SELECT data FROM nodes WHERE json_extract(data, ?) = json(?)"
+            params[1] = json.dumps(value)
+        if label is not None:
+            sql += " AND label = ?"
+            params.append(label)
+        sql += " ORDER BY rid LIMIT ?"
+        params.append(limit)
+        return [Node.model_validate_json(d) for (d,) in self._query(sql, params)]
+
+    def search_text(self, kind: str, query: str, k: int, scope: str | None = None) -> list[TextHit]:
+        q = fts_query(query)
+        if q is None or k <= 0:
+            return []
+        table, fts = {"chunk": ("chunks", "chunk_fts"), "node": ("nodes", "node_fts")}[kind]
+        sql = (
+            f"SELECT t.id, bm25({fts}) AS s FROM {fts} JOIN {table} t ON t.rid = {fts}.rowid "  # noqa: S608
+            f"WHERE {fts} MATCH ?"
+        )
+        params: list[Any] = [q]
+        if scope is not None:
+            sql += " AND (t.scope IS NULL OR t.scope = ?)"
+            params.append(scope)
+        sql += " ORDER BY s LIMIT ?"
+        params.append(k)
+        return [TextHit(id=i, score=-float(s)) for i, s in self._query(sql, params)]
+
+    # ----------------------------------------------------------- change feed
+    def data_version(self) -> int:
+        """Changes when another connection commits (cheap freshness probe)."""
+        return int(self._query("PRAGMA data_version")[0][0])
+
+    def current_seq(self) -> int:
+        return int(self._query("SELECT COALESCE(MAX(seq), 0) FROM changes")[0][0])
+
+    def changes_since(self, seq: int) -> tuple[int, list[Change]]:
+        """Changes after ``seq``; a first entry of kind ``reset`` means: reload everything."""
+        rows = self._query("SELECT seq, kind, op, id FROM changes WHERE seq > ? ORDER BY seq", (seq,))
+        if rows and seq > 0 and rows[0][0] != seq + 1:
+            oldest = self._query("SELECT MIN(seq) FROM changes")[0][0]
+            if oldest is None or oldest > seq + 1:
+                return int(rows[-1][0]), [Change(seq=int(rows[-1][0]), kind="reset", op="reset", id="")]
+        if not rows:
+            return seq, []
+        return int(rows[-1][0]), [Change(seq=int(s), kind=k, op=o, id=i) for s, k, o, i in rows]
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for name, table in (("nodes", "nodes"), ("edges", "edges"), ("chunks", "chunks"), ("relation_types", "relation_types")):
+            out[name] = int(self._query(f"SELECT COUNT(*) FROM {table}")[0][0])  # noqa: S608
+        return out
+
+    def get_meta(self, key: str) -> Any:
+        rows = self._query("SELECT value FROM meta WHERE key=?", (key,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def labels(self) -> list[tuple[str, int]]:
+        return [(r[0], int(r[1])) for r in self._query("SELECT label, COUNT(*) FROM nodes GROUP BY label ORDER BY 2 DESC")]
+
+    def property_names(self, label: str, sample: int = 200) -> list[str]:
+        names: dict[str, None] = {}
+        for (data,) in self._query("SELECT data FROM nodes WHERE label=? LIMIT ?", (label, sample)):
+            names.update(dict.fromkeys(json.loads(data).get("properties", {})))
+        return list(names)
+
+    def relation_endpoints(self) -> list[tuple[str, str, str, int]]:
+        """(relation, source label, target label, count) observed in the data."""
+        rows = self._query(
+            "SELECT e.rel, s.label, t.label, COUNT(*) FROM edges e JOIN nodes s ON s.id = e.src "
+            "JOIN nodes t ON t.id = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"
+        )
+        return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+
+def _blob(vec: np.ndarray | None) -> bytes | None:
+    if vec is None:
+        return None
+    return np.ascontiguousarray(vec, dtype=np.float32).tobytes()
+
+
+def _translate(exc: sqlite3.OperationalError, doing: str) -> StoreError:
+    msg = str(exc)
+    if "locked" in msg or "busy" in msg:
+        return RetryableStoreError(f"database busy while {doing}: {msg}; retry")
+    return StoreError(f"SQLite error while {doing}: {msg}")
+
+
+def utc_from_ts(value: float | None) -> datetime | None:
+    return datetime.fromtimestamp(value, UTC) if value is not None else None

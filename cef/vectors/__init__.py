@@ -1,0 +1,5 @@
+"""In-process vector indexes (the embedded default)."""
+
+from cef.vectors.exact import ExactVectorIndex
+
+__all__ = ["ExactVectorIndex"]
