@@ -1,0 +1,62 @@
+"""Shared fixtures: temporary knowledge bases, the clinical example, the real embedding model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+import cef
+from cef import Batch
+
+ROOT = Path(__file__).resolve().parent.parent
+CLINICAL = ROOT / "examples" / "clinical" / "graph.yaml"
+
+
+def clinical_batch() -> Batch:
+    return Batch.model_validate(yaml.safe_load(CLINICAL.read_text()))
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
+    """An empty knowledge base without embeddings (graph + BM25)."""
+    with cef.open(tmp_path / "kb.db", embedder=None) as k:
+        yield k
+
+
+@pytest.fixture
+def clinical_kb(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
+    """The clinical example, without embeddings."""
+    with cef.open(tmp_path / "clinical.db", embedder=None) as k:
+        k.index_batch(clinical_batch())
+        yield k
+
+
+@pytest.fixture(scope="session")
+def embedder():  # type: ignore[no-untyped-def]
+    """The real offline all-MiniLM-L6-v2 model, loaded once per test session."""
+    from cef.embed import get_default_embedder
+
+    return get_default_embedder()
+
+
+@pytest.fixture(scope="session")
+def clinical_db_embedded(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # type: ignore[no-untyped-def]
+    """A clinical knowledge base file with real embeddings (built once per session)."""
+    path = tmp_path_factory.mktemp("clinical") / "clinical.db"
+    with cef.open(path, embedder=embedder) as k:
+        k.index_batch(clinical_batch())
+    return path
+
+
+@pytest.fixture
+def clinical_embedded(clinical_db_embedded: Path, embedder, tmp_path: Path) -> Iterator[cef.KnowledgeBase]:  # type: ignore[no-untyped-def]
+    """A private copy of the embedded clinical knowledge base (tests may write to it)."""
+    import shutil
+
+    dst = tmp_path / "clinical.db"
+    shutil.copy(clinical_db_embedded, dst)
+    with cef.open(dst, embedder=embedder) as k:
+        yield k

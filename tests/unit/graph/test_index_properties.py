@@ -1,0 +1,94 @@
+"""Property-based checks of the in-memory graph: traversal bounds and incremental == rebuilt."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cef.graph.index import GraphIndex
+from cef.model import Edge, Node, RelationType
+
+RELS = [RelationType(name="R0"), RelationType(name="R1", inverse="R1_INV"), RelationType(name="R2", bidirectional=True)]
+
+
+@st.composite
+def graphs(draw):  # type: ignore[no-untyped-def]
+    n = draw(st.integers(2, 30))
+    m = draw(st.integers(0, 80))
+    edges = [
+        (
+            draw(st.integers(0, n - 1)),
+            draw(st.integers(0, n - 1)),
+            draw(st.sampled_from(["R0", "R1", "R2"])),
+            draw(st.floats(0.05, 1.0)),
+        )
+        for _ in range(m)
+    ]
+    return n, edges
+
+
+def build(n: int, edges: list[tuple[int, int, str, float]], compact_every: int | None = None) -> GraphIndex:
+    g = GraphIndex()
+    g.set_relation_types(RELS)
+    g.add_nodes([Node(id=f"n{i}", label="T") for i in range(n)])
+    for k, (s, t, r, c) in enumerate(edges):
+        g.add_edges([Edge(id=f"e{k}", relation_type=r, source=f"n{s}", target=f"n{t}", confidence=c)])
+        if compact_every and k % compact_every == 0:
+            g.compact()
+    return g
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.integers(0, 4), st.integers(1, 40), st.floats(0.0, 0.9))
+def test_expand_respects_depth_size_and_confidence(data, depth, max_nodes, min_conf) -> None:  # type: ignore[no-untyped-def]
+    n, edges = data
+    g = build(n, edges)
+    exp = g.expand([0], depth, g.edge_filter(), max_nodes=max_nodes, min_path_confidence=min_conf)
+    assert len(exp.nodes) <= max(max_nodes, 1)
+    assert len(set(exp.nodes.tolist())) == len(exp.nodes)
+    assert exp.depth.max() <= depth
+    for node, d, conf in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):
+        nodes, path_edges, _ = exp.path_to(node)
+        assert len(path_edges) == d and nodes[0] == 0 and nodes[-1] == node
+        prod = float(np.prod([g.e_conf[e] for e in path_edges])) if path_edges else 1.0
+        assert abs(prod - conf) < 1e-5
+        if d > 0:
+            assert conf >= min_conf - 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.integers(0, 3), st.sampled_from(["out", "in", "both"]))
+def test_incremental_delta_equals_rebuilt_csr(data, depth, direction) -> None:  # type: ignore[no-untyped-def]
+    n, edges = data
+    incremental = build(n, edges, compact_every=7)
+    rebuilt = build(n, edges)
+    rebuilt.compact()
+    for g in (incremental, rebuilt):
+        g.remove_edges([f"e{k}" for k in range(0, len(edges), 5)])
+    a = incremental.expand([0], depth, incremental.edge_filter(direction=direction), max_nodes=1000)
+    b = rebuilt.expand([0], depth, rebuilt.edge_filter(direction=direction), max_nodes=1000)
+    assert dict(zip(a.nodes.tolist(), a.depth.tolist(), strict=True)) == dict(
+        zip(b.nodes.tolist(), b.depth.tolist(), strict=True)
+    )
+
+
+def test_relation_filters_direction_and_inverse_names() -> None:
+    g = build(3, [(0, 1, "R1", 1.0), (1, 2, "R2", 1.0)])
+    out = g.expand([0], 1, g.edge_filter(relation_types=["R1"], direction="out"))
+    assert set(out.nodes.tolist()) == {0, 1}
+    assert set(g.expand([1], 1, g.edge_filter(relation_types=["R1"], direction="out")).nodes.tolist()) == {1}
+    # walking R1 backwards is walking its inverse name forwards
+    inv = g.expand([1], 1, g.edge_filter(relation_types=["R1_INV"], direction="out"))
+    assert set(inv.nodes.tolist()) == {0, 1}
+    assert g.relation_name(int(inv.parent_edge[1]), bool(inv.forward[1])) == "R1_INV"
+    # bidirectional R2 is walkable both ways whatever the direction
+    assert set(g.expand([2], 1, g.edge_filter(relation_types=["R2"], direction="out")).nodes.tolist()) == {1, 2}
+
+
+def test_ppr_concentrates_near_seed() -> None:
+    g = build(6, [(0, 1, "R0", 1.0), (1, 2, "R0", 1.0), (3, 4, "R0", 1.0), (4, 5, "R0", 1.0)])
+    scores = g.personalized_pagerank({0: 1.0})
+    assert scores[0] > scores[1] > scores[2] > 0
+    assert scores[3] == scores[4] == scores[5] == 0
+    assert abs(scores.sum() - 1.0) < 1e-6
