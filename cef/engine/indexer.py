@@ -243,10 +243,7 @@ class KnowledgeIndexer:
             if dup:
                 pos = ids.index(dup[0])
                 raise DuplicateIdError(kind, dup[0], f"{kind}s[{pos}] and another item of the same batch")
-            existing = st.store.existing_ids(kind, ids) if ids else set()
-            if existing:
-                first = next(i for i in ids if i in existing)
-                raise DuplicateIdError(kind, first, f"{kind}s[{ids.index(first)}] already exists in the store")
+            # ids already in the store are refused by the store's unique constraint (one rollback, named id)
         rel_names = Counter(r.name for r in batch.relation_types)
         dup_rel = [n for n, c in rel_names.items() if c > 1]
         if dup_rel:

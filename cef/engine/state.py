@@ -171,7 +171,11 @@ class EngineState:
     def _replay(self, changes: list[Change]) -> None:
         last: dict[tuple[str, str], str] = {}
         for ch in changes:  # only the last operation per record matters
-            last[(ch.kind, ch.id)] = ch.op
+            if ch.op == "insert_range" and ch.rid_from is not None and ch.rid_to is not None:
+                for ident in self.store.ids_in_range(ch.kind, ch.rid_from, ch.rid_to):
+                    last[(ch.kind, ident)] = "upsert"
+            else:
+                last[(ch.kind, ch.id)] = ch.op
         by = {
             (kind, op): [i for (k, i), o in last.items() if k == kind and o == op]
             for kind in ("node", "edge", "chunk", "relation_type", "meta")

@@ -65,9 +65,11 @@ class Change:
     """One entry of the change feed other processes replay to stay current."""
 
     seq: int
-    kind: str  # "node" | "edge" | "chunk" | "relation_type" | "meta"
-    op: str  # "upsert" | "delete"
+    kind: str  # "node" | "edge" | "chunk" | "relation_type" | "meta" | "reset"
+    op: str  # "upsert" | "delete" | "insert_range" (rows rid_from..rid_to)
     id: str
+    rid_from: int | None = None
+    rid_to: int | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from cef.errors import RetryableStoreError, StoreError
+from cef.errors import CefError, DuplicateIdError, RetryableStoreError, StoreError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import Capabilities, Change, TextHit, WriteSet
 
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS edges(
     valid_to REAL,
     recorded_at REAL NOT NULL,
     scope TEXT,
-    data TEXT NOT NULL
+    props TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
@@ -69,8 +69,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS node_fts USING fts5(text, tokenize='unicode61
 CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     kind TEXT NOT NULL,
-    op TEXT NOT NULL,
-    id TEXT NOT NULL
+    op TEXT NOT NULL,   -- upsert | delete (id set) or insert_range (rid_from..rid_to set)
+    id TEXT NOT NULL,
+    rid_from INTEGER,
+    rid_to INTEGER
 );
 """
 
@@ -143,7 +145,9 @@ class SQLiteStore:
                 before = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
                 changes = self._write(c, writes)
                 if changes:
-                    c.executemany("INSERT INTO changes(kind, op, id) VALUES (?,?,?)", changes)
+                    c.executemany(
+                        "INSERT INTO changes(kind, op, id, rid_from, rid_to) VALUES (?,?,?,?,?)", changes
+                    )
                 seq = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
                 if seq > CHANGE_RETENTION and seq % 1000 < len(changes) + 1:
                     c.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGE_RETENTION,))
@@ -152,110 +156,120 @@ class SQLiteStore:
             except BaseException as exc:
                 c.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.IntegrityError):
-                    raise StoreError(f"write refused by the database: {exc}") from exc
+                    raise self._duplicate(writes, exc) from exc
                 if isinstance(exc, sqlite3.OperationalError):
                     raise _translate(exc, "writing") from exc
                 raise
 
-    def _write(self, c: sqlite3.Connection, w: WriteSet) -> list[tuple[str, str, str]]:
-        changes: list[tuple[str, str, str]] = []
+    def _write(self, c: sqlite3.Connection, w: WriteSet) -> list[tuple[str, str, str, int | None, int | None]]:
+        changes: list[tuple[str, str, str, int | None, int | None]] = []
+
+        def one(kind: str, op: str, ident: str) -> None:
+            changes.append((kind, op, ident, None, None))
+
+        def next_rid(table: str) -> int:
+            return int(c.execute(f"SELECT COALESCE(MAX(rid), 0) FROM {table}").fetchone()[0]) + 1
+
         for rt in w.relation_types:
             c.execute(
                 "INSERT INTO relation_types(name, data) VALUES (?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET data=excluded.data",
                 (rt.name, rt.model_dump_json()),
             )
-            changes.append(("relation_type", "upsert", rt.name))
+            one("relation_type", "upsert", rt.name)
         # deletes first (a batch may delete then re-create)
         if w.delete_edges:
             c.executemany("DELETE FROM edges WHERE id=?", [(i,) for i in w.delete_edges])
-            changes.extend(("edge", "delete", i) for i in w.delete_edges)
+            for i in w.delete_edges:
+                one("edge", "delete", i)
         if w.delete_chunks:
             self._delete_fts(c, "chunks", "chunk_fts", w.delete_chunks)
             c.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i in w.delete_chunks])
-            changes.extend(("chunk", "delete", i) for i in w.delete_chunks)
+            for i in w.delete_chunks:
+                one("chunk", "delete", i)
         if w.delete_nodes:
             self._delete_fts(c, "nodes", "node_fts", w.delete_nodes)
             c.executemany("DELETE FROM nodes WHERE id=?", [(i,) for i in w.delete_nodes])
-            changes.extend(("node", "delete", i) for i in w.delete_nodes)
-        for nodes, op in ((w.nodes, "insert"), (w.updated_nodes, "update")):
-            if not nodes:
-                continue
-            rows = [
-                (
-                    n.id,
-                    n.label,
-                    n.scope,
-                    n.model_dump_json(),
-                    _blob(w.node_vectors.get(n.id)),
-                )
-                for n in nodes
-            ]
-            if op == "insert":
-                c.executemany("INSERT INTO nodes(id,label,scope,data,embedding) VALUES (?,?,?,?,?)", rows)
-            else:
-                self._delete_fts(c, "nodes", "node_fts", [n.id for n in nodes])
-                c.executemany(
-                    "UPDATE nodes SET label=?, scope=?, data=?, embedding=COALESCE(?, embedding) WHERE id=?",
-                    [(r[1], r[2], r[3], r[4], r[0]) for r in rows],
-                )
+            for i in w.delete_nodes:
+                one("node", "delete", i)
+        if w.nodes:
+            base = next_rid("nodes")
             c.executemany(
-                "INSERT INTO node_fts(rowid, text) SELECT rid, ? FROM nodes WHERE id=?",
-                [(node_text(n), n.id) for n in nodes],
-            )
-            changes.extend(("node", "upsert", n.id) for n in nodes)
-        for edges, op in ((w.edges, "insert"), (w.updated_edges, "update")):
-            if not edges:
-                continue
-            rows2 = [
-                (
-                    e.relation_type,
-                    e.source,
-                    e.target,
-                    e.weight,
-                    e.confidence,
-                    _ts(e.valid_from),
-                    _ts(e.valid_to),
-                    e.recorded_at.timestamp(),
-                    e.scope,
-                    e.model_dump_json(),
-                    e.id,
-                )
-                for e in edges
-            ]
-            if op == "insert":
-                c.executemany(
-                    "INSERT INTO edges(rel,src,dst,weight,confidence,valid_from,valid_to,recorded_at,scope,data,id)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    rows2,
-                )
-            else:
-                c.executemany(
-                    "UPDATE edges SET rel=?,src=?,dst=?,weight=?,confidence=?,valid_from=?,valid_to=?,"
-                    "recorded_at=?,scope=?,data=? WHERE id=?",
-                    rows2,
-                )
-            changes.extend(("edge", "upsert", e.id) for e in edges)
-        if w.chunks:
-            c.executemany(
-                "INSERT INTO chunks(id,node_id,scope,data,embedding) VALUES (?,?,?,?,?)",
+                "INSERT INTO nodes(rid,id,label,scope,data,embedding) VALUES (?,?,?,?,?,?)",
                 [
-                    (ch.id, ch.node_id, ch.scope, ch.model_dump_json(), _blob(w.chunk_vectors.get(ch.id)))
-                    for ch in w.chunks
+                    (base + k, n.id, n.label, n.scope, n.model_dump_json(), _blob(w.node_vectors.get(n.id)))
+                    for k, n in enumerate(w.nodes)
                 ],
             )
             c.executemany(
-                "INSERT INTO chunk_fts(rowid, content) SELECT rid, ? FROM chunks WHERE id=?",
-                [(ch.content, ch.id) for ch in w.chunks],
+                "INSERT INTO node_fts(rowid, text) VALUES (?, ?)",
+                [(base + k, node_text(n)) for k, n in enumerate(w.nodes)],
             )
-            changes.extend(("chunk", "upsert", ch.id) for ch in w.chunks)
+            changes.append(("node", "insert_range", "", base, base + len(w.nodes) - 1))
+        if w.updated_nodes:
+            self._delete_fts(c, "nodes", "node_fts", [n.id for n in w.updated_nodes])
+            c.executemany(
+                "UPDATE nodes SET label=?, scope=?, data=?, embedding=COALESCE(?, embedding) WHERE id=?",
+                [
+                    (n.label, n.scope, n.model_dump_json(), _blob(w.node_vectors.get(n.id)), n.id)
+                    for n in w.updated_nodes
+                ],
+            )
+            c.executemany(
+                "INSERT INTO node_fts(rowid, text) SELECT rid, ? FROM nodes WHERE id=?",
+                [(node_text(n), n.id) for n in w.updated_nodes],
+            )
+            for n in w.updated_nodes:
+                one("node", "upsert", n.id)
+        if w.edges:
+            base = next_rid("edges")
+            c.executemany(
+                "INSERT INTO edges(rid,id,rel,src,dst,weight,confidence,valid_from,valid_to,recorded_at,scope,props)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(base + k, e.id, *_edge_columns(e)) for k, e in enumerate(w.edges)],
+            )
+            changes.append(("edge", "insert_range", "", base, base + len(w.edges) - 1))
+        if w.updated_edges:
+            c.executemany(
+                "UPDATE edges SET rel=?,src=?,dst=?,weight=?,confidence=?,valid_from=?,valid_to=?,"
+                "recorded_at=?,scope=?,props=? WHERE id=?",
+                [(*_edge_columns(e), e.id) for e in w.updated_edges],
+            )
+            for e in w.updated_edges:
+                one("edge", "upsert", e.id)
+        if w.chunks:
+            base = next_rid("chunks")
+            c.executemany(
+                "INSERT INTO chunks(rid,id,node_id,scope,data,embedding) VALUES (?,?,?,?,?,?)",
+                [
+                    (base + k, ch.id, ch.node_id, ch.scope, ch.model_dump_json(), _blob(w.chunk_vectors.get(ch.id)))
+                    for k, ch in enumerate(w.chunks)
+                ],
+            )
+            c.executemany(
+                "INSERT INTO chunk_fts(rowid, content) VALUES (?, ?)",
+                [(base + k, ch.content) for k, ch in enumerate(w.chunks)],
+            )
+            changes.append(("chunk", "insert_range", "", base, base + len(w.chunks) - 1))
         for key, value in w.meta.items():
             c.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
                 (key, json.dumps(value)),
             )
-            changes.append(("meta", "upsert", key))
+            one("meta", "upsert", key)
         return changes
+
+    def _duplicate(self, w: WriteSet, exc: sqlite3.IntegrityError) -> CefError:
+        """Name the record that broke a uniqueness constraint (the transaction is already rolled back)."""
+        for kind, items in (("node", w.nodes), ("edge", w.edges), ("chunk", w.chunks)):
+            if f"{kind}s.id" in str(exc):
+                ids = [x.id for x in items]
+                deleted = set(getattr(w, f"delete_{kind}s"))
+                clash = self.existing_ids(kind, [i for i in ids if i not in deleted])
+                if clash:
+                    first = next(i for i in ids if i in clash)
+                    return DuplicateIdError(kind, first, f"{kind}s[{ids.index(first)}] already exists in the store")
+        return StoreError(f"write refused by the database: {exc}")
 
     @staticmethod
     def _delete_fts(c: sqlite3.Connection, table: str, fts: str, ids: Sequence[str]) -> None:
@@ -291,8 +305,14 @@ class SQLiteStore:
         return [Node.model_validate_json(found[i]) for i in ids if i in found]
 
     def get_edges(self, ids: Sequence[str]) -> list[Edge]:
-        found = self._by_ids("edges", ids)
-        return [Edge.model_validate_json(found[i]) for i in ids if i in found]
+        found: dict[str, Edge] = {}
+        ids = list(dict.fromkeys(ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for row in self._query(f"SELECT {_EDGE_COLS} FROM edges WHERE id IN ({marks})", part):
+                found[row[0]] = _edge_from_row(row)
+        return [found[i] for i in ids if i in found]
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         found = self._by_ids("chunks", ids)
@@ -328,8 +348,15 @@ class SQLiteStore:
             yield Node.model_validate_json(data)
 
     def iter_edges(self) -> Iterator[Edge]:
-        for (data,) in self._iter("SELECT data FROM edges ORDER BY rid"):
-            yield Edge.model_validate_json(data)
+        for row in self._iter(f"SELECT {_EDGE_COLS} FROM edges ORDER BY rid"):
+            yield _edge_from_row(row)
+
+    def ids_in_range(self, kind: str, rid_from: int, rid_to: int) -> list[str]:
+        """Ids of records inserted with row ids in a range (the change feed's insert ranges)."""
+        table = {"node": "nodes", "edge": "edges", "chunk": "chunks"}[kind]
+        return [r[0] for r in self._query(
+            f"SELECT id FROM {table} WHERE rid BETWEEN ? AND ? ORDER BY rid", (rid_from, rid_to)
+        )]
 
     def iter_chunks(self) -> Iterator[Chunk]:
         for (data,) in self._iter("SELECT data FROM chunks ORDER BY rid"):
@@ -437,14 +464,18 @@ class SQLiteStore:
 
     def changes_since(self, seq: int) -> tuple[int, list[Change]]:
         """Changes after ``seq``; a first entry of kind ``reset`` means: reload everything."""
-        rows = self._query("SELECT seq, kind, op, id FROM changes WHERE seq > ? ORDER BY seq", (seq,))
+        rows = self._query(
+            "SELECT seq, kind, op, id, rid_from, rid_to FROM changes WHERE seq > ? ORDER BY seq", (seq,)
+        )
         if rows and seq > 0 and rows[0][0] != seq + 1:
             oldest = self._query("SELECT MIN(seq) FROM changes")[0][0]
             if oldest is None or oldest > seq + 1:
                 return int(rows[-1][0]), [Change(seq=int(rows[-1][0]), kind="reset", op="reset", id="")]
         if not rows:
             return seq, []
-        return int(rows[-1][0]), [Change(seq=int(s), kind=k, op=o, id=i) for s, k, o, i in rows]
+        return int(rows[-1][0]), [
+            Change(seq=int(s), kind=k, op=o, id=i, rid_from=a, rid_to=b) for s, k, o, i, a, b in rows
+        ]
 
     def counts(self) -> dict[str, int]:
         out = {}
@@ -472,6 +503,40 @@ class SQLiteStore:
             "JOIN nodes t ON t.id = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"
         )
         return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+
+_EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, props"
+
+
+def _edge_columns(e: Edge) -> tuple[Any, ...]:
+    return (
+        e.relation_type,
+        e.source,
+        e.target,
+        e.weight,
+        e.confidence,
+        _ts(e.valid_from),
+        _ts(e.valid_to),
+        e.recorded_at.timestamp(),
+        e.scope,
+        json.dumps(e.properties, separators=(",", ":")) if e.properties else "{}",
+    )
+
+
+def _edge_from_row(row: Sequence[Any]) -> Edge:
+    return Edge(
+        id=row[0],
+        relation_type=row[1],
+        source=row[2],
+        target=row[3],
+        weight=row[4],
+        confidence=row[5],
+        valid_from=utc_from_ts(row[6]),
+        valid_to=utc_from_ts(row[7]),
+        recorded_at=utc_from_ts(row[8]),  # type: ignore[arg-type]
+        scope=row[9],
+        properties=json.loads(row[10]),
+    )
 
 
 def _blob(vec: np.ndarray | None) -> bytes | None:
