@@ -29,12 +29,7 @@ import numpy as np
 import cef
 from cef import Batch, Chunk, Edge, Node, RelationType
 
-WORDS = (
-    "graph context engine patient drug condition doctor therapy dose kidney heart rhythm risk guideline "
-    "study trial protein gene pathway enzyme receptor signal cell tissue organ blood pressure sugar insulin "
-    "metabolism inflammation pain infection virus bacteria vaccine antibody immune response clinic hospital "
-    "nurse surgery imaging scan report note history family lifestyle diet exercise sleep stress memory"
-).split()
+WORDS = ["graph", "context", "engine", "patient", "drug", "condition", "doctor", "therapy", "dose", "kidney", "heart", "rhythm", "risk", "guideline", "study", "trial", "protein", "gene", "pathway", "enzyme", "receptor", "signal", "cell", "tissue", "organ", "blood", "pressure", "sugar", "insulin", "metabolism", "inflammation", "pain", "infection", "virus", "bacteria", "vaccine", "antibody", "immune", "response", "clinic", "hospital", "nurse", "surgery", "imaging", "scan", "report", "note", "history", "family", "lifestyle", "diet", "exercise", "sleep", "stress", "memory"]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -53,14 +48,20 @@ def rss_mb() -> float:
 def generate(kb: cef.KnowledgeBase, n_nodes: int, n_edges: int, seed: int = 7, batch: int = 50_000) -> float:
     """Write a random graph in batches; returns seconds spent in index_batch."""
     rng = random.Random(seed)
-    rels = [RelationType(name=f"REL_{i}", semantics=s) for i, s in enumerate(
-        ["ASSOCIATION", "HIERARCHY", "CLASSIFICATION", "REFERENCE", "SEQUENCE"])]
+    rels = [
+        RelationType(name=f"REL_{i}", semantics=s)
+        for i, s in enumerate(["ASSOCIATION", "HIERARCHY", "CLASSIFICATION", "REFERENCE", "SEQUENCE"])
+    ]
     kb.indexer.register_relation_types(rels)
     labels = ["Person", "Drug", "Condition", "Document", "Place"]
     spent = 0.0
     for start in range(0, n_nodes, batch):
         nodes = [
-            Node(id=f"n{i}", label=labels[i % 5], properties={"name": f"{rng.choice(WORDS)} {i}", "rank": i % 100})
+            Node(
+                id=f"n{i}",
+                label=labels[i % 5],
+                properties={"name": f"{rng.choice(WORDS)} {i}", "rank": i % 100},
+            )
             for i in range(start, min(n_nodes, start + batch))
         ]
         t = time.perf_counter()
@@ -92,7 +93,13 @@ def bench_indexing(tmp: Path, n_nodes: int, n_edges: int) -> dict[str, float]:
     db = tmp / f"index-{n_nodes}.db"
     with cef.open(db, embedder=None) as kb:
         spent = generate(kb, n_nodes, n_edges)
-    return {"nodes": n_nodes, "edges": n_edges, "seconds": spent, "rate": (n_nodes + n_edges) / spent, "db": str(db)}
+    return {
+        "nodes": n_nodes,
+        "edges": n_edges,
+        "seconds": spent,
+        "rate": (n_nodes + n_edges) / spent,
+        "db": str(db),
+    }
 
 
 def bench_reload(db: str) -> dict[str, float]:
@@ -110,9 +117,16 @@ def bench_reload(db: str) -> dict[str, float]:
         print(took, rss(), base, kb.state.graph.node_count, kb.state.graph.edge_count)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, check=True).stdout.split()
-    return {"seconds": float(out[0]), "rss_mb": float(out[1]), "base_rss_mb": float(out[2]),
-            "nodes": int(out[3]), "edges": int(out[4])}
+    out = subprocess.run(
+        [sys.executable, "-c", code, db], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return {
+        "seconds": float(out[0]),
+        "rss_mb": float(out[1]),
+        "base_rss_mb": float(out[2]),
+        "nodes": int(out[3]),
+        "edges": int(out[4]),
+    }
 
 
 def bench_traversal(db: str, n_nodes: int, queries: int = 300) -> dict[str, float]:
@@ -130,8 +144,13 @@ def bench_traversal(db: str, n_nodes: int, queries: int = 300) -> dict[str, floa
             t = time.perf_counter()
             g.expand([g.pos(nid)], 3, flt, max_nodes=1000)  # type: ignore[list-item]
             hop3_ms.append((time.perf_counter() - t) * 1000)
-    return {"ctx_p50": pct(ctx_ms, 0.5), "ctx_p95": pct(ctx_ms, 0.95), "ctx_nodes": statistics.mean(sizes),
-            "hop3_p50": pct(hop3_ms, 0.5), "hop3_p95": pct(hop3_ms, 0.95)}
+    return {
+        "ctx_p50": pct(ctx_ms, 0.5),
+        "ctx_p95": pct(ctx_ms, 0.95),
+        "ctx_nodes": statistics.mean(sizes),
+        "hop3_p50": pct(hop3_ms, 0.5),
+        "hop3_p95": pct(hop3_ms, 0.95),
+    }
 
 
 def bench_search(tmp: Path, n_chunks: int, queries: int = 200) -> dict[str, float]:
@@ -168,8 +187,12 @@ def bench_search(tmp: Path, n_chunks: int, queries: int = 200) -> dict[str, floa
             t = time.perf_counter()
             kb.state.store.search_text("chunk", words, 10)
             bm_ms.append((time.perf_counter() - t) * 1000)
-    return {"vec_p50": pct(vec_ms, 0.5), "vec_p95": pct(vec_ms, 0.95), "bm25_p50": pct(bm_ms, 0.5),
-            "bm25_p95": pct(bm_ms, 0.95)}
+    return {
+        "vec_p50": pct(vec_ms, 0.5),
+        "vec_p95": pct(vec_ms, 0.95),
+        "bm25_p50": pct(bm_ms, 0.5),
+        "bm25_p95": pct(bm_ms, 0.95),
+    }
 
 
 def bench_embedding(n: int = 1000) -> dict[str, float]:
@@ -194,26 +217,58 @@ def main() -> None:
         tmp = Path(d)
         rows: list[tuple[str, str, str]] = []
         mid = bench_indexing(tmp, int(100_000 * s), int(500_000 * s))
-        rows.append((f"index {mid['nodes']:,} nodes + {mid['edges']:,} edges", f"{mid['rate']:,.0f} items/s",
-                     "≥ 50,000/s"))
+        rows.append(
+            (
+                f"index {mid['nodes']:,} nodes + {mid['edges']:,} edges",
+                f"{mid['rate']:,.0f} items/s",
+                "≥ 50,000/s",
+            )
+        )
         tr = bench_traversal(mid["db"], mid["nodes"])  # type: ignore[arg-type]
-        rows.append(("extract_context depth 2 (p50 / p95)", f"{tr['ctx_p50']:.2f} / {tr['ctx_p95']:.2f} ms "
-                     f"(avg {tr['ctx_nodes']:.0f} nodes)", "p95 ≤ 5 ms"))
-        rows.append(("3-hop expansion capped at 1,000 nodes (p50 / p95)",
-                     f"{tr['hop3_p50']:.2f} / {tr['hop3_p95']:.2f} ms", ""))
+        rows.append(
+            (
+                "extract_context depth 2 (p50 / p95)",
+                f"{tr['ctx_p50']:.2f} / {tr['ctx_p95']:.2f} ms (avg {tr['ctx_nodes']:.0f} nodes)",
+                "p95 ≤ 5 ms",
+            )
+        )
+        rows.append(
+            (
+                "3-hop expansion capped at 1,000 nodes (p50 / p95)",
+                f"{tr['hop3_p50']:.2f} / {tr['hop3_p95']:.2f} ms",
+                "",
+            )
+        )
         if not args.skip_big:
             big = bench_indexing(tmp, int(1_000_000 * s), int(5_000_000 * s))
-            rows.append((f"index {big['nodes']:,} + {big['edges']:,}", f"{big['rate']:,.0f} items/s", "≥ 50,000/s"))
+            rows.append(
+                (f"index {big['nodes']:,} + {big['edges']:,}", f"{big['rate']:,.0f} items/s", "≥ 50,000/s")
+            )
             rl = bench_reload(big["db"])  # type: ignore[arg-type]
-            rows.append((f"open/reload {rl['nodes']:,} nodes / {rl['edges']:,} edges",
-                         f"{rl['seconds']:.1f} s, RSS {rl['rss_mb']:,.0f} MB", "≤ 30 s, ≤ 3 GB"))
+            rows.append(
+                (
+                    f"open/reload {rl['nodes']:,} nodes / {rl['edges']:,} edges",
+                    f"{rl['seconds']:.1f} s, RSS {rl['rss_mb']:,.0f} MB",
+                    "≤ 30 s, ≤ 3 GB",
+                )
+            )
             os.remove(big["db"])  # type: ignore[arg-type]
         gc.collect()
         se = bench_search(tmp, int(100_000 * s))
-        rows.append((f"exact vector top-10 at {int(100_000 * s):,} chunks (p50 / p95)",
-                     f"{se['vec_p50']:.2f} / {se['vec_p95']:.2f} ms", "p95 ≤ 20 ms"))
-        rows.append((f"BM25 (FTS5) top-10 at {int(100_000 * s):,} chunks (p50 / p95)",
-                     f"{se['bm25_p50']:.2f} / {se['bm25_p95']:.2f} ms", "p95 ≤ 20 ms"))
+        rows.append(
+            (
+                f"exact vector top-10 at {int(100_000 * s):,} chunks (p50 / p95)",
+                f"{se['vec_p50']:.2f} / {se['vec_p95']:.2f} ms",
+                "p95 ≤ 20 ms",
+            )
+        )
+        rows.append(
+            (
+                f"BM25 (FTS5) top-10 at {int(100_000 * s):,} chunks (p50 / p95)",
+                f"{se['bm25_p50']:.2f} / {se['bm25_p95']:.2f} ms",
+                "p95 ≤ 20 ms",
+            )
+        )
         if not args.skip_embedding:
             em = bench_embedding()
             rows.append(("embedding throughput (MiniLM, CPU)", f"{em['texts_per_s']:,.0f} texts/s", ""))

@@ -68,9 +68,7 @@ class MissingNodeError(ValidationError):
     def __init__(self, node_id: str, where: str = "") -> None:
         self.node_id = node_id
         loc = f" referenced by {where}" if where else ""
-        super().__init__(
-            f"node {node_id!r}{loc} does not exist: index the node first or in the same batch"
-        )
+        super().__init__(f"node {node_id!r}{loc} does not exist: index the node first or in the same batch")
 
 
 class InvalidPropertyError(ValidationError):
@@ -102,9 +100,7 @@ class ConfigurationError(CefError):
 class MissingExtraError(ConfigurationError):
     def __init__(self, what: str, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(
-            f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'"
-        )
+        super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'")
 
 
 class StoreError(CefError):

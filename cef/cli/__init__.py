@@ -13,7 +13,7 @@ app = typer.Typer(
         "cef — Context Engineering Framework: a knowledge graph with linked text chunks, "
         "searched by graph reasoning, vectors and BM25, packed into a token budget.\n\n"
         "Start with:  cef ingest examples/clinical/graph.yaml  then  "
-        "cef query \"Which medications interact with warfarin?\""
+        'cef query "Which medications interact with warfarin?"'
     ),
     no_args_is_help=True,
     add_completion=False,

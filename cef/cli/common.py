@@ -20,7 +20,9 @@ err_console = Console(stderr=True)
 
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="SQLite knowledge base file. Default: $CEF_DB, else ./cef.db", show_default=False),
+    typer.Option(
+        "--db", help="SQLite knowledge base file. Default: $CEF_DB, else ./cef.db", show_default=False
+    ),
 ]
 EmbedderOption = Annotated[
     str,
@@ -64,7 +66,7 @@ def cli_errors() -> Iterator[None]:
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
     """A progress callback ``(what, done, total)`` rendered as rich progress bars on stderr."""
-    if not enabled or not sys.stderr.isatty() and os.environ.get("CEF_PROGRESS") != "1":
+    if not enabled or (not sys.stderr.isatty() and os.environ.get("CEF_PROGRESS") != "1"):
         yield lambda what, done, total: None
         return
     with Progress(

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cef.cli.common import DbOption, EmbedderOption, cli_errors, console, db_path, err_console, open_engine, progress_bar
+from cef.cli.common import (
+    DbOption,
+    EmbedderOption,
+    cli_errors,
+    console,
+    db_path,
+    err_console,
+    open_engine,
+    progress_bar,
+)
 from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
 
 
@@ -24,7 +32,9 @@ def init(db: DbOption = None, embedder: EmbedderOption = "default") -> None:
 
 
 def ingest(
-    sources: Annotated[list[str], typer.Argument(help="Files, folders, s3://bucket/prefix URIs or .jsonl corpora.")],
+    sources: Annotated[
+        list[str], typer.Argument(help="Files, folders, s3://bucket/prefix URIs or .jsonl corpora.")
+    ],
     db: DbOption = None,
     embedder: EmbedderOption = "default",
     extract: Annotated[
@@ -62,20 +72,29 @@ def query(
     text: Annotated[str, typer.Argument(help="The question, in natural language.")],
     db: DbOption = None,
     embedder: EmbedderOption = "default",
-    depth: Annotated[int, typer.Option(help="Graph traversal depth from the anchors (0-10).", min=0, max=10)] = 2,
+    depth: Annotated[
+        int, typer.Option(help="Graph traversal depth from the anchors (0-10).", min=0, max=10)
+    ] = 2,
     top_k: Annotated[int, typer.Option("--top-k", help="How many chunks to return.", min=1, max=1000)] = 5,
     strategy: Annotated[
         SearchStrategy, typer.Option(help="auto (default chain), hybrid, vector, bm25, graph or ppr.")
     ] = SearchStrategy.AUTO,
     target: Annotated[
-        list[str] | None, typer.Option("--target", help="A node to start from (name or description); repeatable.")
+        list[str] | None,
+        typer.Option("--target", help="A node to start from (name or description); repeatable."),
     ] = None,
     relation: Annotated[
         list[str] | None, typer.Option("--relation", help="Only traverse this relation type; repeatable.")
     ] = None,
-    scope: Annotated[str | None, typer.Option(help="Only see data of this scope (and unscoped data).")] = None,
-    min_results: Annotated[int, typer.Option(help="Fall back to the next strategy below this many results.")] = 3,
-    fmt: Annotated[str, typer.Option("--format", help="text, markdown or json (the SearchResult model).")] = "text",
+    scope: Annotated[
+        str | None, typer.Option(help="Only see data of this scope (and unscoped data).")
+    ] = None,
+    min_results: Annotated[
+        int, typer.Option(help="Fall back to the next strategy below this many results.")
+    ] = 3,
+    fmt: Annotated[
+        str, typer.Option("--format", help="text, markdown or json (the SearchResult model).")
+    ] = "text",
 ) -> None:
     """Answer a question with ranked chunks and the graph paths that explain them.
 
@@ -116,7 +135,9 @@ def render_result(result: SearchResult, *, markdown: bool = False) -> str:
     )
     anchors = result.metadata.get("anchors") or []
     if anchors:
-        lines.append("anchors: " + ", ".join(f"{a['node_id']} ({a['how']} {a['score']:.2f})" for a in anchors))
+        lines.append(
+            "anchors: " + ", ".join(f"{a['node_id']} ({a['how']} {a['score']:.2f})" for a in anchors)
+        )
     lines.append("")
     for i, r in enumerate(result.results, 1):
         e = r.explanation
@@ -174,4 +195,3 @@ def register(app: typer.Typer) -> None:
 
 
 __all__ = ["register", "render_result"]
-

@@ -278,9 +278,14 @@ class KnowledgeIndexer:
         for check in self.validators:
             check(batch.nodes, batch.edges, self)
 
-    def _check_endpoint_types(self, e: Edge, rt: RelationType, new_nodes: dict[str, Node], where: str) -> None:
+    def _check_endpoint_types(
+        self, e: Edge, rt: RelationType, new_nodes: dict[str, Node], where: str
+    ) -> None:
         g = self.state.graph
-        for end, allowed, role in ((e.source, rt.source_types, "source"), (e.target, rt.target_types, "target")):
+        for end, allowed, role in (
+            (e.source, rt.source_types, "source"),
+            (e.target, rt.target_types, "target"),
+        ):
             if not allowed:
                 continue
             node = new_nodes.get(end)
@@ -302,7 +307,9 @@ class KnowledgeIndexer:
             writes, writes.chunks, progress
         )
 
-    def _embed_nodes(self, writes: WriteSet, nodes: Sequence[Node], progress: ProgressFn | None = None) -> int:
+    def _embed_nodes(
+        self, writes: WriteSet, nodes: Sequence[Node], progress: ProgressFn | None = None
+    ) -> int:
         if self.state.embedder is None or self.embed_nodes == "none":
             return 0
         todo = [n for n in nodes if self.embed_nodes == "all" or n.content]
@@ -310,7 +317,9 @@ class KnowledgeIndexer:
         writes.node_vectors.update({n.id: v for n, v in zip(todo, vecs, strict=True)})
         return len(todo)
 
-    def _embed_chunks(self, writes: WriteSet, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> int:
+    def _embed_chunks(
+        self, writes: WriteSet, chunks: Sequence[Chunk], progress: ProgressFn | None = None
+    ) -> int:
         if self.state.embedder is None:
             return 0
         given = [c for c in chunks if c.embedding is not None]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cef.engine.indexer import IndexResult, KnowledgeIndexer
 from cef.engine.retriever import KnowledgeRetriever
@@ -25,7 +23,7 @@ from cef.model import (
     RelationType,
     SearchResult,
 )
-from cef.store.sqlite.store import SQLiteStore
+from cef.store.base import RecordStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
@@ -41,14 +39,14 @@ class KnowledgeBase:
     itself. Close it (or use it as a context manager) when done.
     """
 
-    def __init__(self, store: SQLiteStore, embedder: Embedder | None, *, embed_nodes: str = "all") -> None:
+    def __init__(self, store: RecordStore, embedder: Embedder | None, *, embed_nodes: str = "all") -> None:
         self.state = EngineState(store, embedder)
         self.indexer = KnowledgeIndexer(self.state, embed_nodes=embed_nodes)
         self.retriever = KnowledgeRetriever(self.state)
 
     # ------------------------------------------------------------ lifecycle
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> RecordStore:
         return self.state.store
 
     @property
@@ -122,7 +120,9 @@ class KnowledgeBase:
     def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
         return self.retriever.find_nodes_by_label(label, limit)
 
-    def find_nodes_by_property(self, key: str, value: Any, label: str | None = None, limit: int = 100) -> list[Node]:
+    def find_nodes_by_property(
+        self, key: str, value: Any, label: str | None = None, limit: int = 100
+    ) -> list[Node]:
         return self.retriever.find_nodes_by_property(key, value, label, limit)
 
     def get_parents(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
@@ -174,4 +174,6 @@ def open_kb(
         from cef.embed import get_default_embedder, make_embedder
 
         embedder = get_default_embedder() if embedder == "default" else make_embedder(embedder)
+    from cef.store.sqlite.store import SQLiteStore
+
     return KnowledgeBase(SQLiteStore(path), embedder, embed_nodes=embed_nodes)

@@ -58,7 +58,9 @@ class KnowledgeRetriever:
             raise NotFoundError(f"node {node_id!r} does not exist")
         return p
 
-    def _structural_filter(self, toward_parent: bool, semantics: Sequence[RelationSemantics] | None) -> EdgeFilter:
+    def _structural_filter(
+        self, toward_parent: bool, semantics: Sequence[RelationSemantics] | None
+    ) -> EdgeFilter:
         """Moves from a node to its parents (or children) across structural relations."""
         g = self.state.graph
         n = len(g.relations)
@@ -133,7 +135,9 @@ class KnowledgeRetriever:
             g = self.state.graph
             self._check_relations(relation_types)
             flt = g.edge_filter(relation_types=relation_types, valid_at=utcnow())
-            found = g.shortest_path(self._pos(source_id), self._pos(target_id), flt, weighted=weighted, max_depth=max_depth)
+            found = g.shortest_path(
+                self._pos(source_id), self._pos(target_id), flt, weighted=weighted, max_depth=max_depth
+            )
             if found is None:
                 return None
             nodes, edges, fwd, cost = found

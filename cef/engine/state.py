@@ -8,22 +8,19 @@ processes' commits from the store's change feed before every read
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import logging
 import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cef.errors import ConfigurationError
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node
-from cef.store.base import Change, WriteSet
-from cef.store.sqlite.store import SQLiteStore
+from cef.store.base import Change, RecordStore, WriteSet
 from cef.vectors.exact import ExactVectorIndex
 
 if TYPE_CHECKING:
@@ -37,7 +34,7 @@ ProgressFn = Callable[[str, int, int], None]
 class EngineState:
     """Store + graph index + vector indexes, kept consistent with each other."""
 
-    def __init__(self, store: SQLiteStore, embedder: Embedder | None) -> None:
+    def __init__(self, store: RecordStore, embedder: Embedder | None) -> None:
         self.store = store
         self.embedder = embedder
         self.lock = threading.RLock()
@@ -73,9 +70,9 @@ class EngineState:
             ids: list[str] = []
             labels: list[str] = []
             scopes: list[str | None] = []
-            for i, l, s in self.store.iter_node_rows():
+            for i, lab, s in self.store.iter_node_rows():
                 ids.append(i)
-                labels.append(l)
+                labels.append(lab)
                 scopes.append(s)
             graph.add_node_arrays(ids, labels, scopes)
             del ids, labels, scopes
@@ -212,7 +209,7 @@ class EngineState:
             yield
 
 
-def _load_vectors(store: SQLiteStore, kind: str, dim: int) -> ExactVectorIndex:
+def _load_vectors(store: RecordStore, kind: str, dim: int) -> ExactVectorIndex:
     ids: list[str] = []
     vecs: list[np.ndarray] = []
     for ident, vec in store.iter_vectors(kind):

@@ -258,7 +258,9 @@ class GraphIndex:
             self._live_nodes += len(new_labels)
         self.generation += 1
 
-    def add_node_arrays(self, ids: Sequence[str], labels: Sequence[str], scopes: Sequence[str | None]) -> None:
+    def add_node_arrays(
+        self, ids: Sequence[str], labels: Sequence[str], scopes: Sequence[str | None]
+    ) -> None:
         """Bulk load (open/reload): ids must be new."""
         start = len(self.node_ids)
         self.node_ids.extend(ids)
@@ -488,7 +490,9 @@ class GraphIndex:
             ok &= (sc == -1) | (sc == flt.scope)
         return ok
 
-    def step(self, frontier: np.ndarray, flt: EdgeFilter) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def step(
+        self, frontier: np.ndarray, flt: EdgeFilter
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One hop from ``frontier``: (edge, from-node, to-node, forward) arrays of allowed moves."""
         e_out, o_out = self._gather(frontier, outgoing=True)
         keep = self._edge_ok(e_out, flt.forward_ok, flt)
@@ -536,20 +540,36 @@ class GraphIndex:
             edges, owners, targets, forward = self.step(frontier, flt)
             if not len(edges):
                 break
-            owner_conf = np.fromiter((conf_of[o] for o in owners.tolist()), dtype=np.float64, count=len(owners))
+            owner_conf = np.fromiter(
+                (conf_of[o] for o in owners.tolist()), dtype=np.float64, count=len(owners)
+            )
             pconf = owner_conf * self.e_conf.view[edges]
-            keep = pconf >= min_path_confidence if min_path_confidence > 0 else np.ones(len(edges), dtype=bool)
+            keep = (
+                pconf >= min_path_confidence if min_path_confidence > 0 else np.ones(len(edges), dtype=bool)
+            )
             if seen:
-                fresh = np.fromiter((t not in seen for t in targets.tolist()), dtype=np.bool_, count=len(targets))
+                fresh = np.fromiter(
+                    (t not in seen for t in targets.tolist()), dtype=np.bool_, count=len(targets)
+                )
                 keep &= fresh
-            edges, owners, targets, forward, pconf = edges[keep], owners[keep], targets[keep], forward[keep], pconf[keep]
+            edges, owners, targets, forward, pconf = (
+                edges[keep],
+                owners[keep],
+                targets[keep],
+                forward[keep],
+                pconf[keep],
+            )
             if not len(edges):
                 break
             order = np.lexsort((edges, -pconf))  # best confidence first, then stable by edge
             edges, owners, targets, forward, pconf = (
-                edges[order], owners[order], targets[order], forward[order], pconf[order]
+                edges[order],
+                owners[order],
+                targets[order],
+                forward[order],
+                pconf[order],
             )
-            uniq, first = np.unique(targets, return_index=True)
+            _, first = np.unique(targets, return_index=True)
             first.sort()  # keep best-confidence order
             sel = first
             if count + len(sel) > max_nodes:
@@ -600,7 +620,9 @@ class GraphIndex:
                 continue
             edges, _, targets, forward = self.step(np.array([u], dtype=np.int64), flt)
             costs = (1.0 / self.e_weight.view[edges]) if weighted else np.ones(len(edges))
-            for e, v, f, c in zip(edges.tolist(), targets.tolist(), forward.tolist(), costs.tolist(), strict=True):
+            for e, v, f, c in zip(
+                edges.tolist(), targets.tolist(), forward.tolist(), costs.tolist(), strict=True
+            ):
                 nd = d + c
                 if v not in done and nd < dist.get(v, POS_INF):
                     dist[v] = nd
@@ -640,10 +662,7 @@ class GraphIndex:
             bwd = self._edge_ok(alive.astype(np.int32), flt.backward_ok, flt)
             rows = np.concatenate([src[fwd], dst[bwd]])
             cols = np.concatenate([dst[fwd], src[bwd]])
-            if w is not None:
-                vals = np.concatenate([w[fwd], w[bwd]])
-            else:
-                vals = np.ones(len(rows))
+            vals = np.concatenate([w[fwd], w[bwd]]) if w is not None else np.ones(len(rows))
         return sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
 
     def personalized_pagerank(

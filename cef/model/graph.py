@@ -29,7 +29,9 @@ def _check_json(value: JsonDict, what: str) -> JsonDict:
     try:
         json.dumps(value, allow_nan=False, default=_reject)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be JSON-serializable (str, number, bool, null, list, dict): {exc}") from exc
+        raise ValueError(
+            f"{what} must be JSON-serializable (str, number, bool, null, list, dict): {exc}"
+        ) from exc
     return value
 
 
@@ -57,7 +59,11 @@ class RelationSemantics(StrEnum):
     @property
     def is_structural(self) -> bool:
         """Parent/child semantics: HIERARCHY, CONTAINMENT, CLASSIFICATION."""
-        return self in (RelationSemantics.HIERARCHY, RelationSemantics.CONTAINMENT, RelationSemantics.CLASSIFICATION)
+        return self in (
+            RelationSemantics.HIERARCHY,
+            RelationSemantics.CONTAINMENT,
+            RelationSemantics.CLASSIFICATION,
+        )
 
 
 class _Record(BaseModel):
@@ -88,7 +94,9 @@ class RelationType(_Record):
         if self.parent_end is None and self.semantics.is_structural:
             self.parent_end = "source" if self.semantics is RelationSemantics.CONTAINMENT else "target"
         if self.inverse is not None and self.inverse == self.name and not self.bidirectional:
-            raise ValueError(f"relation type {self.name!r} is its own inverse: declare it bidirectional instead")
+            raise ValueError(
+                f"relation type {self.name!r} is its own inverse: declare it bidirectional instead"
+            )
         _check_json(self.metadata, "metadata")
         return self
 
@@ -174,12 +182,16 @@ class Edge(_Record):
     @model_validator(mode="after")
     def _window(self) -> Edge:
         if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
-            raise ValueError(f"edge {self.id!r}: valid_to {self.valid_to} is before valid_from {self.valid_from}")
+            raise ValueError(
+                f"edge {self.id!r}: valid_to {self.valid_to} is before valid_from {self.valid_from}"
+            )
         return self
 
     def valid_at(self, at: datetime) -> bool:
         at = _aware(at) or at
-        return (self.valid_from is None or self.valid_from <= at) and (self.valid_to is None or at < self.valid_to)
+        return (self.valid_from is None or self.valid_from <= at) and (
+            self.valid_to is None or at < self.valid_to
+        )
 
 
 class Chunk(_Record):

@@ -31,16 +31,24 @@ class _Model(BaseModel):
 class ResolutionTarget(_Model):
     """An entry point to resolve in the graph, by meaning (vector) and by name."""
 
-    description: str = Field(min_length=1, max_length=2000, description="text that describes the node to find")
-    type_hint: str | None = Field(default=None, description="node label to restrict matches to, e.g. 'Patient'")
+    description: str = Field(
+        min_length=1, max_length=2000, description="text that describes the node to find"
+    )
+    type_hint: str | None = Field(
+        default=None, description="node label to restrict matches to, e.g. 'Patient'"
+    )
     max_matches: int = Field(default=1, ge=1, le=50)
 
 
 class TraversalHint(_Model):
     """How to walk the graph from the resolved targets."""
 
-    relation_types: list[str] = Field(default_factory=list, description="only follow these relations (empty: all)")
-    semantics: list[RelationSemantics] = Field(default_factory=list, description="only follow these semantics")
+    relation_types: list[str] = Field(
+        default_factory=list, description="only follow these relations (empty: all)"
+    )
+    semantics: list[RelationSemantics] = Field(
+        default_factory=list, description="only follow these semantics"
+    )
     depth: int = Field(default=2, ge=0, le=10)
     direction: Direction = "both"
     min_confidence: float = Field(default=0.0, ge=0.0, le=1.0, description="skip edges below this confidence")
@@ -106,8 +114,12 @@ class Explanation(_Model):
     vector_score: float | None = None
     bm25_score: float | None = None
     graph_score: float | None = None
-    rank_sources: dict[str, int] = Field(default_factory=dict, description="rank of the chunk in each source list")
-    entities: list[str] = Field(default_factory=list, description="names of graph entities linked to the chunk")
+    rank_sources: dict[str, int] = Field(
+        default_factory=dict, description="rank of the chunk in each source list"
+    )
+    entities: list[str] = Field(
+        default_factory=list, description="names of graph entities linked to the chunk"
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -138,5 +150,7 @@ class SearchResult(_Model):
     reasoning_context: ReasoningContext | None = None
     enhanced_query: str | None = None
     duration_ms: float = 0.0
-    fallbacks: list[str] = Field(default_factory=list, description="strategies tried before the one that answered")
+    fallbacks: list[str] = Field(
+        default_factory=list, description="strategies tried before the one that answered"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)

@@ -9,10 +9,38 @@ from collections.abc import Sequence
 from cef.graph.index import EdgeFilter, Expansion, GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
-from cef.store.sqlite.store import SQLiteStore
+from cef.store.base import RecordStore
 
 _STOP = frozenset(
-    "a an the of and or in on at to for with by from is are was were be been this that these those it its as".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "as",
+    ]
 )
 
 
@@ -36,7 +64,7 @@ def path_for(graph: GraphIndex, exp: Expansion, pos: int, names: dict[str, str] 
 
 def build_reasoning_context(
     graph: GraphIndex,
-    store: SQLiteStore,
+    store: RecordStore,
     seeds: Sequence[int],
     depth: int,
     flt: EdgeFilter,
@@ -57,7 +85,7 @@ def build_reasoning_context(
     for p, d in zip(exp.nodes, exp.depth, strict=True):
         if d == 0:
             continue
-        nodes_on, edges_on, fwd = exp.path_to(int(p))
+        _, edges_on, fwd = exp.path_to(int(p))
         group = _semantic_group(graph, edges_on[-1], fwd[-1], d)
         groups.setdefault(group, []).append(graph.node_ids[int(p)])
     ctx = ReasoningContext(

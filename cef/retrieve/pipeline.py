@@ -98,7 +98,8 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         meta.pop("expansion", None)
         meta.pop("anchor_score", None)
         meta["anchors"] = [
-            {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target} for a in qc.anchors
+            {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target}
+            for a in qc.anchors
         ]
         if qc.notes:
             meta["notes"] = qc.notes

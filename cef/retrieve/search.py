@@ -10,7 +10,9 @@ from cef.retrieve.expand import path_for
 HOP_DECAY = 0.7
 
 
-def vector_hits(qc: QueryContext, text: str | None, k: int, allowed: list[str] | None = None) -> list[tuple[str, float]]:
+def vector_hits(
+    qc: QueryContext, text: str | None, k: int, allowed: list[str] | None = None
+) -> list[tuple[str, float]]:
     """Top-k chunk ids by cosine similarity (respecting the query's scope)."""
     st = qc.state
     vec = qc.embed(text) if text else qc.query_vector

@@ -161,7 +161,9 @@ class SQLiteStore:
                     raise _translate(exc, "writing") from exc
                 raise
 
-    def _write(self, c: sqlite3.Connection, w: WriteSet) -> list[tuple[str, str, str, int | None, int | None]]:
+    def _write(
+        self, c: sqlite3.Connection, w: WriteSet
+    ) -> list[tuple[str, str, str, int | None, int | None]]:
         changes: list[tuple[str, str, str, int | None, int | None]] = []
 
         def one(kind: str, op: str, ident: str) -> None:
@@ -242,7 +244,14 @@ class SQLiteStore:
             c.executemany(
                 "INSERT INTO chunks(rid,id,node_id,scope,data,embedding) VALUES (?,?,?,?,?,?)",
                 [
-                    (base + k, ch.id, ch.node_id, ch.scope, ch.model_dump_json(), _blob(w.chunk_vectors.get(ch.id)))
+                    (
+                        base + k,
+                        ch.id,
+                        ch.node_id,
+                        ch.scope,
+                        ch.model_dump_json(),
+                        _blob(w.chunk_vectors.get(ch.id)),
+                    )
                     for k, ch in enumerate(w.chunks)
                 ],
             )
@@ -268,13 +277,15 @@ class SQLiteStore:
                 clash = self.existing_ids(kind, [i for i in ids if i not in deleted])
                 if clash:
                     first = next(i for i in ids if i in clash)
-                    return DuplicateIdError(kind, first, f"{kind}s[{ids.index(first)}] already exists in the store")
+                    return DuplicateIdError(
+                        kind, first, f"{kind}s[{ids.index(first)}] already exists in the store"
+                    )
         return StoreError(f"write refused by the database: {exc}")
 
     @staticmethod
     def _delete_fts(c: sqlite3.Connection, table: str, fts: str, ids: Sequence[str]) -> None:
         c.executemany(
-            f"DELETE FROM {fts} WHERE rowid = (SELECT rid FROM {table} WHERE id=?)",  # noqa: S608 - fixed names
+            f"DELETE FROM {fts} WHERE rowid = (SELECT rid FROM {table} WHERE id=?)",
             [(i,) for i in ids],
         )
 
@@ -296,7 +307,7 @@ class SQLiteStore:
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
-            for row in self._query(f"SELECT id, data{extra} FROM {table} WHERE id IN ({marks})", part):  # noqa: S608
+            for row in self._query(f"SELECT id, data{extra} FROM {table} WHERE id IN ({marks})", part):
                 out[row[0]] = row[1]
         return out
 
@@ -326,7 +337,7 @@ class SQLiteStore:
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
-            out.update(r[0] for r in self._query(f"SELECT {col} FROM {table} WHERE {col} IN ({marks})", part))  # noqa: S608
+            out.update(r[0] for r in self._query(f"SELECT {col} FROM {table} WHERE {col} IN ({marks})", part))
         return out
 
     def _iter(self, sql: str, batch: int = 5000) -> Iterator[Any]:
@@ -354,9 +365,12 @@ class SQLiteStore:
     def ids_in_range(self, kind: str, rid_from: int, rid_to: int) -> list[str]:
         """Ids of records inserted with row ids in a range (the change feed's insert ranges)."""
         table = {"node": "nodes", "edge": "edges", "chunk": "chunks"}[kind]
-        return [r[0] for r in self._query(
-            f"SELECT id FROM {table} WHERE rid BETWEEN ? AND ? ORDER BY rid", (rid_from, rid_to)
-        )]
+        return [
+            r[0]
+            for r in self._query(
+                f"SELECT id FROM {table} WHERE rid BETWEEN ? AND ? ORDER BY rid", (rid_from, rid_to)
+            )
+        ]
 
     def iter_chunks(self) -> Iterator[Chunk]:
         for (data,) in self._iter("SELECT data FROM chunks ORDER BY rid"):
@@ -374,11 +388,15 @@ class SQLiteStore:
         )
 
     def relation_types(self) -> list[RelationType]:
-        return [RelationType.model_validate_json(d) for (d,) in self._query("SELECT data FROM relation_types")]
+        return [
+            RelationType.model_validate_json(d) for (d,) in self._query("SELECT data FROM relation_types")
+        ]
 
     def iter_vectors(self, kind: str) -> Iterator[tuple[str, np.ndarray]]:
         table = {"node": "nodes", "chunk": "chunks"}[kind]
-        for ident, blob in self._iter(f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL ORDER BY rid"):  # noqa: S608
+        for ident, blob in self._iter(
+            f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL ORDER BY rid"
+        ):
             yield ident, np.frombuffer(blob, dtype=np.float32)
 
     def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -389,7 +407,7 @@ class SQLiteStore:
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
             for ident, blob in self._query(
-                f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL AND id IN ({marks})",  # noqa: S608
+                f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL AND id IN ({marks})",
                 part,
             ):
                 out[ident] = np.frombuffer(blob, dtype=np.float32)
@@ -402,7 +420,7 @@ class SQLiteStore:
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
             for cid, nid in self._query(
-                f"SELECT id, node_id FROM chunks WHERE node_id IN ({marks}) ORDER BY rid",  # noqa: S608
+                f"SELECT id, node_id FROM chunks WHERE node_id IN ({marks}) ORDER BY rid",
                 part,
             ):
                 out.setdefault(nid, []).append(cid)
@@ -417,13 +435,15 @@ class SQLiteStore:
             out.extend(
                 r[0]
                 for r in self._query(
-                    f"SELECT id FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",  # noqa: S608
+                    f"SELECT id FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",
                     part + part,
                 )
             )
         return list(dict.fromkeys(out))
 
-    def nodes_by_property(self, key: str, value: Any, label: str | None = None, limit: int = 100) -> list[Node]:
+    def nodes_by_property(
+        self, key: str, value: Any, label: str | None = None, limit: int = 100
+    ) -> list[Node]:
         path = "$." + json.dumps(key) if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"$.{key}"
         sql = "SELECT data FROM nodes WHERE json_extract(data, ?) = ?"
         params: list[Any] = [f"$.properties{path[1:]}", value if not isinstance(value, bool) else int(value)]
@@ -443,7 +463,7 @@ class SQLiteStore:
             return []
         table, fts = {"chunk": ("chunks", "chunk_fts"), "node": ("nodes", "node_fts")}[kind]
         sql = (
-            f"SELECT t.id, bm25({fts}) AS s FROM {fts} JOIN {table} t ON t.rid = {fts}.rowid "  # noqa: S608
+            f"SELECT t.id, bm25({fts}) AS s FROM {fts} JOIN {table} t ON t.rid = {fts}.rowid "
             f"WHERE {fts} MATCH ?"
         )
         params: list[Any] = [q]
@@ -479,8 +499,13 @@ class SQLiteStore:
 
     def counts(self) -> dict[str, int]:
         out = {}
-        for name, table in (("nodes", "nodes"), ("edges", "edges"), ("chunks", "chunks"), ("relation_types", "relation_types")):
-            out[name] = int(self._query(f"SELECT COUNT(*) FROM {table}")[0][0])  # noqa: S608
+        for name, table in (
+            ("nodes", "nodes"),
+            ("edges", "edges"),
+            ("chunks", "chunks"),
+            ("relation_types", "relation_types"),
+        ):
+            out[name] = int(self._query(f"SELECT COUNT(*) FROM {table}")[0][0])
         return out
 
     def get_meta(self, key: str) -> Any:
@@ -488,7 +513,10 @@ class SQLiteStore:
         return json.loads(rows[0][0]) if rows else None
 
     def labels(self) -> list[tuple[str, int]]:
-        return [(r[0], int(r[1])) for r in self._query("SELECT label, COUNT(*) FROM nodes GROUP BY label ORDER BY 2 DESC")]
+        return [
+            (r[0], int(r[1]))
+            for r in self._query("SELECT label, COUNT(*) FROM nodes GROUP BY label ORDER BY 2 DESC")
+        ]
 
     def property_names(self, label: str, sample: int = 200) -> list[str]:
         names: dict[str, None] = {}

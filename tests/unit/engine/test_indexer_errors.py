@@ -58,7 +58,7 @@ def test_edge_to_missing_node(kb: cef.KnowledgeBase) -> None:
 
 def test_chunk_linked_to_missing_node(kb: cef.KnowledgeBase) -> None:
     _base(kb)
-    with pytest.raises(MissingNodeError, match="'nowhere'.*chunk 'c1'"):
+    with pytest.raises(MissingNodeError, match=r"'nowhere'.*chunk 'c1'"):
         kb.index_chunk(Chunk(id="c1", content="text", node_id="nowhere"))
     assert kb.stats()["chunks"] == 0
 
@@ -84,7 +84,7 @@ def test_duplicate_id_against_store(kb: cef.KnowledgeBase, kind: str) -> None:
 
 def test_duplicate_id_within_batch(kb: cef.KnowledgeBase) -> None:
     _base(kb)
-    with pytest.raises(DuplicateIdError, match="'twin'.*nodes\\[0\\]"):
+    with pytest.raises(DuplicateIdError, match=r"'twin'.*nodes\[0\]"):
         kb.index_batch(Batch(nodes=[Node(id="twin", label="A"), Node(id="twin", label="B")]))
     assert kb.find_node("twin") is None
 
@@ -122,7 +122,7 @@ def test_delete_without_cascade_refuses_and_keeps_everything(kb: cef.KnowledgeBa
             chunks=[Chunk(id="c", content="about a", node_id="a")],
         )
     )
-    with pytest.raises(ValidationError, match="1 edge.*1 linked chunk"):
+    with pytest.raises(ValidationError, match=r"1 edge.*1 linked chunk"):
         kb.delete_node("a", cascade=False)
     assert _counts(kb) == (2, 1, 1)
     kb.delete_node("a", cascade=True)

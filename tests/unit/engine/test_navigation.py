@@ -70,7 +70,9 @@ def test_extract_context_depth_and_groups(clinical_kb: cef.KnowledgeBase) -> Non
     deeper = clinical_kb.extract_context("med-warfarin", depth=2)
     assert len(deeper.related_nodes) > len(ctx.related_nodes)
     assert max(p.length for p in deeper.paths) == 2
-    only_class = clinical_kb.extract_context("med-warfarin", depth=3, semantics=[cef.RelationSemantics.CLASSIFICATION])
+    only_class = clinical_kb.extract_context(
+        "med-warfarin", depth=3, semantics=[cef.RelationSemantics.CLASSIFICATION]
+    )
     assert ids(only_class.related_nodes) == {"class-anticoagulant", "med-apixaban"}
 
 

@@ -9,7 +9,11 @@ from hypothesis import strategies as st
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node, RelationType
 
-RELS = [RelationType(name="R0"), RelationType(name="R1", inverse="R1_INV"), RelationType(name="R2", bidirectional=True)]
+RELS = [
+    RelationType(name="R0"),
+    RelationType(name="R1", inverse="R1_INV"),
+    RelationType(name="R2", bidirectional=True),
+]
 
 
 @st.composite
@@ -83,7 +87,10 @@ def test_relation_filters_direction_and_inverse_names() -> None:
     assert set(inv.nodes.tolist()) == {0, 1}
     assert g.relation_name(int(inv.parent_edge[1]), bool(inv.forward[1])) == "R1_INV"
     # bidirectional R2 is walkable both ways whatever the direction
-    assert set(g.expand([2], 1, g.edge_filter(relation_types=["R2"], direction="out")).nodes.tolist()) == {1, 2}
+    assert set(g.expand([2], 1, g.edge_filter(relation_types=["R2"], direction="out")).nodes.tolist()) == {
+        1,
+        2,
+    }
 
 
 def test_ppr_concentrates_near_seed() -> None:
