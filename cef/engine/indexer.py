@@ -203,6 +203,93 @@ class KnowledgeIndexer:
             st.commit(WriteSet(delete_nodes=node_ids, delete_edges=edge_ids, delete_chunks=chunk_ids))
             return IndexResult(nodes=len(node_ids), edges=len(edge_ids), chunks=len(chunk_ids))
 
+    def upsert_batch(
+        self,
+        batch: Batch,
+        *,
+        remove_nodes: Sequence[str] = (),
+        remove_edges: Sequence[str] = (),
+        remove_chunks: Sequence[str] = (),
+        meta: dict[str, Any] | None = None,
+        progress: ProgressFn | None = None,
+    ) -> IndexResult:
+        """Write a batch where ids may already exist (they are updated), and remove others, in one transaction.
+
+        This is how a changed document replaces its previous version: records
+        with the same id are updated in place (re-embedded only if their text
+        changed), records no longer produced are removed (nodes with their edges
+        and linked chunks), new ones are inserted. ``meta`` entries are written
+        in the same transaction (ingest manifests).
+        """
+        import time
+
+        t0 = time.perf_counter()
+        st = self.state
+        with st.lock:
+            st.sync()
+            store = st.store
+            remove_node_set = set(remove_nodes)
+            existing_nodes = store.existing_ids("node", [n.id for n in batch.nodes]) - remove_node_set
+            existing_edges = store.existing_ids("edge", [e.id for e in batch.edges]) - set(remove_edges)
+            existing_chunks = store.existing_ids("chunk", [c.id for c in batch.chunks])
+            # validate the new part of the batch as a normal batch would be (updates are checked below)
+            fresh = Batch(
+                relation_types=batch.relation_types,
+                nodes=[n for n in batch.nodes if n.id not in existing_nodes],
+                edges=[e for e in batch.edges if e.id not in existing_edges],
+                chunks=batch.chunks,
+            )
+            # records of the batch count as present for the validation of edges and chunks
+            self._validate(fresh, extra_nodes={n.id for n in batch.nodes if n.id in existing_nodes})
+            old_nodes = {n.id: n for n in store.get_nodes(sorted(existing_nodes))}
+            updated_nodes = []
+            for n in batch.nodes:
+                if n.id in old_nodes:
+                    old = old_nodes[n.id]
+                    updated_nodes.append(
+                        n.model_copy(update={"created": old.created, "version": old.version + 1, "updated": utcnow()})
+                    )
+            old_edges = {e.id: e for e in store.get_edges(sorted(existing_edges))}
+            updated_edges, replaced_edges = [], []
+            for e in batch.edges:
+                old_e = old_edges.get(e.id)
+                if old_e is None:
+                    continue
+                if (old_e.source, old_e.target, old_e.relation_type) == (e.source, e.target, e.relation_type):
+                    updated_edges.append(e)
+                else:
+                    replaced_edges.append(e)
+            cascade_edges = store.edges_for_nodes(sorted(remove_node_set)) if remove_node_set else []
+            cascade_chunks = [
+                c for ids in store.chunks_for_nodes(sorted(remove_node_set)).values() for c in ids
+            ] if remove_node_set else []
+            writes = WriteSet(
+                relation_types=list(batch.relation_types),
+                nodes=fresh.nodes,
+                edges=[*fresh.edges, *replaced_edges],
+                chunks=list(batch.chunks),
+                updated_nodes=updated_nodes,
+                updated_edges=updated_edges,
+                delete_nodes=sorted(remove_node_set),
+                delete_edges=list(dict.fromkeys([*remove_edges, *cascade_edges, *(e.id for e in replaced_edges)])),
+                delete_chunks=list(dict.fromkeys([*remove_chunks, *cascade_chunks, *existing_chunks])),
+                meta=dict(meta or {}),
+            )
+            embedded = self._embed_nodes(writes, writes.nodes, progress)
+            changed = [n for n in updated_nodes if n.embedding_text() != old_nodes[n.id].embedding_text()]
+            embedded += self._embed_nodes(writes, changed, progress)
+            embedded += self._embed_chunks(writes, writes.chunks, progress)
+            self._record_embedder(writes)
+            st.commit(writes)
+        return IndexResult(
+            relation_types=len(batch.relation_types),
+            nodes=len(batch.nodes),
+            edges=len(batch.edges),
+            chunks=len(batch.chunks),
+            embedded=embedded,
+            seconds=time.perf_counter() - t0,
+        )
+
     def full_reindex(self, *, reembed: bool = False, progress: ProgressFn | None = None) -> IndexResult:
         """Rebuild the in-memory indexes from the store; with ``reembed`` recompute every embedding."""
         import time
@@ -234,7 +321,7 @@ class KnowledgeIndexer:
         )
 
     # ------------------------------------------------------------ validation
-    def _validate(self, batch: Batch) -> None:
+    def _validate(self, batch: Batch, extra_nodes: set[str] | None = None) -> None:
         st = self.state
         g = st.graph
         for kind, items in (("node", batch.nodes), ("edge", batch.edges), ("chunk", batch.chunks)):
@@ -256,6 +343,7 @@ class KnowledgeIndexer:
                     f"relation type {r.name!r} declares inverse {r.inverse!r}, which is already a relation type"
                 )
         new_nodes = {n.id: n for n in batch.nodes}
+        present = extra_nodes or set()
         for i, e in enumerate(batch.edges):
             where = f"edge {e.id!r} (edges[{i}])"
             if e.relation_type not in relations:
@@ -267,13 +355,13 @@ class KnowledgeIndexer:
                     update={"relation_type": inv.name, "source": e.target, "target": e.source}
                 )
             for end in (e.source, e.target):
-                if end not in new_nodes and not g.has_node(end):
+                if end not in new_nodes and end not in present and not g.has_node(end):
                     raise MissingNodeError(end, where)
             rt = relations[e.relation_type]
             if rt.source_types or rt.target_types:
                 self._check_endpoint_types(e, rt, new_nodes, where)
         for i, c in enumerate(batch.chunks):
-            if c.node_id is not None and c.node_id not in new_nodes and not g.has_node(c.node_id):
+            if c.node_id is not None and c.node_id not in new_nodes and c.node_id not in present and not g.has_node(c.node_id):
                 raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
         for check in self.validators:
             check(batch.nodes, batch.edges, self)

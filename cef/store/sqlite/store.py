@@ -261,6 +261,10 @@ class SQLiteStore:
             )
             changes.append(("chunk", "insert_range", "", base, base + len(w.chunks) - 1))
         for key, value in w.meta.items():
+            if value is None:
+                c.execute("DELETE FROM meta WHERE key=?", (key,))
+                one("meta", "delete", key)
+                continue
             c.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
                 (key, json.dumps(value)),
@@ -511,6 +515,13 @@ class SQLiteStore:
     def get_meta(self, key: str) -> Any:
         rows = self._query("SELECT value FROM meta WHERE key=?", (key,))
         return json.loads(rows[0][0]) if rows else None
+
+    def meta_items(self, prefix: str) -> list[tuple[str, Any]]:
+        """Every meta entry whose key starts with ``prefix``."""
+        rows = self._query(
+            "SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key", (prefix, prefix + "\uffff")
+        )
+        return [(k, json.loads(v)) for k, v in rows]
 
     def labels(self) -> list[tuple[str, int]]:
         return [

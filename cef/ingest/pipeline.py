@@ -1,0 +1,250 @@
+"""Ingest sources into a knowledge base: list → fingerprint → parse → enrich → upsert, one transaction per file.
+
+A manifest entry per file (stored in the knowledge base's meta, written in the
+same transaction as the file's records) remembers its fingerprint and the ids
+it produced, so re-ingesting a source skips unchanged files, replaces changed
+ones (records no longer produced are removed) and deletes files that
+disappeared from a folder or prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cef.engine.kb import KnowledgeBase
+from cef.engine.state import ProgressFn
+from cef.errors import CefError, ParseError
+from cef.ingest.parsers.registry import ParserRegistry, default_registry
+from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions
+from cef.ingest.sources import DataSource, ResourceInfo, open_source
+from cef.model import Batch
+
+log = logging.getLogger(__name__)
+
+MANIFEST_PREFIX = "ingest:"
+
+#: turns a parsed document into a richer one (entity extraction); given the knowledge base for its gazetteer
+Enricher = Callable[[KnowledgeBase, ParsedDocument], ParsedDocument]
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    status: str  # "ingested" | "replaced" | "skipped" | "deleted" | "failed"
+    nodes: int = 0
+    edges: int = 0
+    chunks: int = 0
+    message: str = ""
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, per file."""
+
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def _count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def failures(self) -> list[str]:
+        return [o.message for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def succeeded(self) -> int:
+        return sum(1 for o in self.outcomes if o.status in ("ingested", "replaced"))
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "nodes": sum(o.nodes for o in self.outcomes),
+            "edges": sum(o.edges for o in self.outcomes),
+            "chunks": sum(o.chunks for o in self.outcomes),
+        }
+
+    def summary_lines(self) -> list[str]:
+        t = self.totals()
+        return [
+            f"files: {self._count('ingested')} ingested, {self._count('replaced')} replaced, "
+            f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed",
+            f"records written: {t['nodes']} nodes, {t['edges']} edges, {t['chunks']} chunks "
+            f"in {self.seconds:.1f} s",
+        ]
+
+
+def _source_key(uri: str) -> str:
+    if "://" in uri:
+        return uri.rstrip("/")
+    return str(Path(uri).resolve())
+
+
+def _manifest_key(source_key: str, path: str) -> str:
+    return f"{MANIFEST_PREFIX}{source_key}::{path}"
+
+
+def _open(uri: str) -> tuple[DataSource, list[ResourceInfo], bool]:
+    """The source to read and the files to ingest; ``True`` when it is a folder/prefix (deletions apply)."""
+    if "://" not in uri:
+        p = Path(uri)
+        if p.is_file():
+            src = open_source(str(p.parent))
+            return src, [src.info(p.name)], False
+        if not p.exists():
+            raise CefError(f"no such file or folder: {uri}")
+    src = open_source(uri)
+    return src, list(src.list()), True
+
+
+def ingest_sources(
+    kb: KnowledgeBase,
+    sources: Sequence[str],
+    *,
+    progress: ProgressFn | None = None,
+    extract: bool = True,
+    registry: ParserRegistry | None = None,
+    options: ParseOptions | None = None,
+    enricher: Enricher | None = None,
+) -> IngestReport:
+    """Ingest every file of every source; a bad file is reported and the others still go in."""
+    t0 = time.perf_counter()
+    registry = registry or default_registry()
+    report = IngestReport()
+    if enricher is None and extract:
+        enricher = _default_enricher()
+    for uri in sources:
+        try:
+            source, files, is_tree = _open(uri)
+        except CefError as exc:
+            report.outcomes.append(FileOutcome(uri, "failed", message=str(exc)))
+            continue
+        with source:
+            key = _source_key(uri if is_tree else str(Path(uri).parent))
+            files = [f for f in files if registry.for_path(f.path) is not None]
+            seen: set[str] = set()
+            for i, info in enumerate(files, 1):
+                seen.add(info.path)
+                report.outcomes.append(_ingest_file(kb, source, key, info, registry, options, enricher))
+                if progress is not None:
+                    progress(f"ingesting {uri}", i, len(files))
+            if is_tree:
+                report.outcomes.extend(_delete_missing(kb, key, seen))
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _ingest_file(
+    kb: KnowledgeBase,
+    source: DataSource,
+    key: str,
+    info: ResourceInfo,
+    registry: ParserRegistry,
+    options: ParseOptions | None,
+    enricher: Enricher | None,
+) -> FileOutcome:
+    mkey = _manifest_key(key, info.path)
+    previous: dict[str, Any] | None = kb.store.get_meta(mkey)
+    if previous is not None and previous.get("fingerprint") == info.fingerprint:
+        return FileOutcome(info.path, "skipped")
+    parser = registry.for_path(info.path)
+    assert parser is not None
+    ctx = ParseContext(
+        path=info.path,
+        uri=f"{source.uri.rstrip('/')}/{info.path}",
+        content_type=info.content_type,
+        options=options or ParseOptions(),
+    )
+    try:
+        doc = parser.parse(source.read_bytes(info.path), ctx)
+        if enricher is not None:
+            doc = enricher(kb, doc)
+        batch = doc.batch
+        ids = {
+            "nodes": [n.id for n in batch.nodes],
+            "edges": [e.id for e in batch.edges],
+            "chunks": [c.id for c in batch.chunks],
+        }
+        old = previous or {}
+        manifest = {"fingerprint": info.fingerprint, "parser": parser.name, **ids}
+        kb.indexer.upsert_batch(
+            batch,
+            remove_nodes=_gone(old.get("nodes"), ids["nodes"], kb, mkey),
+            remove_edges=_gone(old.get("edges"), ids["edges"]),
+            remove_chunks=_gone(old.get("chunks"), ids["chunks"]),
+            meta={mkey: manifest},
+        )
+    except ParseError as exc:
+        return FileOutcome(info.path, "failed", message=str(exc))
+    except CefError as exc:
+        return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}")
+    return FileOutcome(
+        info.path,
+        "replaced" if previous is not None else "ingested",
+        nodes=len(batch.nodes),
+        edges=len(batch.edges),
+        chunks=len(batch.chunks),
+    )
+
+
+def _gone(old: Iterable[str] | None, new: Iterable[str], kb: KnowledgeBase | None = None, mkey: str = "") -> list[str]:
+    """Ids a file produced before and no longer does (nodes still claimed by other files are kept)."""
+    if not old:
+        return []
+    gone = set(old) - set(new)
+    if kb is not None and gone:
+        gone -= _claimed_elsewhere(kb, gone, mkey)
+    return sorted(gone)
+
+
+def _claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
+    """Node ids some other file's manifest still lists (shared entities, nodes referenced by many files)."""
+    claimed: set[str] = set()
+    for key, manifest in _manifests(kb):
+        if key != mkey:
+            claimed.update(ids.intersection(manifest.get("nodes", [])))
+    return claimed
+
+
+def _manifests(kb: KnowledgeBase) -> list[tuple[str, dict[str, Any]]]:
+    return [(k, v) for k, v in kb.store.meta_items(MANIFEST_PREFIX) if isinstance(v, dict)]
+
+
+def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOutcome]:
+    prefix = _manifest_key(key, "")
+    outcomes = []
+    for mkey, manifest in _manifests(kb):
+        if not mkey.startswith(prefix) or mkey[len(prefix) :] in seen:
+            continue
+        path = mkey[len(prefix) :]
+        nodes = set(manifest.get("nodes", [])) - _claimed_elsewhere(kb, set(manifest.get("nodes", [])), mkey)
+        kb.indexer.upsert_batch(
+            Batch(),
+            remove_nodes=sorted(nodes),
+            remove_edges=manifest.get("edges", []),
+            remove_chunks=manifest.get("chunks", []),
+            meta={mkey: None},
+        )
+        outcomes.append(FileOutcome(path, "deleted"))
+    return outcomes
+
+
+def _default_enricher() -> Enricher | None:
+    """Entity extraction on document text when the NLP extra is installed (graph from text)."""
+    try:
+        from cef.ingest.enrich import EntityEnricher
+    except ImportError:  # pragma: no cover - the enrichment module is optional
+        return None
+    try:
+        return EntityEnricher()
+    except CefError as exc:
+        log.warning("entity extraction disabled: %s", exc)
+        return None
+
+
+def manifest_summary(kb: KnowledgeBase) -> str:
+    return json.dumps({k: v.get("fingerprint") for k, v in _manifests(kb)}, indent=2)
