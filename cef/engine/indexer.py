@@ -247,7 +247,9 @@ class KnowledgeIndexer:
                 if n.id in old_nodes:
                     old = old_nodes[n.id]
                     updated_nodes.append(
-                        n.model_copy(update={"created": old.created, "version": old.version + 1, "updated": utcnow()})
+                        n.model_copy(
+                            update={"created": old.created, "version": old.version + 1, "updated": utcnow()}
+                        )
                     )
             old_edges = {e.id: e for e in store.get_edges(sorted(existing_edges))}
             updated_edges, replaced_edges = [], []
@@ -260,9 +262,11 @@ class KnowledgeIndexer:
                 else:
                     replaced_edges.append(e)
             cascade_edges = store.edges_for_nodes(sorted(remove_node_set)) if remove_node_set else []
-            cascade_chunks = [
-                c for ids in store.chunks_for_nodes(sorted(remove_node_set)).values() for c in ids
-            ] if remove_node_set else []
+            cascade_chunks = (
+                [c for ids in store.chunks_for_nodes(sorted(remove_node_set)).values() for c in ids]
+                if remove_node_set
+                else []
+            )
             writes = WriteSet(
                 relation_types=list(batch.relation_types),
                 nodes=fresh.nodes,
@@ -271,7 +275,9 @@ class KnowledgeIndexer:
                 updated_nodes=updated_nodes,
                 updated_edges=updated_edges,
                 delete_nodes=sorted(remove_node_set),
-                delete_edges=list(dict.fromkeys([*remove_edges, *cascade_edges, *(e.id for e in replaced_edges)])),
+                delete_edges=list(
+                    dict.fromkeys([*remove_edges, *cascade_edges, *(e.id for e in replaced_edges)])
+                ),
                 delete_chunks=list(dict.fromkeys([*remove_chunks, *cascade_chunks, *existing_chunks])),
                 meta=dict(meta or {}),
             )
@@ -361,7 +367,12 @@ class KnowledgeIndexer:
             if rt.source_types or rt.target_types:
                 self._check_endpoint_types(e, rt, new_nodes, where)
         for i, c in enumerate(batch.chunks):
-            if c.node_id is not None and c.node_id not in new_nodes and c.node_id not in present and not g.has_node(c.node_id):
+            if (
+                c.node_id is not None
+                and c.node_id not in new_nodes
+                and c.node_id not in present
+                and not g.has_node(c.node_id)
+            ):
                 raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
         for check in self.validators:
             check(batch.nodes, batch.edges, self)

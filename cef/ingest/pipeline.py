@@ -20,8 +20,8 @@ from typing import Any
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
 from cef.errors import CefError, ParseError
-from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions
+from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
 from cef.model import Batch
 
@@ -191,7 +191,9 @@ def _ingest_file(
     )
 
 
-def _gone(old: Iterable[str] | None, new: Iterable[str], kb: KnowledgeBase | None = None, mkey: str = "") -> list[str]:
+def _gone(
+    old: Iterable[str] | None, new: Iterable[str], kb: KnowledgeBase | None = None, mkey: str = ""
+) -> list[str]:
     """Ids a file produced before and no longer does (nodes still claimed by other files are kept)."""
     if not old:
         return []
