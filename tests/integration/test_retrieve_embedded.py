@@ -81,5 +81,5 @@ def test_reopen_keeps_vectors_and_rejects_other_model(clinical_db_embedded, embe
 
     import pytest
 
-    with pytest.raises(cef.errors.ConfigurationError, match="all-MiniLM|other-model"):
+    with pytest.raises(cef.errors.ConfigurationError, match=r"all-MiniLM|other-model"):
         cef.open(clinical_db_embedded, embedder=Other())  # type: ignore[arg-type]
