@@ -82,7 +82,7 @@ class KnowledgeRetriever:
     def _nodes_at(self, positions: Sequence[int]) -> list[Node]:
         g = self.state.graph
         ids = list(dict.fromkeys(g.node_ids[int(p)] for p in positions))
-        return self.state.store.get_nodes(ids)
+        return self.state.get_nodes(ids)
 
     def get_parents(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
         """Nodes above this one across HIERARCHY / CONTAINMENT / CLASSIFICATION relations."""
@@ -172,7 +172,7 @@ class KnowledgeRetriever:
             flt = g.edge_filter(
                 relation_types=relation_types, semantics=semantics, direction=direction, valid_at=utcnow()
             )
-            ctx, _ = build_reasoning_context(g, self.state.store, seeds, depth, flt, max_nodes=max_nodes)
+            ctx, _ = build_reasoning_context(g, self.state.get_nodes, seeds, depth, flt, max_nodes=max_nodes)
             return ctx
 
     def _check_relations(self, relation_types: Sequence[str] | None) -> None:

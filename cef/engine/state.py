@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ class EngineState:
         self.seq = 0
         self._data_version = -1
         self.listeners: list[Callable[[WriteSet], None]] = []
+        self._node_cache: dict[str, Node] = {}
         self._check_embedder()
         self.reload()
 
@@ -96,8 +97,26 @@ class EngineState:
             del cols
             graph.compact()
             self.graph = graph
+            self._node_cache.clear()
             self.node_vectors = _load_vectors(self.store, "node", self.node_vectors.dim)
             self.chunk_vectors = _load_vectors(self.store, "chunk", self.chunk_vectors.dim)
+
+    NODE_CACHE_SIZE = 100_000
+
+    def get_nodes(self, ids: Sequence[str]) -> list[Node]:
+        """Node records by id, in order, from a bounded cache in front of the store."""
+        cache = self._node_cache
+        missing = [i for i in ids if i not in cache]
+        if missing:
+            if len(cache) + len(missing) > self.NODE_CACHE_SIZE:
+                cache.clear()
+            for n in self.store.get_nodes(missing):
+                cache[n.id] = n
+        return [cache[i] for i in ids if i in cache]
+
+    def _forget_nodes(self, ids: Iterable[str]) -> None:
+        for i in ids:
+            self._node_cache.pop(i, None)
 
     # ------------------------------------------------------------- writing
     def commit(self, writes: WriteSet) -> None:
@@ -119,6 +138,8 @@ class EngineState:
 
     def _apply_local(self, w: WriteSet) -> None:
         g = self.graph
+        self._forget_nodes(w.delete_nodes)
+        self._forget_nodes(n.id for n in w.updated_nodes)
         if w.relation_types:
             g.set_relation_types(w.relation_types)
         if w.delete_edges:
@@ -179,6 +200,7 @@ class EngineState:
             for op in ("upsert", "delete")
         }
         g = self.graph
+        self._forget_nodes(i for (k, i) in last if k == "node")
         if by[("relation_type", "upsert")]:
             g.set_relation_types(self.store.relation_types())
         if by[("edge", "delete")]:

@@ -42,7 +42,6 @@ class QueryContext:
     metadata: dict[str, Any] = field(default_factory=dict)
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_cache: dict[str, Chunk] = field(default_factory=dict)
-    _node_cache: dict[str, Node] = field(default_factory=dict)
 
     def embed(self, text: str) -> np.ndarray | None:
         emb = self.state.embedder
@@ -85,11 +84,7 @@ class QueryContext:
         return out
 
     def nodes(self, ids: list[str]) -> dict[str, Node]:
-        missing = [i for i in ids if i not in self._node_cache]
-        if missing:
-            for n in self.state.store.get_nodes(missing):
-                self._node_cache[n.id] = n
-        return {i: self._node_cache[i] for i in ids if i in self._node_cache}
+        return {n.id: n for n in self.state.get_nodes(ids)}
 
     def results_or_empty(self, results: list[RankedChunk] | None) -> list[RankedChunk]:
         return results or []

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cef.graph.index import EdgeFilter, Expansion, GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
-from cef.store.base import RecordStore
 
 _STOP = frozenset(
     [
@@ -64,7 +63,7 @@ def path_for(graph: GraphIndex, exp: Expansion, pos: int, names: dict[str, str] 
 
 def build_reasoning_context(
     graph: GraphIndex,
-    store: RecordStore,
+    get_nodes: Callable[[Sequence[str]], list[Node]],
     seeds: Sequence[int],
     depth: int,
     flt: EdgeFilter,
@@ -76,7 +75,7 @@ def build_reasoning_context(
     """Expand from ``seeds`` and package nodes, paths, keywords and semantic groups."""
     exp = graph.expand(seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence)
     ids = [graph.node_ids[int(p)] for p in exp.nodes]
-    nodes = {n.id: n for n in store.get_nodes(ids)}
+    nodes = {n.id: n for n in get_nodes(ids)}
     names = {i: n.name for i, n in nodes.items()}
     roots = [nodes[i] for i, d in zip(ids, exp.depth, strict=True) if d == 0 and i in nodes]
     related = [nodes[i] for i, d in zip(ids, exp.depth, strict=True) if d > 0 and i in nodes]
@@ -137,7 +136,7 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
     t = qc.query.traversal
     ctx, exp = build_reasoning_context(
         qc.state.graph,
-        qc.state.store,
+        qc.state.get_nodes,
         [a.pos for a in qc.anchors],
         t.depth,
         qc.edge_filter,

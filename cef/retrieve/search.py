@@ -81,6 +81,11 @@ def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedCh
     candidates = [c for c in candidates if c in chunks]
     vec = qc.embed(qc.enhanced_query or qc.query.query)
     sims = st.chunk_vectors.similarities(vec, candidates) if vec is not None else None
+    bm25: dict[str, float] = {}
+    if sims is None:  # no embedding model: the text signal is BM25, normalized to 0..1
+        hits = bm25_hits(qc, qc.query.query, max(200, qc.query.top_k * 20))
+        top = hits[0][1] if hits else 1.0
+        bm25 = {cid: s / top for cid, s in hits} if top > 0 else {}
     exp = qc.metadata["expansion"]
     anchor_score: dict[int, float] = qc.metadata["anchor_score"]
     scored = []
@@ -90,7 +95,7 @@ def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedCh
         path = path_for(g, exp, pos)
         anchor = path.node_ids[0]
         graph_score = anchor_score.get(g.pos(anchor) or -1, 1.0) * conf * HOP_DECAY**depth
-        vscore = float(sims[i]) if sims is not None else 0.0
+        vscore = float(sims[i]) if sims is not None else bm25.get(cid, 0.0)
         score = vector_weight * vscore + (1 - vector_weight) * graph_score
         scored.append(
             (
@@ -101,6 +106,7 @@ def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedCh
                     anchors=[anchor],
                     path=path,
                     vector_score=vscore if sims is not None else None,
+                    bm25_score=bm25.get(cid) if sims is None else None,
                     graph_score=graph_score,
                     notes=[f"linked to {owner[cid]!r}, {depth} hop(s) from anchor {anchor!r}"],
                 ),
