@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 EXCERPT_CHARS = 300
 MAX_RETRY_WAIT = 20.0
+HEALTH_TIMEOUT = 5.0
 
 
 def redact_url(url: str | httpx.URL) -> str:
@@ -145,10 +146,10 @@ class JsonHttp:
                 f"{self.what} at {redact_url(url)} answered with invalid JSON: {excerpt(response.text)!r}"
             ) from exc
 
-    def get_ok(self, path: str) -> bool:
-        """True when GET ``path`` answers 2xx (no retries, no exception)."""
+    def get_ok(self, path: str, timeout: float = HEALTH_TIMEOUT) -> bool:
+        """True when GET ``path`` answers 2xx within ``timeout`` (capped by the client's); never raises."""
         try:
-            return self.client.get(self.url(path)).is_success
+            return self.client.get(self.url(path), timeout=min(timeout, self.timeout)).is_success
         except httpx.HTTPError:
             return False
 

@@ -171,4 +171,3 @@ def _sse_events(response: httpx.Response) -> Iterator[str]:
             data.append(value[1:] if value.startswith(" ") else value)
     if data:
         yield "\n".join(data)
-

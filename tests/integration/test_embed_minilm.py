@@ -26,7 +26,9 @@ def minilm(env_before: dict[str, str | None]) -> MiniLMEmbedder:
     return emb
 
 
-def test_loading_leaves_the_environment_as_it_was(minilm: MiniLMEmbedder, env_before: dict[str, str | None]) -> None:
+def test_loading_leaves_the_environment_as_it_was(
+    minilm: MiniLMEmbedder, env_before: dict[str, str | None]
+) -> None:
     assert minilm.loaded
     assert {k: os.environ.get(k) for k in env_before} == env_before
 
@@ -49,7 +51,9 @@ def test_similar_sentences_score_higher_than_unrelated(minilm: MiniLMEmbedder) -
         ]
     )
     assert float(q @ para) > float(q @ other) + 0.2
-    cat, kitten, stock = minilm.embed(["A cat sits on the mat.", "A kitten is lying on a rug.", "Stocks fell."])
+    cat, kitten, stock = minilm.embed(
+        ["A cat sits on the mat.", "A kitten is lying on a rug.", "Stocks fell."]
+    )
     assert float(cat @ kitten) > 0.5 > float(cat @ stock)
 
 

@@ -65,7 +65,12 @@ def openai_client(
     oai_server: LoopbackServer[OpenAIState], oai_state: OpenAIState, clients: list[BaseLLMClient]
 ) -> Callable[..., OpenAIChatClient]:
     def build(**kwargs: Any) -> OpenAIChatClient:
-        opts: dict[str, Any] = {"base_url": oai_server.url + "/v1", "max_retries": 0, "timeout": 5.0, **kwargs}
+        opts: dict[str, Any] = {
+            "base_url": oai_server.url + "/v1",
+            "max_retries": 0,
+            "timeout": 5.0,
+            **kwargs,
+        }
         client = OpenAIChatClient(opts.pop("model", "echo-1"), **opts)
         clients.append(client)
         return client
@@ -99,7 +104,9 @@ def test_openai_chat(openai_client: Callable[..., OpenAIChatClient], oai_state: 
     assert resp.text == "echo: hello there friend"
     assert resp.model == "echo-1"
     assert resp.finish_reason == "stop"
-    assert resp.usage.prompt_tokens == 6 and resp.usage.completion_tokens == 4 and resp.usage.total_tokens == 10
+    assert (
+        resp.usage.prompt_tokens == 6 and resp.usage.completion_tokens == 4 and resp.usage.total_tokens == 10
+    )
     body = oai_state.requests[-1].body
     assert oai_state.requests[-1].path == "/v1/chat/completions"
     assert body["messages"] == [
@@ -111,7 +118,9 @@ def test_openai_chat(openai_client: Callable[..., OpenAIChatClient], oai_state: 
     assert "max_tokens" not in body
 
 
-def test_openai_generate_and_max_tokens(openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState) -> None:
+def test_openai_generate_and_max_tokens(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     client = openai_client(max_tokens=100)
     text = client.generate("one two three four five", system="be brief", max_tokens=3, temperature=0)
     assert text == "echo: one two"
@@ -122,8 +131,9 @@ def test_openai_generate_and_max_tokens(openai_client: Callable[..., OpenAIChatC
     assert oai_state.requests[-1].body["max_tokens"] == 100
 
 
-def test_openai_max_tokens_field_follows_the_host(openai_client: Callable[..., OpenAIChatClient],
-                                                  oai_state: OpenAIState) -> None:
+def test_openai_max_tokens_field_follows_the_host(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     assert OpenAIChatClient("gpt-4o-mini", api_key="k").max_tokens_param == "max_completion_tokens"
     assert openai_client().max_tokens_param == "max_tokens"
     client = openai_client(max_tokens_param="max_completion_tokens")
@@ -132,8 +142,9 @@ def test_openai_max_tokens_field_follows_the_host(openai_client: Callable[..., O
     assert body["max_completion_tokens"] == 2 and "max_tokens" not in body
 
 
-def test_openai_extra_body_and_dict_messages(openai_client: Callable[..., OpenAIChatClient],
-                                             oai_state: OpenAIState) -> None:
+def test_openai_extra_body_and_dict_messages(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     client = openai_client(extra_body={"top_p": 0.9, "stop": ["\n\n"]})
     resp = client.chat([{"role": "user", "content": "from a dict"}])
     assert resp.text == "echo: from a dict"
@@ -141,8 +152,9 @@ def test_openai_extra_body_and_dict_messages(openai_client: Callable[..., OpenAI
     assert body["top_p"] == 0.9 and body["stop"] == ["\n\n"] and body["model"] == "echo-1"
 
 
-def test_openai_stream_joins_to_the_chat_text(openai_client: Callable[..., OpenAIChatClient],
-                                              oai_state: OpenAIState) -> None:
+def test_openai_stream_joins_to_the_chat_text(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     client = openai_client()
     pieces = list(client.stream(HELLO))
     assert len(pieces) == 4
@@ -151,7 +163,9 @@ def test_openai_stream_joins_to_the_chat_text(openai_client: Callable[..., OpenA
     assert "".join(client.stream(HELLO, max_tokens=2)) == "echo: hello"
 
 
-def test_openai_stream_is_incremental(openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState) -> None:
+def test_openai_stream_is_incremental(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     """The server holds the rest of the answer until the test has seen the first piece."""
     gate = threading.Event()
     oai_state.stream_gate = gate
@@ -162,8 +176,9 @@ def test_openai_stream_is_incremental(openai_client: Callable[..., OpenAIChatCli
     assert first + "".join(it) == "echo: hello there friend"
 
 
-def test_openai_stream_is_lazy_but_validates_now(openai_client: Callable[..., OpenAIChatClient],
-                                                 oai_state: OpenAIState) -> None:
+def test_openai_stream_is_lazy_but_validates_now(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     client = openai_client()
     with pytest.raises(ValidationError):
         client.stream([])
@@ -180,8 +195,13 @@ def test_openai_stream_is_lazy_but_validates_now(openai_client: Callable[..., Op
         ("cut", LLMError, "cannot reach"),
     ],
 )
-def test_openai_broken_streams(openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState,
-                               mode: str, error: type[Exception], message: str) -> None:
+def test_openai_broken_streams(
+    openai_client: Callable[..., OpenAIChatClient],
+    oai_state: OpenAIState,
+    mode: str,
+    error: type[Exception],
+    message: str,
+) -> None:
     oai_state.stream_mode = mode
     it = openai_client().stream(HELLO)
     assert next(it) == "echo:"
@@ -189,8 +209,9 @@ def test_openai_broken_streams(openai_client: Callable[..., OpenAIChatClient], o
         list(it)
 
 
-def test_openai_stream_that_stalls_times_out(openai_client: Callable[..., OpenAIChatClient],
-                                             oai_state: OpenAIState) -> None:
+def test_openai_stream_that_stalls_times_out(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     oai_state.stream_mode = "stall_midway"
     it = openai_client(timeout=0.4).stream(HELLO)
     assert next(it) == "echo:"
@@ -200,8 +221,9 @@ def test_openai_stream_that_stalls_times_out(openai_client: Callable[..., OpenAI
     assert time.monotonic() - start < 3
 
 
-def test_openai_http_error_has_status_and_message(openai_client: Callable[..., OpenAIChatClient],
-                                                  oai_state: OpenAIState) -> None:
+def test_openai_http_error_has_status_and_message(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     oai_state.fail_status = 500
     client = openai_client()
     with pytest.raises(LLMError) as info:
@@ -222,8 +244,9 @@ def test_openai_bad_key(openai_client: Callable[..., OpenAIChatClient], oai_stat
     assert oai_state.requests[-1].headers["Authorization"] == "Bearer good"
 
 
-def test_openai_retries_transient_errors(openai_client: Callable[..., OpenAIChatClient],
-                                         oai_state: OpenAIState) -> None:
+def test_openai_retries_transient_errors(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState
+) -> None:
     oai_state.fail_status = 429
     oai_state.fail_times = 2
     oai_state.retry_after = "0"
@@ -245,8 +268,17 @@ def test_openai_timeout(openai_client: Callable[..., OpenAIChatClient], oai_stat
         next(client.stream(HELLO))
 
 
-def test_openai_availability(openai_client: Callable[..., OpenAIChatClient], clients: list[BaseLLMClient]) -> None:
+def test_openai_availability(
+    openai_client: Callable[..., OpenAIChatClient], oai_state: OpenAIState, clients: list[BaseLLMClient]
+) -> None:
     assert openai_client().is_available()
+    oai_state.delay = 3.0
+    start = time.monotonic()
+    assert openai_client(timeout=0.3).is_available() is False  # a slow server is not available
+    assert time.monotonic() - start < 2
+    oai_state.delay = 0.0
+    oai_state.fail_status = 503
+    assert openai_client().is_available() is False
     down = OpenAIChatClient("m", base_url=f"http://127.0.0.1:{closed_port()}/v1", max_retries=0, timeout=2)
     clients.append(down)
     assert down.is_available() is False
@@ -255,8 +287,9 @@ def test_openai_availability(openai_client: Callable[..., OpenAIChatClient], cli
     assert not isinstance(info.value, LLMTimeoutError)
 
 
-def test_vllm_is_the_openai_client_with_its_own_name(oai_server: LoopbackServer[OpenAIState],
-                                                     oai_state: OpenAIState, clients: list[BaseLLMClient]) -> None:
+def test_vllm_is_the_openai_client_with_its_own_name(
+    oai_server: LoopbackServer[OpenAIState], oai_state: OpenAIState, clients: list[BaseLLMClient]
+) -> None:
     default = make_llm_client("vllm", model="Qwen/Qwen2.5-7B-Instruct")
     assert isinstance(default, OpenAIChatClient)
     assert default.provider == "vllm" and default.base_url == "http://localhost:8000/v1"
@@ -277,7 +310,9 @@ def test_ollama_chat(ollama_client: Callable[..., OllamaClient], ollama_state: O
     assert resp.text == "echo: hello there friend"
     assert resp.model == "llama3.2"
     assert resp.finish_reason == "stop"
-    assert resp.usage.prompt_tokens == 6 and resp.usage.completion_tokens == 4 and resp.usage.total_tokens == 10
+    assert (
+        resp.usage.prompt_tokens == 6 and resp.usage.completion_tokens == 4 and resp.usage.total_tokens == 10
+    )
     req = ollama_state.requests[-1]
     assert req.path == "/api/chat"
     assert req.body["stream"] is False
@@ -286,7 +321,9 @@ def test_ollama_chat(ollama_client: Callable[..., OllamaClient], ollama_state: O
     assert req.body["messages"][0] == {"role": "system", "content": "You are terse."}
 
 
-def test_ollama_generate_with_limit(ollama_client: Callable[..., OllamaClient], ollama_state: OllamaState) -> None:
+def test_ollama_generate_with_limit(
+    ollama_client: Callable[..., OllamaClient], ollama_state: OllamaState
+) -> None:
     client = ollama_client()
     assert client.generate("a b c d e", max_tokens=2) == "echo: a"
     assert client.chat([ChatMessage.user("a b c")], max_tokens=1).finish_reason == "length"
@@ -302,7 +339,9 @@ def test_ollama_stream(ollama_client: Callable[..., OllamaClient], ollama_state:
     assert ollama_state.requests[-1].body["stream"] is True
 
 
-def test_ollama_stream_is_incremental(ollama_client: Callable[..., OllamaClient], ollama_state: OllamaState) -> None:
+def test_ollama_stream_is_incremental(
+    ollama_client: Callable[..., OllamaClient], ollama_state: OllamaState
+) -> None:
     gate = threading.Event()
     ollama_state.stream_gate = gate
     it = ollama_client().stream(HELLO)
@@ -313,10 +352,14 @@ def test_ollama_stream_is_incremental(ollama_client: Callable[..., OllamaClient]
 
 @pytest.mark.parametrize(
     ("mode", "message"),
-    [("error_midway", "error was encountered while running the model"), ("no_done", "before a 'done' message")],
+    [
+        ("error_midway", "error was encountered while running the model"),
+        ("no_done", "before a 'done' message"),
+    ],
 )
-def test_ollama_broken_streams(ollama_client: Callable[..., OllamaClient], ollama_state: OllamaState,
-                               mode: str, message: str) -> None:
+def test_ollama_broken_streams(
+    ollama_client: Callable[..., OllamaClient], ollama_state: OllamaState, mode: str, message: str
+) -> None:
     ollama_state.stream_mode = mode
     it = ollama_client().stream(HELLO)
     assert next(it) == "echo:"
@@ -353,7 +396,9 @@ def test_ollama_error_status(ollama_client: Callable[..., OllamaClient], ollama_
         ollama_client().chat(HELLO)
 
 
-def test_ollama_availability(ollama_client: Callable[..., OllamaClient], clients: list[BaseLLMClient]) -> None:
+def test_ollama_availability(
+    ollama_client: Callable[..., OllamaClient], clients: list[BaseLLMClient]
+) -> None:
     assert ollama_client().is_available()
     down = OllamaClient("m", base_url=f"http://127.0.0.1:{closed_port()}", timeout=2)
     clients.append(down)
@@ -445,7 +490,9 @@ def test_factory() -> None:
     for client in (mock, ollama, openai):
         assert isinstance(client, LLMClient)
         client.close()
-    with pytest.raises(ConfigurationError, match=r"unknown LLM provider 'gemini'.*mock, ollama, openai, vllm"):
+    with pytest.raises(
+        ConfigurationError, match=r"unknown LLM provider 'gemini'.*mock, ollama, openai, vllm"
+    ):
         make_llm_client("gemini")
     with pytest.raises(ConfigurationError, match="bad options for the 'ollama' LLM client"):
         make_llm_client("ollama", model="m", api_kee="x")

@@ -137,7 +137,9 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------ behaviour
     def error_body(self, status: int) -> Any:
-        return {"error": {"message": f"simulated failure (HTTP {status})", "type": "server_error", "code": None}}
+        return {
+            "error": {"message": f"simulated failure (HTTP {status})", "type": "server_error", "code": None}
+        }
 
     def preflight(self) -> bool:
         """Apply auth, delay and scripted failures; True when the handler should go on."""
@@ -145,8 +147,13 @@ class JsonHandler(BaseHTTPRequestHandler):
         if st.api_key is not None and self.headers.get("Authorization") != f"Bearer {st.api_key}":
             self.send_json(
                 401,
-                {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                           "code": "invalid_api_key"}},
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
             )
             return False
         st.wait(st.delay)

@@ -39,7 +39,9 @@ class OllamaHandler(JsonHandler):
     def do_GET(self) -> None:
         if self.route == "/api/tags":
             if self.preflight():
-                self.send_json(200, {"models": [{"name": m, "model": m, "size": 1} for m in self.state.models]})
+                self.send_json(
+                    200, {"models": [{"name": m, "model": m, "size": 1} for m in self.state.models]}
+                )
             return
         self.send_raw(404, b"404 page not found", "text/plain")
 
@@ -56,18 +58,24 @@ class OllamaHandler(JsonHandler):
         model = str(body.get("model", ""))
         known = {m for name in self.state.models for m in (name, name.removesuffix(":latest"))}
         if model not in known:
-            self.send_json(404, {"error": f"model \"{model}\" not found, try pulling it first"})
+            self.send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
             return
         words, reason = self.reply(body)
         if body.get("stream", True):
             self.stream(model, words, reason)
         else:
-            self.send_json(200, {
-                "model": model, "created_at": _now(),
-                "message": {"role": "assistant", "content": " ".join(words)},
-                "done": True, "done_reason": reason,
-                "prompt_eval_count": self.prompt_tokens(body), "eval_count": len(words),
-            })
+            self.send_json(
+                200,
+                {
+                    "model": model,
+                    "created_at": _now(),
+                    "message": {"role": "assistant", "content": " ".join(words)},
+                    "done": True,
+                    "done_reason": reason,
+                    "prompt_eval_count": self.prompt_tokens(body),
+                    "eval_count": len(words),
+                },
+            )
 
     @staticmethod
     def prompt_tokens(body: dict[str, Any]) -> int:
@@ -75,7 +83,9 @@ class OllamaHandler(JsonHandler):
 
     @staticmethod
     def reply(body: dict[str, Any]) -> tuple[list[str], str]:
-        last_user = next((m.get("content", "") for m in reversed(body["messages"]) if m.get("role") == "user"), "")
+        last_user = next(
+            (m.get("content", "") for m in reversed(body["messages"]) if m.get("role") == "user"), ""
+        )
         words = f"echo: {last_user}".split()
         limit = (body.get("options") or {}).get("num_predict")
         if isinstance(limit, int) and limit >= 0 and len(words) > limit:
@@ -90,8 +100,14 @@ class OllamaHandler(JsonHandler):
         self.start_chunked(200, "application/x-ndjson")
         for i, word in enumerate(words):
             piece = word if i == 0 else " " + word
-            self._line({"model": model, "created_at": _now(),
-                        "message": {"role": "assistant", "content": piece}, "done": False})
+            self._line(
+                {
+                    "model": model,
+                    "created_at": _now(),
+                    "message": {"role": "assistant", "content": piece},
+                    "done": False,
+                }
+            )
             if i == 0 and st.stream_gate is not None and not st.stream_gate.wait(10):
                 return
             if i == 0 and st.stream_mode == "error_midway":
@@ -104,8 +120,16 @@ class OllamaHandler(JsonHandler):
         if st.stream_mode == "no_done":
             self.end_chunked()
             return
-        self._line({"model": model, "created_at": _now(), "message": {"role": "assistant", "content": ""},
-                    "done": True, "done_reason": reason, "eval_count": len(words)})
+        self._line(
+            {
+                "model": model,
+                "created_at": _now(),
+                "message": {"role": "assistant", "content": ""},
+                "done": True,
+                "done_reason": reason,
+                "eval_count": len(words),
+            }
+        )
         self.end_chunked()
 
 

@@ -72,13 +72,16 @@ class OpenAIHandler(JsonHandler):
         body = self.read_body()
         route = self.route
         if route not in ("/v1/embeddings", "/v1/chat/completions"):
-            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+            self.send_json(
+                404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
+            )
             return
         if not self.preflight():
             return
         if not isinstance(body, dict) or "model" not in body:
-            self.send_json(400, {"error": {"message": "'model' is a required property",
-                                           "type": "invalid_request_error"}})
+            self.send_json(
+                400, {"error": {"message": "'model' is a required property", "type": "invalid_request_error"}}
+            )
             return
         self.state.calls += 1
         if route == "/v1/embeddings":
@@ -95,12 +98,20 @@ class OpenAIHandler(JsonHandler):
         if isinstance(inputs, str):
             inputs = [inputs]
         if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
-            self.send_json(400, {"error": {"message": "'input' must be a string or a list of strings",
-                                           "type": "invalid_request_error"}})
+            self.send_json(
+                400,
+                {
+                    "error": {
+                        "message": "'input' must be a string or a list of strings",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
             return
         dim = st.dim + 1 if st.embed_mode == "wrong_dim_after_first" and st.calls > 1 else st.dim
         data: list[dict[str, Any]] = [
-            {"object": "embedding", "index": i, "embedding": hash_embedding(t, dim)} for i, t in enumerate(inputs)
+            {"object": "embedding", "index": i, "embedding": hash_embedding(t, dim)}
+            for i, t in enumerate(inputs)
         ]
         mode = st.embed_mode
         if mode == "reversed":
@@ -120,8 +131,15 @@ class OpenAIHandler(JsonHandler):
             self.send_json(200, {"object": "list", "result": []})
             return
         tokens = sum(len(t.split()) for t in inputs)
-        self.send_json(200, {"object": "list", "data": data, "model": body["model"],
-                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+        self.send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
 
     # ---------------------------------------------------------------- chat
     @staticmethod
@@ -137,24 +155,40 @@ class OpenAIHandler(JsonHandler):
     def chat(self, body: dict[str, Any]) -> None:
         words, finish = self.reply_words(body)
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
-        self.send_json(200, {
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": " ".join(words)},
-                         "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(words),
-                      "total_tokens": prompt_tokens + len(words)},
-        })
+        self.send_json(
+            200,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": " ".join(words)},
+                        "finish_reason": finish,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(words),
+                    "total_tokens": prompt_tokens + len(words),
+                },
+            },
+        )
 
     def _event(self, obj: Any) -> None:
         payload = obj if isinstance(obj, str) else json.dumps(obj)
         self.send_chunk(f"data: {payload}\n\n".encode())
 
     def _delta(self, model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()),
-                "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     def chat_stream(self, body: dict[str, Any]) -> None:
         st = self.state

@@ -25,8 +25,28 @@ texts = st.one_of(
     st.text(max_size=300),
     st.lists(
         st.sampled_from(
-            ["hello", "world", " ", "  ", "\n", "unbelievable", "é", "e\u0301", "naïve", "東京", "🙂", "👩‍🔬",
-             ",", "!!", "<|endoftext|>", "[CLS]", "tokenization", "123456", "\t", "ab"]
+            [
+                "hello",
+                "world",
+                " ",
+                "  ",
+                "\n",
+                "unbelievable",
+                "é",
+                "e\u0301",
+                "naïve",
+                "東京",
+                "🙂",
+                "👩‍🔬",
+                ",",
+                "!!",
+                "<|endoftext|>",
+                "[CLS]",
+                "tokenization",
+                "123456",
+                "\t",
+                "ab",
+            ]
         ),
         max_size=60,
     ).map("".join),

@@ -71,7 +71,9 @@ def test_constructing_the_default_loads_nothing() -> None:
         print(emb.dim, emb.loaded, "torch" in sys.modules, "sentence_transformers" in sys.modules)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.split() == ["384", "False", "False", "False"]
 
 

@@ -64,7 +64,9 @@ def test_vectors_are_unit_float32_rows_in_input_order(embedder: OpenAIEmbedder, 
     assert "Authorization" not in req.headers
 
 
-def test_rows_follow_the_index_field_not_the_answer_order(embedder: OpenAIEmbedder, state: OpenAIState) -> None:
+def test_rows_follow_the_index_field_not_the_answer_order(
+    embedder: OpenAIEmbedder, state: OpenAIState
+) -> None:
     state.embed_mode = "reversed"
     texts = ["one", "two", "three", "four"]
     out = embedder.embed(texts)
@@ -78,11 +80,12 @@ def test_similar_texts_score_higher(embedder: OpenAIEmbedder) -> None:
         ["the cat sat on the mat", "the cat sat on a mat", "quarterly revenue grew in Europe"]
     )
     assert float(a @ b) > float(a @ c)
-    assert float(a @ b) == pytest.approx(cosine(hash_embedding("the cat sat on the mat"),
-                                                hash_embedding("the cat sat on a mat")), abs=1e-5)
+    assert float(a @ b) == pytest.approx(
+        cosine(hash_embedding("the cat sat on the mat"), hash_embedding("the cat sat on a mat")), abs=1e-5
+    )
 
 
-def test_batches_and_progress(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_batches_and_progress(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
     seen: list[tuple[int, int]] = []
     with make(batch_size=64) as emb:
         out = emb.embed([f"text number {i}" for i in range(150)], progress=lambda d, t: seen.append((d, t)))
@@ -91,7 +94,9 @@ def test_batches_and_progress(make: Callable[..., OpenAIEmbedder], server: Loopb
     assert seen == [(64, 150), (128, 150), (150, 150)]
 
 
-def test_empty_input_with_known_dim_sends_nothing(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_empty_input_with_known_dim_sends_nothing(
+    make: Callable[..., OpenAIEmbedder], state: OpenAIState
+) -> None:
     emb = make(dim=DEFAULT_DIM)
     out = emb.embed([])
     assert out.shape == (0, DEFAULT_DIM) and out.dtype == np.float32
@@ -171,7 +176,9 @@ def test_api_key_is_a_bearer_token_and_never_in_messages(
     assert state.requests[-1].headers["Authorization"] == "Bearer sk-secret-key"
 
 
-def test_html_error_bodies_are_quoted_in_short(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_html_error_bodies_are_quoted_in_short(
+    make: Callable[..., OpenAIEmbedder], state: OpenAIState
+) -> None:
     state.fail_status = 502
     state.fail_body = b"<html><body>" + b"Bad gateway " * 200 + b"</body></html>"
     emb = make(max_retries=0)
@@ -181,7 +188,7 @@ def test_html_error_bodies_are_quoted_in_short(make: Callable[..., OpenAIEmbedde
     assert len(str(info.value)) < 500
 
 
-def test_wrong_api_key_is_reported(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_wrong_api_key_is_reported(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
     state.api_key = "right-key"
     with pytest.raises(EmbeddingError, match=r"HTTP 401: Incorrect API key"):
         make(api_key="wrong-key").embed(["x"])
@@ -189,7 +196,7 @@ def test_wrong_api_key_is_reported(make: Callable[..., OpenAIEmbedder], server: 
     assert ok.shape == (1, DEFAULT_DIM)
 
 
-def test_transient_failures_are_retried(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_transient_failures_are_retried(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
     state.fail_status = 503
     state.fail_times = 1
     state.retry_after = "0"
@@ -198,7 +205,7 @@ def test_transient_failures_are_retried(make: Callable[..., OpenAIEmbedder], ser
     assert len(state.requests) == 2
 
 
-def test_client_errors_are_not_retried(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_client_errors_are_not_retried(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
     state.fail_status = 400
     emb = make(max_retries=3)
     with pytest.raises(EmbeddingError, match="HTTP 400"):
@@ -206,7 +213,7 @@ def test_client_errors_are_not_retried(make: Callable[..., OpenAIEmbedder], serv
     assert len(state.requests) == 1
 
 
-def test_timeout_is_an_embedding_error(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_timeout_is_an_embedding_error(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
     state.delay = 3.0
     emb = make(timeout=0.3, max_retries=0)
     start = time.monotonic()
@@ -224,7 +231,9 @@ def test_unreachable_server_is_an_embedding_error(make: Callable[..., OpenAIEmbe
         emb.embed(["x"])
 
 
-def test_base_url_without_a_path_gets_v1(make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState) -> None:
+def test_base_url_without_a_path_gets_v1(
+    make: Callable[..., OpenAIEmbedder], server: LoopbackServer[OpenAIState], state: OpenAIState
+) -> None:
     emb = make(server.url + "/")
     assert emb.base_url == server.url + "/v1"
     emb.embed(["x"])
