@@ -614,8 +614,8 @@ def grid3() -> list[Variant]:
     return v
 
 
-#: the recommended default: graph g_tnn4, entity + top-5 dense passage seeds, PPR d=0.5, rank by PPR
-WINNER = QCfg("WINNER pprS5 [g_tnn4]", w_ppr=1, passage_seeds=5, passage_seed_weight=0.5)
+#: the recommended default: graph g_tnn4, entity + top-5 dense seeds, PPR d=0.5, rank by PPR, bridge 0.4
+WINNER = QCfg("WINNER pprS5 +bridge .4 [g_tnn4]", w_ppr=1, passage_seeds=5, passage_seed_weight=0.5, bridge=0.4)
 
 
 def final() -> list[Variant]:
@@ -624,11 +624,18 @@ def final() -> list[Variant]:
         (QCfg("dense", w_dense=1), ""),
         (QCfg("dense+bm25 sum .7/.3", w_dense=0.7, w_bm25=0.3), ""),
         (WINNER, "g_tnn4"),
-        (replace(WINNER, name="pprS5 d.6 [g_tnn4]", damping=0.6), "g_tnn4"),
+        (replace(WINNER, name="pprS5 (no bridge) [g_tnn4]", bridge=0.0), "g_tnn4"),
         (replace(WINNER, name="pprS5 d.7 [g_tnn4]", damping=0.7), "g_tnn4"),
         (replace(WINNER, name="pprS5 hybrid seeds [g_tnn4]", passage_seed_src="hybrid"), "g_tnn4"),
         (replace(WINNER, name="pprS5 +title boost .1 [g_tnn4]", title_boost=0.1), "g_tnn4"),
         (replace(WINNER, name="pprS5 +bridge .2 [g_tnn4]", bridge=0.2), "g_tnn4"),
+        (replace(WINNER, name="pprS5 +bridge .4 [g_tnn4]", bridge=0.4), "g_tnn4"),
+        (replace(WINNER, name="pprS5 +bridge .2 top5 [g_tnn4]", bridge=0.2, bridge_top=5), "g_tnn4"),
+        (replace(WINNER, name="pprS5 +bridge .6 [g_tnn4]", bridge=0.6), "g_tnn4"),
+        (replace(WINNER, name="pprS5 +bridge 1.0 [g_tnn4]", bridge=1.0), "g_tnn4"),
+        (replace(WINNER, name="pprS5 +bridge .4 top2 [g_tnn4]", bridge=0.4, bridge_top=2), "g_tnn4"),
+        (replace(WINNER, name="pprS5 d.7 +bridge .2 [g_tnn4]", damping=0.7, bridge=0.2), "g_tnn4"),
+        (replace(WINNER, name="pprS5 d.7 +bridge .4 [g_tnn4]", damping=0.7, bridge=0.4), "g_tnn4"),
         (replace(WINNER, name="pprS5 each d.7 [g_tnn4w25]", ent_norm="each", damping=0.7), "g_tnn4w25"),
         (replace(WINNER, name="ppr ents only [g_t4]", passage_seeds=0), "g_t4"),
     ]
