@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cef.errors import ConfigurationError
-from cef.graph.index import GraphIndex
+from cef.graph.index import GraphIndex, tx_end_ts
 from cef.model import Edge, Node
 from cef.store.base import Change, RecordStore, WriteSet
 from cef.vectors.exact import ExactVectorIndex
@@ -77,10 +77,12 @@ class EngineState:
                 scopes.append(s)
             graph.add_node_arrays(ids, labels, scopes)
             del ids, labels, scopes
-            cols: list[list[Any]] = [[] for _ in range(10)]
+            cols: list[list[Any]] = [[] for _ in range(11)]
             for row in self.store.iter_edge_rows():
-                for c, v in zip(cols, row, strict=True):
+                for c, v in zip(cols, row, strict=False):
                     c.append(v)
+                if len(row) < 11:  # stores without the optional superseded_at column
+                    cols[10].append(None)
             if cols[0]:
                 graph.add_edge_arrays(
                     cols[0],
@@ -93,6 +95,7 @@ class EngineState:
                     [math.inf if v is None else v for v in cols[7]],
                     cols[8],
                     cols[9],
+                    [tx_end_ts(v) for v in cols[10]] if any(v is not None for v in cols[10]) else None,
                 )
             del cols
             graph.compact()

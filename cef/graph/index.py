@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -23,8 +23,31 @@ NEG_INF = -math.inf
 POS_INF = math.inf
 
 
+#: edge property marking a superseded edge version: when it stopped being what we knew
+#: (transaction-time end; an ISO datetime or epoch seconds). Queries "as known at T" see the
+#: version while ``recorded_at <= T < superseded_at``; other queries skip superseded versions.
+SUPERSEDED_AT = "superseded_at"
+
+
 def ts(value: datetime | None, default: float) -> float:
     return value.timestamp() if value is not None else default
+
+
+def tx_end_ts(value: object) -> float:
+    """Epoch seconds of a :data:`SUPERSEDED_AT` value; ``+inf`` when absent or unreadable."""
+    if value is None or isinstance(value, bool):
+        return POS_INF
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else POS_INF
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return POS_INF
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.timestamp()
+    return POS_INF
 
 
 @dataclass
@@ -40,7 +63,7 @@ class EdgeFilter:
     backward_ok: np.ndarray
     min_confidence: float = 0.0
     valid_at: float | None = None
-    known_at: float | None = None
+    known_at: float | None = None  # recorded_at <= known_at < superseded_at (see SUPERSEDED_AT)
     scope: int | None = None  # scope code; None = all scopes
     scope_strict: bool = False  # True: only the scope (plus unscoped); False: everything
 
@@ -114,6 +137,8 @@ class GraphIndex:
         self.e_from = GrowArray(np.float64, NEG_INF)
         self.e_to = GrowArray(np.float64, POS_INF)
         self.e_rec = GrowArray(np.float64, 0.0)
+        self.e_tx_end = GrowArray(np.float64, POS_INF)  # SUPERSEDED_AT of superseded versions
+        self._has_tx_end = False
         self.e_scope = GrowArray(np.int32, -1)
         self.e_alive = GrowArray(np.bool_, False)
 
@@ -319,6 +344,7 @@ class GraphIndex:
             [ts(e.valid_to, POS_INF) for e in rows],
             [e.recorded_at.timestamp() for e in rows],
             [e.scope for e in rows],
+            [tx_end_ts(e.properties.get(SUPERSEDED_AT)) for e in rows],
         )
 
     def add_edge_arrays(
@@ -333,8 +359,9 @@ class GraphIndex:
         valid_to: Sequence[float],
         recorded_at: Sequence[float],
         scopes: Sequence[str | None],
+        tx_end: Sequence[float] | None = None,
     ) -> None:
-        """Bulk load with node ids; endpoints must exist."""
+        """Bulk load with node ids; endpoints must exist. ``tx_end``: epoch of SUPERSEDED_AT (inf: none)."""
         pos = self._node_pos
         self._append_edges(
             ids,
@@ -347,6 +374,7 @@ class GraphIndex:
             valid_to,
             recorded_at,
             scopes,
+            tx_end,
         )
 
     def _append_edges(
@@ -361,6 +389,7 @@ class GraphIndex:
         valid_to: Sequence[float],
         recorded_at: Sequence[float],
         scopes: Sequence[str | None],
+        tx_end: Sequence[float] | None = None,
     ) -> None:
         start = len(self.edge_ids)
         n = len(ids)
@@ -378,6 +407,11 @@ class GraphIndex:
         self.e_from.extend(valid_from)
         self.e_to.extend(valid_to)
         self.e_rec.extend(recorded_at)
+        if tx_end is not None and any(t != POS_INF for t in tx_end):
+            self.e_tx_end.extend(tx_end)
+            self._has_tx_end = True
+        else:
+            self.e_tx_end.extend(np.full(n, POS_INF))
         self.e_scope.extend([self.scopes.code(s) if s is not None else -1 for s in scopes])
         self.e_alive.extend(np.ones(n, dtype=np.bool_))
         self._live_edges += n
@@ -399,6 +433,8 @@ class GraphIndex:
         self.e_from[p] = ts(e.valid_from, NEG_INF)
         self.e_to[p] = ts(e.valid_to, POS_INF)
         self.e_rec[p] = e.recorded_at.timestamp()
+        self.e_tx_end[p] = end = tx_end_ts(e.properties.get(SUPERSEDED_AT))
+        self._has_tx_end = self._has_tx_end or end != POS_INF
         self.e_scope[p] = self.scopes.code(e.scope) if e.scope is not None else -1
 
     def update_edges(self, edges: Sequence[Edge]) -> None:
@@ -485,6 +521,10 @@ class GraphIndex:
             ok &= (self.e_from.view[edges] <= flt.valid_at) & (flt.valid_at < self.e_to.view[edges])
         if flt.known_at is not None:
             ok &= self.e_rec.view[edges] <= flt.known_at
+            if self._has_tx_end:  # a version superseded by T is no longer what we knew at T
+                ok &= flt.known_at < self.e_tx_end.view[edges]
+        elif self._has_tx_end:  # current knowledge: superseded versions are history
+            ok &= self.e_tx_end.view[edges] == POS_INF
         if flt.scope_strict:
             sc = self.e_scope.view[edges]
             ok &= (sc == -1) | (sc == flt.scope)

@@ -115,7 +115,12 @@ class RecordStore(Protocol):
         ...
 
     def iter_edge_rows(self) -> Iterator[tuple[Any, ...]]:
-        """(id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope); times as epoch floats."""
+        """(id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope[, superseded_at]).
+
+        Times as epoch floats. The optional 11th column is the edge property
+        ``superseded_at`` (ISO text or epoch; None when absent): the engine pads
+        rows without it, but then "as known at T" queries cannot see superseded versions after a reload.
+        """
         ...
 
     def iter_vectors(self, kind: str) -> Iterator[tuple[str, np.ndarray]]: ...

@@ -385,9 +385,10 @@ class SQLiteStore:
         yield from self._iter("SELECT id, label, scope FROM nodes ORDER BY rid")
 
     def iter_edge_rows(self) -> Iterator[tuple[Any, ...]]:
-        """(id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope) per edge."""
+        """(id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, superseded_at)."""
         yield from self._iter(
-            "SELECT id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope "
+            "SELECT id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, "
+            "CASE WHEN props = '{}' THEN NULL ELSE json_extract(props, '$.superseded_at') END "
             "FROM edges ORDER BY rid"
         )
 
