@@ -1,0 +1,515 @@
+"""What a caller (often an LLM, through a tool) writes to ask for graph patterns.
+
+A :class:`GraphPattern` starts somewhere (``start``), walks a fixed list of
+:class:`TraversalStep` (one hop each), and keeps only the paths whose nodes and
+edges satisfy every :class:`Constraint`. A :class:`QueryCombinator` joins
+several patterns (INTERSECTION / UNION / SEQUENTIAL). Field descriptions are
+written for the model that fills them in: they end up in the JSON Schema the
+MCP and REST front doors publish.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+JsonScalar = str | int | float | bool | None
+
+#: node attributes that live in the graph index rather than in ``Node.properties``
+NODE_BUILTINS = ("@id", "@label", "@scope")
+#: edge attributes a constraint may test (the index keeps no other edge data)
+EDGE_NUMERIC = ("@weight", "@confidence", "@valid_from", "@valid_to", "@recorded_at")
+EDGE_TEXT = ("@relation", "@id", "@scope")
+EDGE_TIMES = ("@valid_from", "@valid_to", "@recorded_at")
+
+
+class _LenientEnum(StrEnum):
+    """Accepts values in any letter case (``"outgoing"`` for ``OUTGOING``)."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if isinstance(value, str):
+            key = value.strip().upper()
+            for member in cls:
+                if member.value == key:
+                    return member
+        return None
+
+
+class Direction(_LenientEnum):
+    """Which way a step walks an edge: along it, against it, or either."""
+
+    OUTGOING = "OUTGOING"
+    INCOMING = "INCOMING"
+    BOTH = "BOTH"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        aliases = {"OUT": cls.OUTGOING, "IN": cls.INCOMING, "ANY": cls.BOTH}
+        if isinstance(value, str) and value.strip().upper() in aliases:
+            return aliases[value.strip().upper()]
+        return super()._missing_(value)
+
+    @property
+    def index_direction(self) -> str:
+        """The spelling :meth:`cef.graph.index.GraphIndex.edge_filter` takes."""
+        return {"OUTGOING": "out", "INCOMING": "in", "BOTH": "both"}[self.value]
+
+
+class ConstraintType(_LenientEnum):
+    """How a constraint compares a property with its ``value`` (the eleven types of IDR-003)."""
+
+    PROPERTY_EQUALS = "PROPERTY_EQUALS"
+    PROPERTY_IN = "PROPERTY_IN"
+    NOT_IN = "NOT_IN"
+    GREATER_THAN = "GREATER_THAN"
+    LESS_THAN = "LESS_THAN"
+    GREATER_THAN_EQUALS = "GREATER_THAN_EQUALS"
+    LESS_THAN_EQUALS = "LESS_THAN_EQUALS"
+    CONTAINS = "CONTAINS"
+    STARTS_WITH = "STARTS_WITH"
+    ENDS_WITH = "ENDS_WITH"
+    REGEX_MATCH = "REGEX_MATCH"
+
+    @property
+    def is_comparison(self) -> bool:
+        return self in _COMPARISONS
+
+    @property
+    def is_text(self) -> bool:
+        return self in (ConstraintType.STARTS_WITH, ConstraintType.ENDS_WITH, ConstraintType.REGEX_MATCH)
+
+    @property
+    def symbol(self) -> str:
+        return _SYMBOLS[self]
+
+
+_COMPARISONS = frozenset(
+    {
+        ConstraintType.GREATER_THAN,
+        ConstraintType.LESS_THAN,
+        ConstraintType.GREATER_THAN_EQUALS,
+        ConstraintType.LESS_THAN_EQUALS,
+    }
+)
+_SYMBOLS = {
+    ConstraintType.PROPERTY_EQUALS: "=",
+    ConstraintType.PROPERTY_IN: "in",
+    ConstraintType.NOT_IN: "not in",
+    ConstraintType.GREATER_THAN: ">",
+    ConstraintType.LESS_THAN: "<",
+    ConstraintType.GREATER_THAN_EQUALS: ">=",
+    ConstraintType.LESS_THAN_EQUALS: "<=",
+    ConstraintType.CONTAINS: "contains",
+    ConstraintType.STARTS_WITH: "starts with",
+    ConstraintType.ENDS_WITH: "ends with",
+    ConstraintType.REGEX_MATCH: "matches",
+}
+
+
+class ConstraintTarget(_LenientEnum):
+    """What a constraint tests: the node a step reaches, or the edge it walks."""
+
+    NODE = "NODE"
+    EDGE = "EDGE"
+
+
+class RankingStrategy(_LenientEnum):
+    """How matched paths are ordered (best first)."""
+
+    PATH_LENGTH = "PATH_LENGTH"
+    EDGE_WEIGHT = "EDGE_WEIGHT"
+    NODE_CENTRALITY = "NODE_CENTRALITY"
+    SEMANTIC_SCORE = "SEMANTIC_SCORE"
+    HYBRID = "HYBRID"
+
+
+class CombinatorType(_LenientEnum):
+    """How a :class:`QueryCombinator` joins its patterns."""
+
+    INTERSECTION = "INTERSECTION"
+    UNION = "UNION"
+    SEQUENTIAL = "SEQUENTIAL"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+
+def parse_time(value: JsonScalar) -> float:
+    """Epoch seconds from a number or an ISO-8601 string (naive times are UTC)."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"expected a time (ISO-8601 string or epoch seconds), got {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not an ISO-8601 time such as '2024-05-01T00:00:00Z'") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+class Constraint(_Model):
+    """A condition every matched path must meet, checked while walking (failing paths are dropped early).
+
+    On a node it reads ``Node.properties`` by ``property`` (a dotted path such
+    as ``address.city``) or a built-in (``@id``, ``@label``, ``@scope``). On an
+    edge it reads ``@weight``, ``@confidence``, ``@valid_from``, ``@valid_to``,
+    ``@recorded_at`` (numbers; times also as ISO-8601 strings), ``@relation``
+    (the name as walked, inverse name when walked backward), ``@id`` or ``@scope``.
+    A missing property fails every type except NOT_IN (and PROPERTY_EQUALS null).
+    """
+
+    type: ConstraintType = Field(
+        description=(
+            "PROPERTY_EQUALS: equal to value; PROPERTY_IN: one of value (a list); NOT_IN: none of value "
+            "(missing passes); GREATER_THAN / LESS_THAN / GREATER_THAN_EQUALS / LESS_THAN_EQUALS: numbers "
+            "with numbers, strings with strings (ISO dates compare correctly); CONTAINS: substring of a "
+            "string, or element of a list property; STARTS_WITH / ENDS_WITH: string prefix / suffix; "
+            "REGEX_MATCH: Python regular expression found anywhere in the string (anchor with ^...$)"
+        )
+    )
+    property: str = Field(
+        min_length=1,
+        max_length=256,
+        description=(
+            "node: a key of the node's properties, dotted for nested values ('address.city'), or @id / "
+            "@label / @scope; edge: weight, confidence, valid_from, valid_to, recorded_at, relation, id, "
+            "scope (with or without '@')"
+        ),
+        examples=["name", "age", "@label", "confidence"],
+    )
+    value: JsonScalar | list[JsonScalar] = Field(
+        default=None,
+        description="what to compare with; a list for PROPERTY_IN / NOT_IN (a single value is accepted too)",
+    )
+    target: ConstraintTarget = Field(
+        default=ConstraintTarget.NODE,
+        description="NODE: the node a step reaches; EDGE: the edge a step walks",
+    )
+    node_label: str | None = Field(
+        default=None,
+        description="only check nodes with this label; nodes with another label pass untested (NODE only)",
+    )
+    at_step: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "pattern-level constraints only: the 0-based index of the step whose reached node (or walked "
+            "edge) is checked; null = every step. The start node is checked by 'start' instead"
+        ),
+    )
+    ignore_case: bool = Field(default=False, description="compare strings case-insensitively")
+
+    @field_validator("property")
+    @classmethod
+    def _strip(cls, v: str) -> str:
+        return v.strip()
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        t = self.type
+        if self.target is ConstraintTarget.EDGE:
+            prop = self.property if self.property.startswith("@") else "@" + self.property
+            if prop not in (*EDGE_NUMERIC, *EDGE_TEXT):
+                allowed = ", ".join(p[1:] for p in (*EDGE_NUMERIC, *EDGE_TEXT))
+                raise ValueError(f"edges can be tested on {allowed}; got {self.property!r}")
+            if self.node_label is not None:
+                raise ValueError("node_label only applies to NODE constraints; remove it or use target NODE")
+            self.property = prop
+            if prop in EDGE_NUMERIC and (t is ConstraintType.CONTAINS or t.is_text):
+                raise ValueError(f"edge {prop[1:]} is a number: use PROPERTY_EQUALS, *_IN or a comparison")
+            if prop in EDGE_NUMERIC and prop not in EDGE_TIMES:
+                values = self.value if isinstance(self.value, list) else [self.value]
+                if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+                    raise ValueError(f"edge {prop[1:]} is compared with numbers, got {self.value!r}")
+        elif self.property.startswith("@") and self.property not in NODE_BUILTINS:
+            raise ValueError(
+                f"{self.property!r} is not a node built-in (use {', '.join(NODE_BUILTINS)}, "
+                "or a property name without '@')"
+            )
+        if t in (ConstraintType.PROPERTY_IN, ConstraintType.NOT_IN):
+            if not isinstance(self.value, list):
+                self.value = [self.value]
+        elif isinstance(self.value, list) and t is not ConstraintType.PROPERTY_EQUALS:
+            raise ValueError(f"{t.value} compares with one value, not a list (PROPERTY_IN takes a list)")
+        if t.is_comparison and (self.value is None or isinstance(self.value, bool)):
+            raise ValueError(f"{t.value} needs a number or a string value, got {self.value!r}")
+        if t.is_text and not isinstance(self.value, str):
+            raise ValueError(f"{t.value} needs a string value, got {self.value!r}")
+        if t is ConstraintType.CONTAINS and self.value is None:
+            raise ValueError("CONTAINS needs a value")
+        if t is ConstraintType.REGEX_MATCH:
+            assert isinstance(self.value, str)
+            try:
+                re.compile(self.value)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression {self.value!r}: {exc}") from exc
+        if self.target is ConstraintTarget.EDGE and self.property in EDGE_TIMES:
+            values = self.value if isinstance(self.value, list) else [self.value]
+            for v in values:
+                if v is not None:
+                    parse_time(v)
+        return self
+
+    # ---------------------------------------------------------------- factories (as in IDR-003)
+    @classmethod
+    def property_equals(
+        cls, label: str | None, prop: str, value: JsonScalar, step: int | None = None
+    ) -> Constraint:
+        return cls(
+            type=ConstraintType.PROPERTY_EQUALS, node_label=label, property=prop, value=value, at_step=step
+        )
+
+    @classmethod
+    def property_in(
+        cls, label: str | None, prop: str, values: list[JsonScalar], step: int | None = None
+    ) -> Constraint:
+        return cls(
+            type=ConstraintType.PROPERTY_IN, node_label=label, property=prop, value=values, at_step=step
+        )
+
+    @classmethod
+    def not_in(
+        cls, label: str | None, prop: str, values: list[JsonScalar], step: int | None = None
+    ) -> Constraint:
+        return cls(type=ConstraintType.NOT_IN, node_label=label, property=prop, value=values, at_step=step)
+
+    @classmethod
+    def edge(
+        cls, prop: str, type: ConstraintType, value: JsonScalar | list[JsonScalar], step: int | None = None
+    ) -> Constraint:
+        """An edge constraint, e.g. ``Constraint.edge("confidence", ConstraintType.GREATER_THAN_EQUALS, 0.8)``."""
+        return cls(type=type, target=ConstraintTarget.EDGE, property=prop, value=value, at_step=step)
+
+    def describe(self) -> str:
+        """Short human text, e.g. ``Medication.name in ['Methotrexate']`` or ``edge confidence >= 0.8``."""
+        if self.target is ConstraintTarget.EDGE:
+            subject = f"edge {self.property[1:]}"
+        else:
+            subject = f"{self.node_label}.{self.property}" if self.node_label else self.property
+        case = " (any case)" if self.ignore_case else ""
+        return f"{subject} {self.type.symbol} {self.value!r}{case}"
+
+
+class TraversalStep(_Model):
+    """One hop: from the node the path is at, along one edge, to the next node."""
+
+    source_label: str | None = Field(
+        default=None,
+        description="label the node this step leaves from must have; null = whatever the previous step reached",
+    )
+    relation_type: str | list[str] | None = Field(
+        default=None,
+        description=(
+            "relation to walk (a name, or a list meaning any of them); null = any relation. An inverse "
+            "name (e.g. TREATED_BY for TREATS) walks the base relation the other way"
+        ),
+        examples=["HAS_CONDITION", ["TREATS", "PRESCRIBED_FOR"]],
+    )
+    target_label: str | None = Field(default=None, description="label the reached node must have; null = any")
+    direction: Direction = Field(
+        default=Direction.OUTGOING,
+        description="OUTGOING: source→target as stored; INCOMING: against the edge; BOTH: either way",
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="conditions on this step's reached node or walked edge (no at_step)"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        for c in self.constraints:
+            if c.at_step is not None:
+                raise ValueError(
+                    "constraints inside a step apply to that step: leave at_step unset "
+                    "(at_step is for the pattern's own constraints list)"
+                )
+        return self
+
+    @property
+    def relation_names(self) -> list[str] | None:
+        if self.relation_type is None:
+            return None
+        names = [self.relation_type] if isinstance(self.relation_type, str) else list(self.relation_type)
+        return names or None
+
+    def describe(self) -> str:
+        rel = "|".join(self.relation_names or ["*"])
+        src = f"({self.source_label})" if self.source_label else "()"
+        dst = f"({self.target_label})" if self.target_label else "()"
+        arrow = {
+            Direction.OUTGOING: f"-[{rel}]->",
+            Direction.INCOMING: f"<-[{rel}]-",
+            Direction.BOTH: f"-[{rel}]-",
+        }[self.direction]
+        return f"{src}{arrow}{dst}"
+
+
+class PatternStart(_Model):
+    """Where paths begin: explicit node ids, and/or every node with a label (optionally filtered)."""
+
+    node_ids: list[str] = Field(default_factory=list, description="start at these node ids")
+    label: str | None = Field(default=None, description="start at nodes with this label")
+    properties: dict[str, JsonScalar] = Field(
+        default_factory=dict, description="start nodes must have these property values (exact match)"
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="further NODE conditions on the start"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        for c in self.constraints:
+            if c.target is not ConstraintTarget.NODE or c.at_step is not None:
+                raise ValueError("start constraints test the start node: target NODE, no at_step")
+        return self
+
+    def all_constraints(self) -> list[Constraint]:
+        eq = [Constraint.property_equals(None, k, v) for k, v in self.properties.items()]
+        return [*eq, *self.constraints]
+
+
+class HybridWeights(_Model):
+    """Weights of the HYBRID ranking (each component is scaled to 0..1 over the candidates first)."""
+
+    path_length: float = Field(default=0.2, ge=0.0, description="shorter paths score higher")
+    edge_weight: float = Field(
+        default=0.4, ge=0.0, description="product of weight × confidence along the path"
+    )
+    node_centrality: float = Field(default=0.1, ge=0.0, description="mean centrality of the path's nodes")
+    semantic: float = Field(
+        default=0.3, ge=0.0, description="mean similarity of the path's nodes to the query"
+    )
+
+    @model_validator(mode="after")
+    def _positive(self) -> Self:
+        if self.path_length + self.edge_weight + self.node_centrality + self.semantic <= 0:
+            raise ValueError("at least one hybrid weight must be positive")
+        return self
+
+
+class GraphPattern(_Model):
+    """A multi-hop pattern: start nodes, then one hop per step, with constraints checked on the way.
+
+    Example (3 hops): patients with a condition shared by a patient who takes Methotrexate::
+
+        {"pattern_id": "multi_hop_contra",
+         "start": {"label": "Patient"},
+         "steps": [
+           {"relation_type": "HAS_CONDITION", "target_label": "Condition"},
+           {"relation_type": "HAS_CONDITION", "direction": "INCOMING", "target_label": "Patient"},
+           {"relation_type": "TAKES_MEDICATION", "target_label": "Medication",
+            "constraints": [{"type": "PROPERTY_IN", "property": "name", "value": ["Methotrexate"]}]}]}
+    """
+
+    pattern_id: str = Field(
+        default="pattern", min_length=1, max_length=128, description="a name for this pattern"
+    )
+    description: str = Field(default="", max_length=2000, description="what the pattern looks for, in words")
+    start: PatternStart = Field(
+        default_factory=PatternStart,
+        description="where paths begin; if empty, the first step's source_label (or the caller's entry points)",
+    )
+    steps: list[TraversalStep] = Field(min_length=1, max_length=12, description="hops, in order")
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="conditions for the whole pattern (use at_step to pin one step)"
+    )
+    max_paths: int = Field(
+        default=100, ge=1, le=10_000, description="return at most this many paths, best first"
+    )
+    time_limit_ms: int | None = Field(
+        default=1000,
+        ge=1,
+        le=60_000,
+        description="stop searching after this many milliseconds and return what was found (timed_out=true)",
+    )
+    ranking: RankingStrategy = Field(default=RankingStrategy.HYBRID, description="how to order the paths")
+    hybrid_weights: HybridWeights = Field(
+        default_factory=HybridWeights, description="weights for HYBRID ranking"
+    )
+    semantic_query: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="text the path's nodes should be similar to (SEMANTIC_SCORE / HYBRID); default: the query",
+    )
+    valid_at: datetime | None = Field(default=None, description="only walk edges valid at this time")
+    scope: str | None = Field(
+        default=None, description="only walk edges and nodes of this scope (or unscoped)"
+    )
+    allow_cycles: bool = Field(default=False, description="let a path visit the same node twice")
+
+    @field_validator("valid_at")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        for c in self.constraints:
+            if c.at_step is not None and c.at_step >= len(self.steps):
+                raise ValueError(
+                    f"constraint at_step={c.at_step} but the pattern has {len(self.steps)} steps "
+                    f"(at_step counts steps from 0)"
+                )
+        return self
+
+    @classmethod
+    def single_hop(
+        cls, source_label: str | None, relation_type: str | None, target_label: str | None, **fields: Any
+    ) -> GraphPattern:
+        """``(source_label)-[relation_type]->(target_label)`` from every ``source_label`` node."""
+        step = TraversalStep(
+            source_label=source_label, relation_type=relation_type, target_label=target_label
+        )
+        fields.setdefault("pattern_id", "single_hop")
+        return cls(steps=[step], **fields)
+
+    def constraints_at(self, step: int) -> list[Constraint]:
+        """Every constraint checked at ``step``: the step's own and the pattern's that apply there."""
+        own = self.steps[step].constraints
+        shared = [c for c in self.constraints if c.at_step is None or c.at_step == step]
+        return [*own, *shared]
+
+
+class QueryCombinator(_Model):
+    """Several patterns joined into one answer.
+
+    INTERSECTION keeps the paths (of every pattern) whose end node is reached by
+    all patterns; UNION merges the paths of all patterns, duplicates removed;
+    SEQUENTIAL runs the patterns in order, the end nodes of one becoming the
+    start nodes of the next (each later pattern's ``start`` label/properties
+    still filter them), and returns the chained paths.
+    """
+
+    type: CombinatorType = Field(description="INTERSECTION (AND), UNION (OR) or SEQUENTIAL (feed forward)")
+    patterns: list[GraphPattern] = Field(min_length=1, max_length=10)
+    description: str = Field(default="", max_length=2000)
+    max_paths: int = Field(
+        default=100, ge=1, le=10_000, description="return at most this many paths in total"
+    )
+    time_limit_ms: int | None = Field(
+        default=2000, ge=1, le=120_000, description="time budget for all patterns together, in milliseconds"
+    )
+    ranking: RankingStrategy | None = Field(
+        default=None, description="how to order the combined paths; null = the first pattern's ranking"
+    )
+    hybrid_weights: HybridWeights | None = Field(
+        default=None, description="null = the first pattern's weights"
+    )
+
+    @property
+    def effective_ranking(self) -> RankingStrategy:
+        return self.ranking or self.patterns[0].ranking
+
+    @property
+    def effective_weights(self) -> HybridWeights:
+        return self.hybrid_weights or self.patterns[0].hybrid_weights
