@@ -173,6 +173,49 @@ class KnowledgeIndexer:
             st.commit(WriteSet(delete_nodes=[node_id], delete_edges=edge_ids, delete_chunks=chunk_ids))
             return IndexResult(nodes=1, edges=len(edge_ids), chunks=len(chunk_ids))
 
+    def update_chunk(
+        self,
+        chunk_id: str,
+        *,
+        content: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        node_id: str | None = None,
+        unlink: bool = False,
+        merge: bool = True,
+    ) -> Chunk:
+        """Change a chunk's text, metadata (merged by default) or linked node; re-embed if its text changed.
+
+        The chunk is rewritten (delete + insert in one transaction) so its vector and full-text rows stay in step.
+        """
+        st = self.state
+        with st.lock:
+            st.sync()
+            found = st.store.get_chunks([chunk_id])
+            if not found:
+                raise NotFoundError(f"chunk {chunk_id!r} does not exist")
+            old = found[0]
+            link = None if unlink else (node_id if node_id is not None else old.node_id)
+            try:
+                new = Chunk(
+                    id=old.id,
+                    content=content if content is not None else old.content,
+                    node_id=link,
+                    metadata={**old.metadata, **(metadata or {})} if merge else dict(metadata or {}),
+                    scope=old.scope,
+                    created=old.created,
+                )
+            except ValueError as exc:
+                raise InvalidPropertyError(f"chunk {chunk_id!r}: {exc}") from exc
+            if link is not None and not st.graph.has_node(link):
+                raise MissingNodeError(link, f"chunk {chunk_id!r}")
+            writes = WriteSet(delete_chunks=[chunk_id], chunks=[new])
+            if new.content != old.content:
+                self._embed_chunks(writes, [new])
+            else:
+                writes.chunk_vectors.update(st.store.get_vectors("chunk", [chunk_id]))
+            st.commit(writes)
+            return new
+
     def delete_edge(self, edge_id: str) -> None:
         st = self.state
         with st.lock:
