@@ -23,7 +23,7 @@ from cef.model import (
     RelationType,
     SearchResult,
 )
-from cef.store.base import RecordStore
+from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
@@ -39,8 +39,17 @@ class KnowledgeBase:
     itself. Close it (or use it as a context manager) when done.
     """
 
-    def __init__(self, store: RecordStore, embedder: Embedder | None, *, embed_nodes: str = "all") -> None:
-        self.state = EngineState(store, embedder)
+    def __init__(
+        self,
+        store: RecordStore,
+        embedder: Embedder | None,
+        *,
+        embed_nodes: str = "all",
+        vectors: VectorStore | None = None,
+        graph: GraphStore | None = None,
+        mirrors: Sequence[Mirror] = (),
+    ) -> None:
+        self.state = EngineState(store, embedder, vectors=vectors, graph=graph, mirrors=mirrors)
         self.indexer = KnowledgeIndexer(self.state, embed_nodes=embed_nodes)
         self.retriever = KnowledgeRetriever(self.state)
 
@@ -54,7 +63,7 @@ class KnowledgeBase:
         return self.state.embedder
 
     def close(self) -> None:
-        self.state.store.close()
+        self.state.close()
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -164,16 +173,18 @@ def open_kb(
     embedder: Embedder | str | None = "default",
     embed_nodes: str = "all",
 ) -> KnowledgeBase:
-    """Open (or create) a knowledge base in a SQLite file.
+    """Open (or create) a knowledge base in a SQLite file, or in the database a URL names.
 
-    ``embedder="default"`` loads the offline all-MiniLM-L6-v2 model lazily;
-    pass an :class:`~cef.embed.base.Embedder`, a provider name, or ``None`` for
+    ``path`` is a file path, or a URL such as ``postgresql://user@host/db``
+    (see :func:`cef.config.open_store`; :func:`cef.config.open_from_config`
+    wires vector and graph backends too). ``embedder="default"`` loads the
+    offline all-MiniLM-L6-v2 model lazily; pass an :class:`~cef.embed.base.Embedder`, a provider name, or ``None`` for
     a graph + BM25 only knowledge base.
     """
     if isinstance(embedder, str):
         from cef.embed import get_default_embedder, make_embedder
 
         embedder = get_default_embedder() if embedder == "default" else make_embedder(embedder)
-    from cef.store.sqlite.store import SQLiteStore
+    from cef.config import open_store
 
-    return KnowledgeBase(SQLiteStore(path), embedder, embed_nodes=embed_nodes)
+    return KnowledgeBase(open_store(path), embedder, embed_nodes=embed_nodes)

@@ -20,7 +20,7 @@ import numpy as np
 from cef.errors import ConfigurationError
 from cef.graph.index import GraphIndex, tx_end_ts
 from cef.model import Edge, Node
-from cef.store.base import Change, RecordStore, WriteSet
+from cef.store.base import Change, GraphStore, Mirror, RecordStore, VectorIndex, VectorStore, WriteSet
 from cef.vectors.exact import ExactVectorIndex
 
 if TYPE_CHECKING:
@@ -32,16 +32,38 @@ ProgressFn = Callable[[str, int, int], None]
 
 
 class EngineState:
-    """Store + graph index + vector indexes, kept consistent with each other."""
+    """Store + graph index + vector indexes, kept consistent with each other.
 
-    def __init__(self, store: RecordStore, embedder: Embedder | None) -> None:
+    By default the vector indexes are exact in-memory indexes loaded from the
+    store. ``vectors`` puts them in a :class:`VectorStore` instead (the record
+    store's own, or an external one fed as a :class:`Mirror`); ``graph`` is an
+    optional :class:`GraphStore` for pushed-down traversal, and ``mirrors`` are
+    external indexes (e.g. a graph database) the engine writes every commit to
+    and catches up from the change feed on open.
+    """
+
+    def __init__(
+        self,
+        store: RecordStore,
+        embedder: Embedder | None,
+        *,
+        vectors: VectorStore | None = None,
+        graph: GraphStore | None = None,
+        mirrors: Sequence[Mirror] = (),
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.lock = threading.RLock()
         self.graph = GraphIndex()
+        self.graph_store = graph
+        self.vector_store = vectors
+        self.mirrors: list[Mirror] = list(mirrors)
+        if vectors is not None and vectors.mirror is not None:
+            self.mirrors.append(vectors.mirror)
+        self._stale_mirrors: list[Mirror] = []
         dim = embedder.dim if embedder is not None else int(store.get_meta("embedding.dim") or 384)
-        self.node_vectors = ExactVectorIndex(dim)
-        self.chunk_vectors = ExactVectorIndex(dim)
+        self.node_vectors: VectorIndex = vectors.index("node", dim) if vectors else ExactVectorIndex(dim)
+        self.chunk_vectors: VectorIndex = vectors.index("chunk", dim) if vectors else ExactVectorIndex(dim)
         self.seq = 0
         self._data_version = -1
         self.listeners: list[Callable[[WriteSet], None]] = []
@@ -101,8 +123,11 @@ class EngineState:
             graph.compact()
             self.graph = graph
             self._node_cache.clear()
-            self.node_vectors = _load_vectors(self.store, "node", self.node_vectors.dim)
-            self.chunk_vectors = _load_vectors(self.store, "chunk", self.chunk_vectors.dim)
+            if self.vector_store is None:
+                self.node_vectors = _load_vectors(self.store, "node", self.node_vectors.dim)
+                self.chunk_vectors = _load_vectors(self.store, "chunk", self.chunk_vectors.dim)
+            for mirror in self.mirrors:
+                self._catch_up(mirror)
 
     NODE_CACHE_SIZE = 100_000
 
@@ -133,6 +158,7 @@ class EngineState:
             self._apply_local(writes)
             self.seq = after
             self._data_version = self.store.data_version()
+            self._mirror(writes, before, after)
         for listener in list(self.listeners):
             try:
                 listener(writes)
@@ -147,21 +173,23 @@ class EngineState:
             g.set_relation_types(w.relation_types)
         if w.delete_edges:
             g.remove_edges(w.delete_edges)
-        if w.delete_chunks:
+        own = self.vector_store is None  # else the vector store already has them (native or mirror)
+        if w.delete_chunks and own:
             self.chunk_vectors.remove(w.delete_chunks)
         if w.delete_nodes:
             g.remove_nodes(w.delete_nodes)
-            self.node_vectors.remove(w.delete_nodes)
+            if own:
+                self.node_vectors.remove(w.delete_nodes)
         if w.nodes or w.updated_nodes:
             g.add_nodes([*w.nodes, *w.updated_nodes])
-        if w.node_vectors:
+        if w.node_vectors and own:
             ids = list(w.node_vectors)
             self.node_vectors.upsert(ids, np.stack([w.node_vectors[i] for i in ids]))
         if w.edges:
             g.add_edges(w.edges)
         if w.updated_edges:
             g.update_edges(w.updated_edges)
-        if w.chunk_vectors:
+        if w.chunk_vectors and own:
             ids = list(w.chunk_vectors)
             self.chunk_vectors.upsert(ids, np.stack([w.chunk_vectors[i] for i in ids]))
 
@@ -169,6 +197,8 @@ class EngineState:
     def sync(self) -> None:
         """Replay commits made by other processes since we last looked."""
         with self.lock:
+            if self._stale_mirrors:
+                self._retry_mirrors()
             dv = self.store.data_version()
             if dv == self._data_version:
                 return
@@ -203,27 +233,30 @@ class EngineState:
             for op in ("upsert", "delete")
         }
         g = self.graph
+        own = self.vector_store is None
         self._forget_nodes(i for (k, i) in last if k == "node")
         if by[("relation_type", "upsert")]:
             g.set_relation_types(self.store.relation_types())
         if by[("edge", "delete")]:
             g.remove_edges(by[("edge", "delete")])
-        if by[("chunk", "delete")]:
+        if by[("chunk", "delete")] and own:
             self.chunk_vectors.remove(by[("chunk", "delete")])
         if by[("node", "delete")]:
             g.remove_nodes(by[("node", "delete")])
-            self.node_vectors.remove(by[("node", "delete")])
+            if own:
+                self.node_vectors.remove(by[("node", "delete")])
         node_ids = by[("node", "upsert")]
         if node_ids:
             nodes: list[Node] = self.store.get_nodes(node_ids)
             g.add_nodes(nodes)
-            _upsert_vectors(self.node_vectors, self.store.get_vectors("node", node_ids))
+            if own:
+                _upsert_vectors(self.node_vectors, self.store.get_vectors("node", node_ids))
         edge_ids = by[("edge", "upsert")]
         if edge_ids:
             edges: list[Edge] = self.store.get_edges(edge_ids)
             g.add_edges([e for e in edges if g.has_node(e.source) and g.has_node(e.target)])
         chunk_ids = by[("chunk", "upsert")]
-        if chunk_ids:
+        if chunk_ids and own:
             _upsert_vectors(self.chunk_vectors, self.store.get_vectors("chunk", chunk_ids))
 
     @contextmanager
@@ -232,6 +265,100 @@ class EngineState:
         with self.lock:
             self.sync()
             yield
+
+    # ------------------------------------------------------------- mirrors
+    def _mirror(self, writes: WriteSet, before: int, after: int) -> None:
+        for mirror in self.mirrors:
+            if mirror in self._stale_mirrors:
+                continue
+            try:
+                mirror.apply(writes)
+                mirror.advance(before, after)
+            except Exception:  # the record store has the write; the mirror catches up later
+                log.exception("mirror %r failed; it will catch up from the change feed", mirror)
+                self._stale_mirrors.append(mirror)
+
+    def _retry_mirrors(self) -> None:
+        stale, self._stale_mirrors = self._stale_mirrors, []
+        for mirror in stale:
+            try:
+                self._catch_up(mirror)
+            except Exception:
+                log.exception("mirror %r is still failing", mirror)
+                self._stale_mirrors.append(mirror)
+
+    def _catch_up(self, mirror: Mirror) -> None:
+        """Bring a mirror to the store's current seq: replay the feed from its marker, else rebuild it."""
+        current = self.store.current_seq()
+        synced = mirror.synced_seq()
+        if synced == current:
+            return
+        if synced is not None and synced < current:
+            new_seq, changes = self.store.changes_since(synced)
+            if not any(c.kind == "reset" for c in changes):
+                mirror.apply(writes_from_changes(self.store, changes))
+                mirror.advance(synced, new_seq)
+                return
+        log.info("rebuilding mirror %r from the record store", mirror)
+        mirror.reset()
+        mirror.apply(WriteSet(relation_types=self.store.relation_types()))
+        for nodes in _batches(self.store.iter_nodes()):
+            ids = [n.id for n in nodes]
+            mirror.apply(WriteSet(nodes=nodes, node_vectors=self.store.get_vectors("node", ids)))
+        for edges in _batches(self.store.iter_edges()):
+            mirror.apply(WriteSet(edges=edges))
+        for chunks in _batches(self.store.iter_chunks()):
+            ids = [c.id for c in chunks]
+            mirror.apply(WriteSet(chunks=chunks, chunk_vectors=self.store.get_vectors("chunk", ids)))
+        mirror.advance(None, current)
+
+    def close(self) -> None:
+        """Close the record store and every other store the engine was given (each once)."""
+        done: list[object] = []
+        for res in (self.graph_store, *self.mirrors, self.vector_store, self.store):
+            close = getattr(res, "close", None)
+            if res is None or close is None or any(res is d for d in done):
+                continue
+            done.append(res)
+            close()
+
+
+def writes_from_changes(store: RecordStore, changes: Sequence[Change]) -> WriteSet:
+    """The net effect of change-feed entries as a WriteSet read back from the store (upserts + deletes)."""
+    last: dict[tuple[str, str], str] = {}
+    for ch in changes:
+        if ch.op == "insert_range" and ch.rid_from is not None and ch.rid_to is not None:
+            for ident in store.ids_in_range(ch.kind, ch.rid_from, ch.rid_to):
+                last[(ch.kind, ident)] = "upsert"
+        else:
+            last[(ch.kind, ch.id)] = ch.op
+
+    def ids(kind: str, op: str) -> list[str]:
+        return [i for (k, i), o in last.items() if k == kind and o == op]
+
+    node_ids, edge_ids, chunk_ids = ids("node", "upsert"), ids("edge", "upsert"), ids("chunk", "upsert")
+    return WriteSet(
+        relation_types=store.relation_types() if ids("relation_type", "upsert") else [],
+        updated_nodes=store.get_nodes(node_ids),
+        node_vectors=store.get_vectors("node", node_ids),
+        updated_edges=store.get_edges(edge_ids),
+        chunks=store.get_chunks(chunk_ids),
+        chunk_vectors=store.get_vectors("chunk", chunk_ids),
+        delete_nodes=ids("node", "delete"),
+        delete_edges=ids("edge", "delete"),
+        delete_chunks=ids("chunk", "delete"),
+    )
+
+
+def _batches(items: Iterable[Any], size: int = 5000) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _load_vectors(store: RecordStore, kind: str, dim: int) -> ExactVectorIndex:
@@ -250,7 +377,7 @@ def _load_vectors(store: RecordStore, kind: str, dim: int) -> ExactVectorIndex:
     return index
 
 
-def _upsert_vectors(index: ExactVectorIndex, found: dict[str, np.ndarray]) -> None:
+def _upsert_vectors(index: VectorIndex, found: dict[str, np.ndarray]) -> None:
     if found:
         ids = list(found)
         index.upsert(ids, np.stack([found[i] for i in ids]))

@@ -9,7 +9,7 @@ whatever a backend lacks. Backend names never appear outside their adapter.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -158,7 +158,7 @@ class RecordStore(Protocol):
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """Nearest-neighbour search over unit vectors keyed by record id."""
+    """Nearest-neighbour search over unit vectors keyed by record id (cosine similarity)."""
 
     dim: int
 
@@ -166,20 +166,151 @@ class VectorIndex(Protocol):
     def remove(self, ids: Sequence[str]) -> None: ...
     def search(
         self, vector: np.ndarray, k: int, allowed: Iterable[str] | None = None
-    ) -> list[tuple[str, float]]: ...
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (id, cosine) pairs, best first; only ids in ``allowed`` when given."""
+        ...
+
+    def similarities(self, vector: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+        """Cosine of ``vector`` with each id, in order (0 for ids without a vector)."""
+        ...
+
     def __len__(self) -> int: ...
 
 
 @runtime_checkable
+class Mirror(Protocol):
+    """An external index the engine keeps in step with the record store (a graph or vector database).
+
+    The engine writes each of its commits to every mirror right after the
+    record store's transaction, and on open replays the change feed from the
+    mirror's own marker (``synced_seq``), or rebuilds it from the record store
+    when the marker is missing or unknown, so a writer that died between the
+    two writes is repaired by the next process that opens the knowledge base.
+    ``apply`` must be idempotent (upserts and deletes by id).
+    """
+
+    def synced_seq(self) -> int | None:
+        """The change seq this mirror holds every commit up to, or None (empty or never synced)."""
+        ...
+
+    def apply(self, writes: WriteSet) -> None:
+        """Write one transaction's records: deletes first (a node's delete cascades), then upserts.
+
+        Inserts and updates (``nodes``/``updated_nodes``, ``edges``/``updated_edges``,
+        vectors) are all upserts; a mirror ignores the parts it does not hold.
+        """
+        ...
+
+    def advance(self, before: int | None, after: int) -> None:
+        """Move the marker to ``after`` if it is at ``before`` (unconditionally when ``before`` is None)."""
+        ...
+
+    def reset(self) -> None:
+        """Remove everything (before a rebuild)."""
+        ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Where the engine's two vector indexes (kinds ``"node"`` and ``"chunk"``) live instead of memory.
+
+    ``mirror`` is None when the record store writes the vectors itself in the
+    same transaction (native vector search); otherwise it is the
+    :class:`Mirror` the engine feeds each commit to.
+    """
+
+    mirror: Mirror | None
+
+    def index(self, kind: str, dim: int) -> VectorIndex: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
 class GraphStore(Protocol):
-    """Traversal pushed down to a graph database (optional capability)."""
+    """Traversal pushed down to a database (optional capability: ``Capabilities.traversal_pushdown``).
+
+    Both methods walk edges in either direction. ``relation_types`` (None: all)
+    restricts which edges a walk may use.
+    """
 
     def neighbourhood(
         self, seeds: Sequence[str], depth: int, relation_types: Sequence[str] | None, limit: int
     ) -> list[tuple[str, int, list[str]]]:
-        """Nodes within ``depth`` hops: (node id, hops, edge ids of one shortest path)."""
+        """Nodes within ``depth`` hops: (node id, hops, edge ids of one shortest path).
+
+        Seeds come first with hops 0 (missing seeds are left out), then nodes by
+        increasing hops; at most ``limit`` nodes. See :func:`bfs_neighbourhood`.
+        """
         ...
 
-    def shortest_path(self, source: str, target: str, max_depth: int) -> list[str] | None:
-        """Edge ids of a shortest path, or None."""
+    def shortest_path(
+        self, source: str, target: str, max_depth: int, relation_types: Sequence[str] | None = None
+    ) -> list[str] | None:
+        """Edge ids of a path with the fewest hops (at most ``max_depth``), ``[]`` if source is target, or None.
+
+        See :func:`bfs_shortest_path`.
+        """
         ...
+
+
+#: one hop of a breadth-first walk: frontier node ids -> (from node, edge id, to node) moves
+StepFn = Callable[[list[str]], Iterable[tuple[str, str, str]]]
+
+
+def bfs_neighbourhood(
+    step: StepFn, seeds: Sequence[str], depth: int, limit: int
+) -> list[tuple[str, int, list[str]]]:
+    """The reference semantics of :meth:`GraphStore.neighbourhood`, driven by a per-hop query.
+
+    Adapters push each hop down to their database (``step`` gets the whole
+    frontier and returns every allowed move); this function keeps the visited
+    set and, for each node, the first path found (moves are taken in edge-id
+    order so every backend returns the same paths). ``seeds`` must exist.
+    """
+    out: list[tuple[str, int, list[str]]] = []
+    paths: dict[str, list[str]] = {}
+    for s in dict.fromkeys(seeds):
+        if len(out) >= limit:
+            return out
+        paths[s] = []
+        out.append((s, 0, []))
+    frontier = list(paths)
+    for hop in range(1, depth + 1):
+        if not frontier or len(out) >= limit:
+            break
+        nxt: list[str] = []
+        for src, edge, dst in sorted(step(frontier), key=lambda m: (m[1], m[0], m[2])):
+            if dst in paths or src not in paths:
+                continue
+            paths[dst] = [*paths[src], edge]
+            out.append((dst, hop, paths[dst]))
+            nxt.append(dst)
+            if len(out) >= limit:
+                return out
+        frontier = nxt
+    return out
+
+
+def bfs_shortest_path(step: StepFn, source: str, target: str, max_depth: int) -> list[str] | None:
+    """The reference semantics of :meth:`GraphStore.shortest_path`: the path :func:`bfs_neighbourhood` finds.
+
+    ``source`` must exist. Returns ``[]`` when source is target, None when the
+    target is not within ``max_depth`` hops.
+    """
+    if source == target:
+        return []
+    paths: dict[str, list[str]] = {source: []}
+    frontier = [source]
+    for _ in range(max_depth):
+        if not frontier:
+            break
+        nxt: list[str] = []
+        for src, edge, dst in sorted(step(frontier), key=lambda m: (m[1], m[0], m[2])):
+            if dst in paths or src not in paths:
+                continue
+            paths[dst] = [*paths[src], edge]
+            if dst == target:
+                return paths[dst]
+            nxt.append(dst)
+        frontier = nxt
+    return None
