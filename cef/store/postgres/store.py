@@ -1,0 +1,608 @@
+"""PostgreSQL as the system of record: records, full text (tsvector), vectors (pgvector), change feed.
+
+Every :meth:`PostgresStore.apply` is one transaction that first takes a
+transaction-scoped advisory lock, so writers from every process are
+serialized: change-feed sequence numbers and insert ranges are assigned in
+commit order, which is what lets each process replay the feed without ever
+skipping a commit that was still in flight. Reads never wait for writers
+(MVCC). Connections come from a ``psycopg_pool`` pool.
+
+The store also pushes traversal down (:class:`~cef.store.base.GraphStore`,
+one SQL query per hop over the edge indexes) and searches vectors natively
+(:meth:`PostgresStore.vector_store`, pgvector HNSW with cosine distance).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+
+from cef.errors import CefError, DuplicateIdError, StoreError
+from cef.model import Chunk, Edge, Node, RelationType
+from cef.store.base import (
+    Capabilities,
+    Change,
+    TextHit,
+    WriteSet,
+    bfs_neighbourhood,
+    bfs_shortest_path,
+)
+from cef.store.postgres import migrations
+from cef.store.postgres._driver import psycopg, translate
+from cef.store.sqlite.store import node_text, utc_from_ts
+
+log = logging.getLogger(__name__)
+
+#: keep this many change-feed entries; readers further behind reload fully
+CHANGE_RETENTION = 200_000
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TABLES = {"node": "cef_nodes", "edge": "cef_edges", "chunk": "cef_chunks"}
+_EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, props"
+
+
+def ts_query(text: str, max_terms: int = 64) -> str | None:
+    """Free text as an OR-query of quoted terms for ``to_tsquery`` (no user syntax reaches the parser)."""
+    terms = list(dict.fromkeys(t.lower() for t in _WORD.findall(text)))[:max_terms]
+    if not terms:
+        return None
+    return " | ".join(f"'{t}'" for t in terms)
+
+
+def split_dsn(dsn: str) -> tuple[str, str]:
+    """(libpq DSN, cef schema): a ``schema=`` query parameter of a URL names the schema (default public)."""
+    if "://" not in dsn:
+        return dsn, "public"
+    parts = urlsplit(dsn)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((v for k, v in query if k == "schema"), "public")
+    rest = urlencode([(k, v) for k, v in query if k != "schema"], safe="/")
+    return urlunsplit(parts._replace(query=rest)), schema
+
+
+class PostgresStore:
+    """A :class:`cef.store.base.RecordStore` (and GraphStore) on PostgreSQL with pgvector.
+
+    ``dsn`` is a libpq URL or key=value string; ``schema`` (or ``?schema=`` in
+    the URL) keeps several knowledge bases in one database.
+    """
+
+    capabilities = Capabilities(native_vector_search=True, native_full_text=True, traversal_pushdown=True)
+
+    def __init__(
+        self, dsn: str, *, schema: str | None = None, pool_size: int = 8, timeout: float = 15.0
+    ) -> None:
+        pg = psycopg()
+        from psycopg import sql
+        from psycopg_pool import ConnectionPool
+
+        self.dsn, url_schema = split_dsn(dsn)
+        self.schema = schema or url_schema
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", self.schema):
+            raise StoreError(f"invalid PostgreSQL schema name {self.schema!r}")
+        self._search_path = sql.SQL("SET search_path TO {}, public").format(sql.Identifier(self.schema))
+        self._lock = threading.Lock()
+        self._vector_store: Any = None
+        try:
+            with pg.connect(self.dsn, autocommit=True, connect_timeout=int(timeout)) as conn:
+                if self.schema != "public":
+                    conn.execute(
+                        sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+                    )
+                conn.execute(self._search_path)
+                applied = migrations.migrate(conn)
+                if applied:
+                    log.info("PostgreSQL schema %s: applied migrations %s", self.schema, applied)
+            self._pool = ConnectionPool(
+                self.dsn,
+                min_size=1,
+                max_size=pool_size,
+                kwargs={"autocommit": True},
+                configure=self._configure,
+                timeout=timeout,
+                open=True,
+                name=f"cef-{self.schema}",
+            )
+        except CefError:
+            raise
+        except pg.Error as exc:
+            raise translate(exc, f"opening {_redact(self.dsn)}") from exc
+
+    def _configure(self, conn: Any) -> None:
+        from pgvector.psycopg import register_vector
+
+        conn.execute(self._search_path)
+        register_vector(conn)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({_redact(self.dsn)!r}, schema={self.schema!r})"
+
+    @contextmanager
+    def _conn(self, doing: str) -> Iterator[Any]:
+        pg = psycopg()
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except CefError:
+            raise
+        except (pg.Error, PoolTimeout) as exc:
+            raise translate(exc, doing) from exc
+
+    def _query(self, query: Any, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        with self._conn("reading") as conn:
+            return list(conn.execute(query, params).fetchall())
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # --------------------------------------------------------------- writes
+    def apply(self, writes: WriteSet) -> tuple[int, int]:
+        pg = psycopg()
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, %s)", (migrations.LOCK_NAMESPACE, migrations.LOCK_WRITE)
+                )
+                before = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM cef_changes").fetchone()[0])
+                changes = self._write(conn, writes)
+                after = before + len(changes)
+                if changes:
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            "INSERT INTO cef_changes(seq, kind, op, id, rid_from, rid_to) "
+                            "VALUES (%s, %s, %s, %s, %s, %s)",
+                            [(before + k + 1, *c) for k, c in enumerate(changes)],
+                        )
+                    if after > CHANGE_RETENTION and after // 1000 != before // 1000:
+                        conn.execute("DELETE FROM cef_changes WHERE seq <= %s", (after - CHANGE_RETENTION,))
+                return before, after
+        except pg.errors.UniqueViolation as exc:
+            raise self._duplicate(writes, exc) from exc
+        except CefError:
+            raise
+        except pg.Error as exc:
+            raise translate(exc, "writing") from exc
+
+    def _write(self, conn: Any, w: WriteSet) -> list[tuple[str, str, str, int | None, int | None]]:
+        changes: list[tuple[str, str, str, int | None, int | None]] = []
+
+        def one(kind: str, op: str, ident: str) -> None:
+            changes.append((kind, op, ident, None, None))
+
+        def next_rid(table: str) -> int:
+            return int(conn.execute(f"SELECT COALESCE(MAX(rid), 0) FROM {table}").fetchone()[0]) + 1
+
+        cur = conn.cursor()
+        if w.relation_types:
+            cur.executemany(
+                "INSERT INTO cef_relation_types(name, data) VALUES (%s, %s) "
+                "ON CONFLICT(name) DO UPDATE SET data = excluded.data",
+                [(rt.name, rt.model_dump_json()) for rt in w.relation_types],
+            )
+            for rt in w.relation_types:
+                one("relation_type", "upsert", rt.name)
+        # deletes first (a batch may delete then re-create)
+        for kind, ids in (("edge", w.delete_edges), ("chunk", w.delete_chunks), ("node", w.delete_nodes)):
+            if ids:
+                conn.execute(f"DELETE FROM {_TABLES[kind]} WHERE id = ANY(%s)", (list(ids),))
+                for i in ids:
+                    one(kind, "delete", i)
+        if w.nodes:
+            base = next_rid("cef_nodes")
+            with cur.copy(
+                "COPY cef_nodes (rid, id, label, scope, data, search_text, embedding) FROM STDIN (FORMAT BINARY)"
+            ) as cp:
+                cp.set_types(["int8", "text", "text", "text", "text", "text", "vector"])
+                for k, n in enumerate(w.nodes):
+                    cp.write_row(
+                        (
+                            base + k,
+                            n.id,
+                            n.label,
+                            n.scope,
+                            n.model_dump_json(),
+                            node_text(n),
+                            _vec(w.node_vectors.get(n.id)),
+                        )
+                    )
+            changes.append(("node", "insert_range", "", base, base + len(w.nodes) - 1))
+        if w.updated_nodes:
+            cur.executemany(
+                "UPDATE cef_nodes SET label = %s, scope = %s, data = %s, search_text = %s, "
+                "embedding = COALESCE(%s::vector, embedding) WHERE id = %s",
+                [
+                    (
+                        n.label,
+                        n.scope,
+                        n.model_dump_json(),
+                        node_text(n),
+                        _vec(w.node_vectors.get(n.id)),
+                        n.id,
+                    )
+                    for n in w.updated_nodes
+                ],
+            )
+            for n in w.updated_nodes:
+                one("node", "upsert", n.id)
+        if w.edges:
+            base = next_rid("cef_edges")
+            with cur.copy(
+                "COPY cef_edges (rid, id, rel, src, dst, weight, confidence, valid_from, valid_to, "
+                "recorded_at, scope, props) FROM STDIN (FORMAT BINARY)"
+            ) as cp:
+                cp.set_types(
+                    [
+                        "int8",
+                        "text",
+                        "text",
+                        "text",
+                        "text",
+                        "float8",
+                        "float8",
+                        "float8",
+                        "float8",
+                        "float8",
+                        "text",
+                        "text",
+                    ]
+                )
+                for k, e in enumerate(w.edges):
+                    cp.write_row((base + k, e.id, *_edge_columns(e)))
+            changes.append(("edge", "insert_range", "", base, base + len(w.edges) - 1))
+        if w.updated_edges:
+            cur.executemany(
+                "UPDATE cef_edges SET rel = %s, src = %s, dst = %s, weight = %s, confidence = %s, valid_from = %s, "
+                "valid_to = %s, recorded_at = %s, scope = %s, props = %s WHERE id = %s",
+                [(*_edge_columns(e), e.id) for e in w.updated_edges],
+            )
+            for e in w.updated_edges:
+                one("edge", "upsert", e.id)
+        if w.chunks:
+            base = next_rid("cef_chunks")
+            with cur.copy(
+                "COPY cef_chunks (rid, id, node_id, scope, data, embedding) FROM STDIN (FORMAT BINARY)"
+            ) as cp:
+                cp.set_types(["int8", "text", "text", "text", "text", "vector"])
+                for k, ch in enumerate(w.chunks):
+                    cp.write_row(
+                        (
+                            base + k,
+                            ch.id,
+                            ch.node_id,
+                            ch.scope,
+                            ch.model_dump_json(),
+                            _vec(w.chunk_vectors.get(ch.id)),
+                        )
+                    )
+            changes.append(("chunk", "insert_range", "", base, base + len(w.chunks) - 1))
+        for key, value in w.meta.items():
+            if value is None:
+                conn.execute("DELETE FROM cef_meta WHERE key = %s", (key,))
+                one("meta", "delete", key)
+                continue
+            conn.execute(
+                "INSERT INTO cef_meta(key, value) VALUES (%s, %s) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, json.dumps(value)),
+            )
+            one("meta", "upsert", key)
+        cur.close()
+        return changes
+
+    def _duplicate(self, w: WriteSet, exc: Any) -> CefError:
+        """Name the record that broke a uniqueness constraint (the transaction is already rolled back)."""
+        constraint = getattr(getattr(exc, "diag", None), "constraint_name", None) or str(exc)
+        for kind, items in (("node", w.nodes), ("edge", w.edges), ("chunk", w.chunks)):
+            if f"{_TABLES[kind]}_id_key" not in constraint:
+                continue
+            ids = [x.id for x in items]
+            twice = [i for i, c in Counter(ids).items() if c > 1]
+            if twice:
+                return DuplicateIdError(
+                    kind, twice[0], f"{kind}s[{ids.index(twice[0])}] and another item of the same batch"
+                )
+            deleted = set(getattr(w, f"delete_{kind}s"))
+            clash = self.existing_ids(kind, [i for i in ids if i not in deleted])
+            if clash:
+                first = next(i for i in ids if i in clash)
+                return DuplicateIdError(
+                    kind, first, f"{kind}s[{ids.index(first)}] already exists in the store"
+                )
+        return StoreError(f"write refused by the database: {str(exc).strip().splitlines()[0]}")
+
+    # ---------------------------------------------------------------- reads
+    def get_nodes(self, ids: Sequence[str]) -> list[Node]:
+        rows = self._query("SELECT id, data FROM cef_nodes WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
+        found = dict(rows)
+        return [Node.model_validate_json(found[i]) for i in ids if i in found]
+
+    def get_edges(self, ids: Sequence[str]) -> list[Edge]:
+        rows = self._query(
+            f"SELECT {_EDGE_COLS} FROM cef_edges WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),)
+        )
+        found = {r[0]: _edge_from_row(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        rows = self._query("SELECT id, data FROM cef_chunks WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
+        found = dict(rows)
+        return [Chunk.model_validate_json(found[i]) for i in ids if i in found]
+
+    def existing_ids(self, kind: str, ids: Iterable[str]) -> set[str]:
+        if kind == "relation_type":
+            sql = "SELECT name FROM cef_relation_types WHERE name = ANY(%s)"
+        else:
+            sql = f"SELECT id FROM {_TABLES[kind]} WHERE id = ANY(%s)"
+        return {r[0] for r in self._query(sql, (list(ids),))}
+
+    def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        table = {"node": "cef_nodes", "chunk": "cef_chunks"}[kind]
+        rows = self._query(
+            f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL AND id = ANY(%s)", (list(ids),)
+        )
+        return {i: v.to_numpy() for i, v in rows}
+
+    def _iter(self, query: str, batch: int = 5000) -> Iterator[Any]:
+        """Stream a scan through a server-side cursor on its own pooled connection."""
+        pg = psycopg()
+        try:
+            with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="cef_scan") as cur:
+                cur.itersize = batch
+                cur.execute(query)
+                yield from cur
+        except CefError:
+            raise
+        except pg.Error as exc:
+            raise translate(exc, "scanning") from exc
+
+    def iter_nodes(self) -> Iterator[Node]:
+        for (data,) in self._iter("SELECT data FROM cef_nodes ORDER BY rid"):
+            yield Node.model_validate_json(data)
+
+    def iter_edges(self) -> Iterator[Edge]:
+        for row in self._iter(f"SELECT {_EDGE_COLS} FROM cef_edges ORDER BY rid"):
+            yield _edge_from_row(row)
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for (data,) in self._iter("SELECT data FROM cef_chunks ORDER BY rid"):
+            yield Chunk.model_validate_json(data)
+
+    def iter_node_rows(self) -> Iterator[tuple[str, str, str | None]]:
+        yield from self._iter("SELECT id, label, scope FROM cef_nodes ORDER BY rid")
+
+    def iter_edge_rows(self) -> Iterator[tuple[Any, ...]]:
+        yield from self._iter(
+            "SELECT id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope "
+            "FROM cef_edges ORDER BY rid"
+        )
+
+    def iter_vectors(self, kind: str) -> Iterator[tuple[str, np.ndarray]]:
+        table = {"node": "cef_nodes", "chunk": "cef_chunks"}[kind]
+        for ident, vec in self._iter(
+            f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL ORDER BY rid"
+        ):
+            yield ident, vec.to_numpy()
+
+    def ids_in_range(self, kind: str, rid_from: int, rid_to: int) -> list[str]:
+        return [
+            r[0]
+            for r in self._query(
+                f"SELECT id FROM {_TABLES[kind]} WHERE rid BETWEEN %s AND %s ORDER BY rid", (rid_from, rid_to)
+            )
+        ]
+
+    def relation_types(self) -> list[RelationType]:
+        return [
+            RelationType.model_validate_json(d)
+            for (d,) in self._query('SELECT data FROM cef_relation_types ORDER BY name COLLATE "C"')
+        ]
+
+    def chunks_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        rows = self._query(
+            "SELECT id, node_id FROM cef_chunks WHERE node_id = ANY(%s) ORDER BY rid",
+            (list(dict.fromkeys(node_ids)),),
+        )
+        for cid, nid in rows:
+            out.setdefault(nid, []).append(cid)
+        return out
+
+    def edges_for_nodes(self, node_ids: Sequence[str]) -> list[str]:
+        ids = list(dict.fromkeys(node_ids))
+        rows = self._query(
+            "SELECT id FROM cef_edges WHERE src = ANY(%s) OR dst = ANY(%s) ORDER BY rid", (ids, ids)
+        )
+        return [r[0] for r in rows]
+
+    def nodes_by_property(
+        self, key: str, value: Any, label: str | None = None, limit: int = 100
+    ) -> list[Node]:
+        if value is None:
+            return []
+        sql = (
+            "SELECT data FROM cef_nodes WHERE ((data::jsonb) -> 'properties') @> %s::jsonb "
+            "AND ((data::jsonb) -> 'properties' -> %s) = %s::jsonb"
+        )
+        params: list[Any] = [json.dumps({key: value}), key, json.dumps(value)]
+        if label is not None:
+            sql += " AND label = %s"
+            params.append(label)
+        sql += " ORDER BY rid LIMIT %s"
+        params.append(limit)
+        return [Node.model_validate_json(d) for (d,) in self._query(sql, params)]
+
+    def search_text(self, kind: str, query: str, k: int, scope: str | None = None) -> list[TextHit]:
+        q = ts_query(query)
+        if q is None or k <= 0:
+            return []
+        table, config = {"chunk": ("cef_chunks", "english"), "node": ("cef_nodes", "simple")}[kind]
+        sql = (
+            f"SELECT id, ts_rank_cd(tsv, q, 1) AS s FROM {table}, to_tsquery('{config}'::regconfig, %s) AS q "
+            "WHERE tsv @@ q"
+        )
+        params: list[Any] = [q]
+        if scope is not None:
+            sql += " AND (scope IS NULL OR scope = %s)"
+            params.append(scope)
+        sql += " ORDER BY s DESC, rid LIMIT %s"
+        params.append(k)
+        return [TextHit(id=i, score=float(s)) for i, s in self._query(sql, params)]
+
+    # ----------------------------------------------------------- change feed
+    def data_version(self) -> int:
+        """The latest change seq (one index lookup): it moves whenever anyone commits."""
+        return self.current_seq()
+
+    def current_seq(self) -> int:
+        return int(self._query("SELECT COALESCE(MAX(seq), 0) FROM cef_changes")[0][0])
+
+    def changes_since(self, seq: int) -> tuple[int, list[Change]]:
+        """Changes after ``seq``; a first entry of kind ``reset`` means: reload everything."""
+        rows = self._query(
+            "SELECT seq, kind, op, id, rid_from, rid_to FROM cef_changes WHERE seq > %s ORDER BY seq", (seq,)
+        )
+        if rows and seq > 0 and rows[0][0] != seq + 1:
+            oldest = self._query("SELECT MIN(seq) FROM cef_changes")[0][0]
+            if oldest is None or oldest > seq + 1:
+                return int(rows[-1][0]), [Change(seq=int(rows[-1][0]), kind="reset", op="reset", id="")]
+        if not rows:
+            return seq, []
+        return int(rows[-1][0]), [
+            Change(seq=int(s), kind=k, op=o, id=i, rid_from=a, rid_to=b) for s, k, o, i, a, b in rows
+        ]
+
+    def counts(self) -> dict[str, int]:
+        row = self._query(
+            "SELECT (SELECT COUNT(*) FROM cef_nodes), (SELECT COUNT(*) FROM cef_edges), "
+            "(SELECT COUNT(*) FROM cef_chunks), (SELECT COUNT(*) FROM cef_relation_types)"
+        )[0]
+        return {
+            "nodes": int(row[0]),
+            "edges": int(row[1]),
+            "chunks": int(row[2]),
+            "relation_types": int(row[3]),
+        }
+
+    def get_meta(self, key: str) -> Any:
+        rows = self._query("SELECT value FROM cef_meta WHERE key = %s", (key,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def meta_items(self, prefix: str) -> list[tuple[str, Any]]:
+        rows = self._query(
+            'SELECT key, value FROM cef_meta WHERE starts_with(key, %s) ORDER BY key COLLATE "C"', (prefix,)
+        )
+        return [(k, json.loads(v)) for k, v in rows]
+
+    def labels(self) -> list[tuple[str, int]]:
+        rows = self._query(
+            'SELECT label, COUNT(*) FROM cef_nodes GROUP BY label ORDER BY 2 DESC, label COLLATE "C"'
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
+    def property_names(self, label: str, sample: int = 200) -> list[str]:
+        names: dict[str, None] = {}
+        for (data,) in self._query(
+            "SELECT data FROM cef_nodes WHERE label = %s ORDER BY rid LIMIT %s", (label, sample)
+        ):
+            names.update(dict.fromkeys(json.loads(data).get("properties", {})))
+        return list(names)
+
+    def relation_endpoints(self) -> list[tuple[str, str, str, int]]:
+        rows = self._query(
+            "SELECT e.rel, s.label, t.label, COUNT(*) FROM cef_edges e JOIN cef_nodes s ON s.id = e.src "
+            'JOIN cef_nodes t ON t.id = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC, e.rel COLLATE "C", s.label COLLATE "C", t.label COLLATE "C"'
+        )
+        return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+    # ------------------------------------------------------ traversal pushdown
+    def _step(self, relation_types: Sequence[str] | None) -> Any:
+        rels = list(relation_types) if relation_types is not None else None
+
+        def step(frontier: list[str]) -> list[tuple[str, str, str]]:
+            rows = self._query(
+                "SELECT src, id, dst FROM cef_edges WHERE src = ANY(%(f)s) AND (%(r)s::text[] IS NULL OR rel = ANY(%(r)s)) "
+                "UNION ALL "
+                "SELECT dst, id, src FROM cef_edges WHERE dst = ANY(%(f)s) AND (%(r)s::text[] IS NULL OR rel = ANY(%(r)s))",
+                {"f": frontier, "r": rels},
+            )
+            return [(a, b, c) for a, b, c in rows]
+
+        return step
+
+    def neighbourhood(
+        self, seeds: Sequence[str], depth: int, relation_types: Sequence[str] | None, limit: int
+    ) -> list[tuple[str, int, list[str]]]:
+        present = self.existing_ids("node", seeds)
+        return bfs_neighbourhood(self._step(relation_types), [s for s in seeds if s in present], depth, limit)
+
+    def shortest_path(
+        self, source: str, target: str, max_depth: int, relation_types: Sequence[str] | None = None
+    ) -> list[str] | None:
+        if len(self.existing_ids("node", [source, target])) < len({source, target}):
+            return None
+        return bfs_shortest_path(self._step(relation_types), source, target, max_depth)
+
+    # ------------------------------------------------------------- vectors
+    def vector_store(self) -> Any:
+        """pgvector search over this store's own vector columns (a :class:`~cef.store.base.VectorStore`)."""
+        from cef.store.postgres.vectors import PgVectorStore
+
+        with self._lock:
+            if self._vector_store is None:
+                self._vector_store = PgVectorStore(self)
+            return self._vector_store
+
+    @contextmanager
+    def connection(self, doing: str) -> Iterator[Any]:
+        """A pooled connection with errors translated (for this package's vector index)."""
+        with self._conn(doing) as conn:
+            yield conn
+
+
+def _vec(v: np.ndarray | None) -> Any:
+    return None if v is None else np.ascontiguousarray(v, dtype=np.float32)
+
+
+def _edge_columns(e: Edge) -> tuple[Any, ...]:
+    return (
+        e.relation_type,
+        e.source,
+        e.target,
+        float(e.weight),
+        float(e.confidence),
+        e.valid_from.timestamp() if e.valid_from else None,
+        e.valid_to.timestamp() if e.valid_to else None,
+        e.recorded_at.timestamp(),
+        e.scope,
+        json.dumps(e.properties, separators=(",", ":")) if e.properties else "{}",
+    )
+
+
+def _edge_from_row(row: Sequence[Any]) -> Edge:
+    return Edge(
+        id=row[0],
+        relation_type=row[1],
+        source=row[2],
+        target=row[3],
+        weight=row[4],
+        confidence=row[5],
+        valid_from=utc_from_ts(row[6]),
+        valid_to=utc_from_ts(row[7]),
+        recorded_at=utc_from_ts(row[8]),  # type: ignore[arg-type]
+        scope=row[9],
+        properties=json.loads(row[10]),
+    )
+
+
+def _redact(dsn: str) -> str:
+    """A DSN without its password (for messages and logs)."""
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", re.sub(r"(password\s*=\s*)\S+", r"\1***", dsn))
