@@ -395,8 +395,8 @@ def main() -> None:
 
     print()
     print(
-        f"{'query':<34} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'matches p50':>11} "
-        f"{'paths p50':>9} {'timeouts':>8}  target"
+        f"{'query':<34} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'found p50':>11} "
+        f"{'returned':>9} {'timeouts':>8}  target"
     )
     for r in rows:
         verdict = (

@@ -136,33 +136,33 @@ class _Scorer:
             )
         return group.comps
 
-    def rank(self, groups: Sequence[_Group], limit: int | None = None) -> list[tuple[int, int, float]]:
-        """(group index, row, score) best first; ties keep group then discovery order."""
-        groups = list(groups)
+    def order(
+        self, groups: Sequence[_Group], limit: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(group index, row, score) arrays, best first; ties keep group then discovery order."""
         comp = Components.concat([self.comps(g) for g in groups])
         if not len(comp.hops):
-            return []
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0)
         s = score(self.strategy, comp, self.weights)
         idx = order(s)
         if limit is not None:
             idx = idx[:limit]
         bounds = np.cumsum([0, *(len(g) for g in groups)])
         gi = np.searchsorted(bounds, idx, side="right") - 1
-        return [
-            (int(a), int(i - bounds[a]), float(s[i])) for a, i in zip(gi.tolist(), idx.tolist(), strict=True)
-        ]
+        return gi, idx - bounds[gi], s[idx]
+
+    def rank(self, groups: Sequence[_Group], limit: int) -> list[tuple[int, int, float]]:
+        gi, rows, scores = self.order(groups, limit)
+        return list(zip(gi.tolist(), rows.tolist(), scores.tolist(), strict=True))
 
     def top(self, group: _Group, limit: int) -> _Group:
-        rows = np.asarray([r for _, r, _ in self.rank([group], limit)], dtype=np.int64)
-        return group.take(rows)
+        return group.take(self.order([group], limit)[1])
 
     def best_per_end(self, group: _Group) -> tuple[np.ndarray, np.ndarray]:
         """(distinct end nodes sorted, row of the best path ending at each)."""
-        rows = np.asarray([r for _, r, _ in self.rank([group])], dtype=np.int64)
-        if not len(rows):
-            return np.zeros(0, dtype=np.int64), rows
-        ends = group.nodes[rows, -1]
-        uniq, first = npx.unique_first(ends)
+        rows = self.order([group])[1]
+        uniq, first = npx.unique_first(group.nodes[rows, -1])
         return uniq, rows[first]
 
 
@@ -177,8 +177,9 @@ class PatternExecutor:
     Usage::
 
         ex = PatternExecutor(graph, InMemoryNodeLookup(graph, nodes))
-        result = ex.execute(GraphPattern(start={"node_ids": ["p1"]},
-                                         steps=[{"relation_type": "TAKES", "target_label": "Drug"}]))
+        result = ex.execute(GraphPattern.model_validate(
+            {"start": {"node_ids": ["p1"]}, "steps": [{"relation_type": "TAKES", "target_label": "Drug"}]}
+        ))
         for path in result.paths:
             print(path.to_path_string(), path.score)
     """

@@ -487,7 +487,13 @@ class QueryCombinator(_Model):
     all patterns; UNION merges the paths of all patterns, duplicates removed;
     SEQUENTIAL runs the patterns in order, the end nodes of one becoming the
     start nodes of the next (each later pattern's ``start`` label/properties
-    still filter them), and returns the chained paths.
+    still filter them), and returns the chained paths (each joined to the best
+    path that reached its start; a chain never revisits a node unless the later
+    pattern allows cycles).
+
+    Each pattern of an INTERSECTION or UNION contributes at most its own
+    ``max_paths`` (for INTERSECTION, counted after the common-end filter); the
+    combined list is ranked once more and capped at this ``max_paths``.
     """
 
     type: CombinatorType = Field(description="INTERSECTION (AND), UNION (OR) or SEQUENTIAL (feed forward)")

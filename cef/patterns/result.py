@@ -25,7 +25,7 @@ class MatchedPath(_Model):
     )
     node_labels: list[str] = Field(default_factory=list)
     node_names: list[str] = Field(default_factory=list)
-    score: float = 0.0
+    score: float = Field(default=0.0, description="higher is better; comparable within one result only")
     score_components: dict[str, float] = Field(
         default_factory=dict, description="raw ranking inputs: hops, edge_weight, node_centrality, semantic"
     )
@@ -98,8 +98,10 @@ class PatternStats(_Model):
 class PatternResult(_Model):
     """The answer to a pattern or combinator: paths (best first) and how the search went."""
 
-    paths: list[MatchedPath] = Field(default_factory=list)
-    ranking: RankingStrategy
+    paths: list[MatchedPath] = Field(default_factory=list, description="best first")
+    ranking: RankingStrategy = Field(
+        description="the strategy used (SEMANTIC_SCORE falls back to HYBRID when there is no query to compare)"
+    )
     timed_out: bool = Field(default=False, description="the time limit stopped the search; paths are partial")
     truncated: bool = Field(
         default=False, description="the search stopped at its candidate cap; more paths may exist"

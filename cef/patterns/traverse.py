@@ -66,9 +66,6 @@ class Found:
     def count(self) -> int:
         return len(self.nodes)
 
-    def take(self, idx: np.ndarray) -> Found:
-        return Found(self.nodes[idx], self.edges[idx], self.forward[idx])
-
     @classmethod
     def empty(cls, k: int) -> Found:
         return cls(
