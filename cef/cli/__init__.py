@@ -23,6 +23,8 @@ app = typer.Typer(
 #: modules that add commands (each defines ``register(app)``)
 COMMANDS = [
     "cef.cli.core",
+    "cef.cli.serve",
+    "cef.cli.tools",
 ]
 
 

@@ -1,0 +1,157 @@
+"""``cef serve mcp`` and ``cef serve http``: run the MCP server or the REST API over a knowledge base."""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from cef.cli.common import DbOption, cli_errors, err_console
+
+log = logging.getLogger(__name__)
+
+serve_app = typer.Typer(
+    name="serve",
+    help="Serve the knowledge base: MCP tools (stdio or streamable HTTP) or the REST API.",
+    no_args_is_help=True,
+)
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+EmbedderFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder",
+        help="'default' (offline all-MiniLM-L6-v2) or 'none' (graph + BM25). Default: $CEF_EMBEDDER, else default.",
+        show_default=False,
+    ),
+]
+HostFlag = Annotated[
+    str | None, typer.Option(help="Address to listen on (default $CEF_HOST, else 127.0.0.1).")
+]
+
+
+def load_settings(**overrides: Any) -> Any:
+    """ServerSettings from CEF_* variables, with the command line's options on top."""
+    from pydantic import ValidationError as PydanticError
+
+    from cef.server.settings import ServerSettings
+
+    try:
+        return ServerSettings(**{k: v for k, v in overrides.items() if v is not None})
+    except PydanticError as exc:
+        from cef.server.tools import format_validation_error
+
+        err_console.print(f"[bold red]error:[/] bad server settings: {format_validation_error(exc)}")
+        raise typer.Exit(2) from None
+
+
+def _open(settings: Any) -> Any:
+    from cef.engine.kb import open_kb
+
+    return open_kb(settings.db, embedder=None if settings.embedder == "none" else settings.embedder)
+
+
+def mcp(
+    transport: Annotated[
+        Transport, typer.Option(help="stdio (one client) or http (streamable HTTP).")
+    ] = Transport.stdio,
+    host: HostFlag = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port for --transport http (default $CEF_PORT, else 8080).")
+    ] = None,
+    db: DbOption = None,
+    embedder: EmbedderFlag = None,
+    writable: Annotated[
+        bool | None,
+        typer.Option(
+            "--writable/--read-only",
+            help="Expose the write tools (index_*, delete_node).",
+            show_default=False,
+        ),
+    ] = None,
+    path: Annotated[str, typer.Option(help="URL path of the streamable HTTP endpoint.")] = "/mcp",
+) -> None:
+    """Run the MCP server: retrieval tools with the live graph schema in their descriptions.
+
+    Over stdio the client starts it (logs go to stderr). With --writable the
+    write tools are listed too; a write that changes the schema sends
+    notifications/tools/list_changed.
+
+    Example:  cef serve mcp --db kb.db
+    Example:  cef serve mcp --transport http --port 8765 --writable
+    """
+    import anyio
+
+    from cef.server.mcp import CefMcpServer
+
+    settings = load_settings(db=db, embedder=embedder, host=host, port=port, writable=writable)
+    with cli_errors():
+        kb = _open(settings)
+        server = CefMcpServer(kb, settings)
+        try:
+            if transport is Transport.stdio:
+                anyio.run(server.serve_stdio)
+            else:
+                err_console.print(
+                    f"cef MCP server on http://{settings.host}:{settings.port}{path} "
+                    f"({'read-write' if server.writable else 'read-only'})"
+                )
+                anyio.run(lambda: server.serve_http(path=path))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
+            kb.close()
+
+
+def http(
+    host: HostFlag = None,
+    port: Annotated[int | None, typer.Option(help="Port (default $CEF_PORT, else 8080).")] = None,
+    db: DbOption = None,
+    embedder: EmbedderFlag = None,
+) -> None:
+    """Run the REST API (OpenAPI spec at /openapi.json, docs at /docs).
+
+    API keys come from CEF_API_KEYS ("key:read,key2:write"); without keys the
+    API is open to anyone who can reach it. Limits, cache and time limit:
+    CEF_MAX_DEPTH, CEF_MAX_LIMIT, CEF_MAX_QUERY_LENGTH, CEF_CACHE_TTL_SECONDS,
+    CEF_GRAPH_TIMEOUT_MS.
+
+    Example:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --port 8080
+    """
+    import uvicorn
+
+    from cef.server.http import create_app
+
+    settings = load_settings(db=db, embedder=embedder, host=host, port=port)
+    if not settings.auth_enabled:
+        loopback = settings.host in ("127.0.0.1", "localhost", "::1")
+        err_console.print(
+            "[bold red]WARNING: no API keys configured (CEF_API_KEYS): the REST API, including its write "
+            f"endpoints, is open to anyone who can reach {settings.host}:{settings.port}.[/]"
+            + ("" if loopback else " [bold red]It listens on a non-loopback address.[/]")
+        )
+    with cli_errors():
+        kb = _open(settings)
+        try:
+            app = create_app(kb, settings)
+            err_console.print(f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs)")
+            uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        finally:
+            kb.close()
+
+
+def register(app: typer.Typer) -> None:
+    serve_app.command("mcp")(mcp)
+    serve_app.command("http")(http)
+    app.add_typer(serve_app)
+
+
+__all__ = ["load_settings", "register"]

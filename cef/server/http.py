@@ -1,0 +1,348 @@
+"""The REST API (FastAPI): search, retrieve, context, CRUD for nodes/edges/chunks, schema, health.
+
+``create_app(kb, settings)`` builds the app; ``cef serve http`` runs it with
+uvicorn. Every route parses, calls one engine operation and serializes. API
+keys travel in ``X-API-Key`` and are compared in constant time; keys have a
+``read`` or ``write`` scope. Every error is JSON (:class:`~cef.server.errors.ErrorBody`):
+a client's mistake is a 4xx, never a 500. The OpenAPI spec is at ``/openapi.json``.
+
+    app = create_app(cef.open("kb.db"), ServerSettings(api_keys={"secret-key-1": "write"}))
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the route annotations at runtime
+
+import hmac
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Annotated, Any
+
+import pydantic
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import APIKeyHeader
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from cef.engine.kb import KnowledgeBase
+from cef.errors import CefError, NotFoundError
+from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
+from cef.server.errors import ErrorBody, body, error_kind, status_for
+from cef.server.responses import SearchResponse
+from cef.server.schema import GraphSchema
+from cef.server.service import CefService, WriteResult
+from cef.server.settings import Scope, ServerSettings
+from cef.server.tools import SearchMemoryInput, format_validation_error
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ApiError", "ApiKeyAuth", "create_app"]
+
+API_KEY_HEADER = "X-API-Key"
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in (
+        (404, "Not found"),
+        (409, "Conflict: the id exists already"),
+        (422, "The request is invalid or exceeds the server's limits"),
+        (500, "Server error"),
+        (501, "Not available: an optional dependency is missing"),
+        (503, "Temporarily unavailable; retry"),
+        (504, "Time limit exceeded"),
+    )
+}
+AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "Missing or unknown API key"},
+    403: {"model": ErrorBody, "description": "The API key lacks the needed scope"},
+}
+IdPath = Annotated[str, Path(min_length=1, max_length=512)]
+
+
+class ApiError(Exception):
+    """An HTTP error with a kind and a message (rendered as :class:`ErrorBody`)."""
+
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.headers = headers
+
+
+class ApiKeyAuth:
+    """API keys with read/write scopes, compared in constant time."""
+
+    def __init__(self, keys: dict[str, Scope]) -> None:
+        self._keys = [(k.encode(), scope) for k, scope in keys.items()]
+        self.header = APIKeyHeader(
+            name=API_KEY_HEADER, auto_error=False, description="an API key with read (or write) scope"
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._keys)
+
+    def scope_of(self, presented: str | None) -> Scope | None:
+        if presented is None:
+            return None
+        given = presented.encode("utf-8", "surrogateescape")
+        found: Scope | None = None
+        for key, scope in self._keys:  # no early exit: every key is compared
+            if hmac.compare_digest(given, key):
+                found = scope
+        return found
+
+    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, Scope]]:
+        async def check(key: Annotated[str | None, Security(self.header)] = None) -> Scope:
+            if key is None or key == "":
+                raise ApiError(
+                    401, "unauthorized", f"missing API key: send it in the {API_KEY_HEADER} header"
+                )
+            scope = self.scope_of(key)
+            if scope is None:
+                raise ApiError(401, "unauthorized", "unknown API key")
+            if needed == "write" and scope != "write":
+                raise ApiError(
+                    403, "forbidden", "this API key has read scope; writing needs a key with write scope"
+                )
+            return scope
+
+        return check
+
+
+# ------------------------------------------------------------------ wire models
+class _Patch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NodePatch(_Patch):
+    properties: dict[str, Any] | None = Field(default=None, description="properties to set")
+    content: str | None = Field(default=None, description="new text to embed")
+    label: str | None = Field(default=None, min_length=1, max_length=128)
+    merge: bool = Field(default=True, description="merge properties into the old ones (false: replace them)")
+
+
+class EdgePatch(_Patch):
+    properties: dict[str, Any] | None = None
+    weight: float | None = Field(default=None, gt=0.0)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+
+class ChunkPatch(_Patch):
+    content: str | None = Field(default=None, min_length=1)
+    metadata: dict[str, Any] | None = Field(default=None, description="metadata to set")
+    node_id: str | None = Field(default=None, min_length=1, description="link the chunk to this node")
+    unlink: bool = Field(default=False, description="remove the chunk's link to its node")
+    merge: bool = Field(default=True, description="merge metadata into the old one (false: replace it)")
+
+
+class Health(BaseModel):
+    status: str = "ok"
+    version: str
+    auth: bool = Field(description="whether API keys are required")
+    provide_context: bool = Field(description="whether POST /api/v1/context is available")
+
+
+# ------------------------------------------------------------------ the app
+def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefService | None = None) -> FastAPI:
+    """The REST API over ``kb``."""
+    from cef import __version__
+
+    svc = service or CefService(kb, settings)
+    auth = ApiKeyAuth(settings.api_keys)
+    read: list[Any] = [Depends(auth.require("read"))] if auth.enabled else []
+    write: list[Any] = [Depends(auth.require("write"))] if auth.enabled else []
+    extra = AUTH_RESPONSES if auth.enabled else {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        svc.close()
+
+    app = FastAPI(
+        title="cef",
+        version=__version__,
+        description="Context Engineering Framework: graph + vector + BM25 retrieval over a knowledge graph "
+        "with linked text chunks.",
+        lifespan=lifespan,
+    )
+    app.state.service = svc
+    install_error_handlers(app)
+
+    @app.get("/health", response_model=Health, tags=["meta"])
+    async def health() -> Health:
+        """Liveness: the server answers (no key needed)."""
+        return Health(version=__version__, auth=auth.enabled, provide_context=svc.context is not None)
+
+    api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra})
+
+    # -------------------------------------------------------------- retrieval
+    @api.post("/search", response_model=SearchResponse, dependencies=read, tags=["retrieval"])
+    async def search(req: SearchMemoryInput) -> SearchResponse:
+        """Memory search with graph exploration; the seed's response (results, exploration summary,
+        related entities, suggested queries). Cached until the next write."""
+        return await svc.search(req)
+
+    @api.post("/retrieve", response_model=SearchResult, dependencies=read, tags=["retrieval"])
+    async def retrieve(query: GraphQuery) -> SearchResult:
+        """A structured graph query → ranked chunks with the paths that explain them."""
+        return await svc.retrieve_knowledge(query)
+
+    if svc.context is not None:
+        request_model = svc.context.request_model
+
+        @api.post("/context", dependencies=read, tags=["retrieval"])
+        async def context(request: request_model) -> Any:  # type: ignore[valid-type]
+            """Several queries, one token budget, deduplicated: context ready for a prompt."""
+            return (await svc.provide_context(request)).model_dump(mode="json")
+
+    @api.get("/schema", response_model=GraphSchema, dependencies=read, tags=["schema"])
+    async def schema() -> GraphSchema:
+        """Node types (properties, counts) and relation types (semantics, observed endpoints)."""
+        return await svc.graph_schema()
+
+    # -------------------------------------------------------------- nodes
+    @api.post("/nodes", response_model=Node, status_code=201, dependencies=write, tags=["nodes"])
+    async def create_node(node: Node) -> Node:
+        await svc.index_batch(Batch(nodes=[node]))
+        return node
+
+    @api.get("/nodes", response_model=list[Node], dependencies=read, tags=["nodes"])
+    async def list_nodes(
+        label: Annotated[str, Query(min_length=1, max_length=128, description="node type")],
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> list[Node]:
+        """Nodes with a label."""
+        return await svc.run(kb.find_nodes_by_label, label, limit)
+
+    @api.get("/nodes/{node_id}", response_model=Node, dependencies=read, tags=["nodes"])
+    async def get_node(node_id: IdPath) -> Node:
+        return _found(await svc.run(kb.find_node, node_id), "node", node_id)
+
+    @api.patch("/nodes/{node_id}", response_model=Node, dependencies=write, tags=["nodes"])
+    async def patch_node(node_id: IdPath, patch: NodePatch) -> Node:
+        return await svc.run(
+            lambda: kb.update_node(
+                node_id, patch.properties, content=patch.content, label=patch.label, merge=patch.merge
+            )
+        )
+
+    @api.delete("/nodes/{node_id}", response_model=WriteResult, dependencies=write, tags=["nodes"])
+    async def delete_node(node_id: IdPath, cascade: bool = True) -> WriteResult:
+        """Delete a node; with ``cascade`` (default) its edges and linked chunks too."""
+        return await svc.delete_node(node_id, cascade)
+
+    # -------------------------------------------------------------- edges
+    @api.post("/edges", response_model=Edge, status_code=201, dependencies=write, tags=["edges"])
+    async def create_edge(edge: Edge) -> Edge:
+        return await svc.run(kb.index_edge, edge)
+
+    @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
+    async def get_edge(edge_id: IdPath) -> Edge:
+        found = await svc.run(kb.store.get_edges, [edge_id])
+        return _found(found[0] if found else None, "edge", edge_id)
+
+    @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
+    async def patch_edge(edge_id: IdPath, patch: EdgePatch) -> Edge:
+        def apply() -> Edge:
+            found = kb.store.get_edges([edge_id])
+            old = _found(found[0] if found else None, "edge", edge_id)
+            new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
+            return kb.indexer.update_edge(new)
+
+        return await svc.run(apply)
+
+    @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
+    async def delete_edge(edge_id: IdPath) -> WriteResult:
+        await svc.run(kb.delete_edge, edge_id)
+        return WriteResult(edges=1)
+
+    # -------------------------------------------------------------- chunks
+    @api.post("/chunks", response_model=Chunk, status_code=201, dependencies=write, tags=["chunks"])
+    async def create_chunk(chunk: Chunk) -> Chunk:
+        await svc.index_batch(Batch(chunks=[chunk]))
+        return chunk
+
+    @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
+    async def get_chunk(chunk_id: IdPath) -> Chunk:
+        found = await svc.run(kb.store.get_chunks, [chunk_id])
+        return _found(found[0] if found else None, "chunk", chunk_id)
+
+    @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
+    async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch) -> Chunk:
+        return await svc.run(
+            lambda: kb.indexer.update_chunk(
+                chunk_id,
+                content=patch.content,
+                metadata=patch.metadata,
+                node_id=patch.node_id,
+                unlink=patch.unlink,
+                merge=patch.merge,
+            )
+        )
+
+    @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
+    async def delete_chunk(chunk_id: IdPath) -> WriteResult:
+        await svc.run(kb.delete_chunk, chunk_id)
+        return WriteResult(chunks=1)
+
+    app.include_router(api)
+    return app
+
+
+def _found(value: Any, kind: str, ident: str) -> Any:
+    if value is None:
+        raise NotFoundError(f"{kind} {ident!r} does not exist")
+    return value
+
+
+# ------------------------------------------------------------------ errors
+def install_error_handlers(app: FastAPI) -> None:
+    """Every error as JSON :class:`ErrorBody`; a client's mistake is a 4xx."""
+
+    def respond(
+        status: int, kind: str, message: str, details: Any = None, headers: Any = None
+    ) -> JSONResponse:
+        return JSONResponse(status_code=status, content=body(kind, message, details), headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_request_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        details = [
+            {"field": ".".join(str(p) for p in err.get("loc", ())), "message": str(err.get("msg", "invalid"))}
+            for err in exc.errors()[:20]
+        ]
+        summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:5])
+        return respond(422, "validation_error", f"invalid request: {summary}", details)
+
+    @app.exception_handler(pydantic.ValidationError)
+    async def on_model_invalid(request: Request, exc: pydantic.ValidationError) -> JSONResponse:
+        return respond(422, "validation_error", f"invalid request: {format_validation_error(exc)}")
+
+    @app.exception_handler(ApiError)
+    async def on_api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return respond(exc.status, exc.kind, exc.message, headers=exc.headers)
+
+    @app.exception_handler(CefError)
+    async def on_cef_error(request: Request, exc: CefError) -> JSONResponse:
+        status = status_for(exc)
+        if status >= 500:
+            log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+        headers = {"Retry-After": "1"} if status == 503 else None
+        return respond(status, error_kind(exc), str(exc), headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kinds = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 403: "forbidden"}
+        return respond(
+            exc.status_code, kinds.get(exc.status_code, "http_error"), str(exc.detail), headers=exc.headers
+        )
+
+    @app.exception_handler(Exception)
+    async def on_crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("%s %s crashed", request.method, request.url.path)
+        return respond(500, "internal_error", f"internal error: {type(exc).__name__}: {exc}")

@@ -1,0 +1,211 @@
+"""The MCP server: cef's tools over stdio or streamable HTTP, on the official ``mcp`` SDK.
+
+Tools are listed from :mod:`cef.server.tools` with the live graph schema and
+examples in their descriptions. When a write (through a write tool, or by
+another process, seen by polling the change feed) changes the schema, the
+descriptions are rebuilt and every connected client is sent
+``notifications/tools/list_changed`` (and ``subscriptions/listen`` streams
+get the same event). Every failure of a call comes back as a tool error
+(``isError``) with a readable message::
+
+    server = CefMcpServer(kb, ServerSettings(writable=True))
+    anyio.run(server.serve_stdio)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from starlette.applications import Starlette
+
+from cef.engine.kb import KnowledgeBase
+from cef.errors import CefError
+from cef.server.schema import SchemaTracker
+from cef.server.service import CefService
+from cef.server.settings import ServerSettings
+from cef.server.tools import tool_definitions, tool_spec
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CefMcpServer"]
+
+INSTRUCTIONS = (
+    "cef is a knowledge base: a graph of typed nodes and relations with linked text passages. "
+    "Call get_graph_schema to see its node and relation types, then retrieve_knowledge (structured: "
+    "targets + traversal) or retrieve_context (question + graph hints) to get ranked passages with the "
+    "graph paths that explain them; search_memory for a quick search. Tool descriptions carry the "
+    "current schema and are refreshed (tools/list_changed) when it changes."
+)
+
+
+class _Server(Server[dict[str, Any]]):
+    """The SDK's low-level server, advertising ``tools.listChanged`` on every transport."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class CefMcpServer:
+    """cef's tools as an MCP server over one knowledge base."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        settings: ServerSettings | None = None,
+        *,
+        writable: bool | None = None,
+        service: CefService | None = None,
+    ) -> None:
+        from cef import __version__
+
+        self.kb = kb
+        self.settings = settings or ServerSettings()
+        self.writable = self.settings.writable if writable is None else writable
+        self.service = service or CefService(kb, self.settings)
+        self.tracker = SchemaTracker(kb, samples=self.settings.schema_samples)
+        self.tracker.attach()
+        self.tracker.refresh(force=True)
+        self._tools: tuple[str, list[types.Tool]] | None = None
+        self._sessions: deque[ServerSession] = deque(maxlen=1024)
+        self.bus = InMemorySubscriptionBus()
+        self.server = _Server(
+            "cef",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            lifespan=self._lifespan,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.server.add_notification_handler(
+            "notifications/initialized", types.NotificationParams, self._on_initialized
+        )
+
+    def close(self) -> None:
+        self.tracker.detach()
+        self.service.close()
+
+    # ------------------------------------------------------------- tools
+    def tools(self) -> list[types.Tool]:
+        """The tools as listed now (rebuilt only when the schema's shape changed)."""
+        fingerprint = self.tracker.fingerprint
+        if self._tools is None or self._tools[0] != fingerprint:
+            context = self.service.context.request_model if self.service.context else None
+            defs = tool_definitions(
+                self.tracker.schema, self.settings, writable=self.writable, context_model=context
+            )
+            self._tools = (fingerprint, [types.Tool.model_validate(d.to_mcp()) for d in defs])
+        return self._tools[1]
+
+    async def _list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools())
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        try:
+            result = await self.service.call_tool(name, params.arguments, writable=self.writable)
+        except CefError as exc:
+            log.info("tool %s failed: %s", name, exc)
+            return _error(str(exc))
+        except Exception as exc:  # a bug must still come back as a tool error, not a dropped connection
+            log.exception("tool %s crashed", name)
+            return _error(f"internal error in {name}: {type(exc).__name__}: {exc}")
+        spec = tool_spec(name)
+        if spec is not None and spec.write:
+            try:
+                changed = await self.service.run(self.tracker.refresh)
+            except Exception:
+                log.exception("schema refresh after %s failed", name)
+                changed = False
+            if changed:
+                await self.notify_tools_changed()
+        payload = result.model_dump(mode="json", by_alias=True)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+            structured_content=payload,
+        )
+
+    # ------------------------------------------------------------- notifications
+    async def _on_initialized(self, ctx: Any, params: types.NotificationParams) -> None:
+        self._sessions.append(ctx.session)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every connected client that the tool list (its descriptions) changed."""
+        self._tools = None
+        await self.bus.publish(ToolsListChanged())
+        for session in list(self._sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:  # the client went away
+                log.debug("dropping a closed MCP session", exc_info=True)
+                if session in self._sessions:
+                    self._sessions.remove(session)
+
+    async def _poll_schema(self) -> None:
+        """Notice schema changes made by other processes (through the shared database)."""
+        interval = self.settings.schema_poll_seconds
+        while True:
+            await anyio.sleep(interval)
+            try:
+                changed = await self.service.run(self.tracker.poll)
+            except Exception:
+                log.exception("schema poll failed")
+                continue
+            if changed:
+                await self.notify_tools_changed()
+
+    @asynccontextmanager
+    async def _lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tg:
+            if self.settings.schema_poll_seconds > 0:
+                tg.start_soon(self._poll_schema)
+            try:
+                yield {}
+            finally:
+                tg.cancel_scope.cancel()
+
+    # ------------------------------------------------------------- transports
+    async def serve_stdio(self) -> None:
+        """Serve one client on stdin/stdout until it disconnects."""
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    def http_app(self, *, path: str = "/mcp") -> Starlette:
+        """A Starlette app serving streamable HTTP at ``path``."""
+        return self.server.streamable_http_app(streamable_http_path=path, host=self.settings.host)
+
+    async def serve_http(self, *, path: str = "/mcp") -> None:
+        """Serve streamable HTTP on the settings' host and port until cancelled."""
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.http_app(path=path), host=self.settings.host, port=self.settings.port, log_level="warning"
+        )
+        await uvicorn.Server(config).serve()
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)

@@ -1,0 +1,361 @@
+"""The operations the front doors offer, shared by the MCP server and the REST API.
+
+:class:`CefService` wraps one :class:`~cef.engine.kb.KnowledgeBase`: it checks
+the server's limits, runs engine calls in worker threads (the engine is
+synchronous), caches searches until the next write, applies the graph
+exploration time limit (then vector search answers, and the response says
+so), and dispatches tool calls by name. It raises cef errors; each front
+door turns them into its own error format.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from cef.errors import NotFoundError, ValidationError
+from cef.model import (
+    Batch,
+    GraphQuery,
+    ResolutionTarget,
+    SearchResult,
+    SearchStrategy,
+    TraversalHint,
+)
+from cef.server.cache import StampedTTLCache
+from cef.server.responses import SearchResponse, build_search_response
+from cef.server.schema import GraphSchema, discover_schema
+from cef.server.settings import ServerSettings
+from cef.server.tools import (
+    DeleteNodeInput,
+    GetGraphSchemaInput,
+    IndexChunksInput,
+    IndexEdgesInput,
+    IndexNodesInput,
+    RetrieveContextInput,
+    SearchMemoryInput,
+    parse_tool_arguments,
+    tool_spec,
+)
+
+if TYPE_CHECKING:
+    from cef.engine.indexer import IndexResult
+    from cef.engine.kb import KnowledgeBase
+    from cef.store.base import WriteSet
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "GRAPH_STRATEGIES",
+    "CefService",
+    "ContextSupport",
+    "LimitExceededError",
+    "WriteResult",
+    "load_context_support",
+]
+
+T = TypeVar("T")
+
+#: strategies that explore the graph (the time limit applies to them)
+GRAPH_STRATEGIES = frozenset(
+    {SearchStrategy.AUTO, SearchStrategy.HYBRID, SearchStrategy.GRAPH, SearchStrategy.PPR}
+)
+
+
+class LimitExceededError(ValidationError):
+    """A request asked for more than this server allows (depth, results, text length, batch size)."""
+
+
+class WriteResult(BaseModel):
+    """What a write did."""
+
+    relation_types: int = 0
+    nodes: int = 0
+    edges: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, result: IndexResult) -> WriteResult:
+        return cls(**asdict(result))
+
+
+class ContextSupport:
+    """The multi-query context provider (``cef.context.provider``), when it is installed."""
+
+    def __init__(self, request_model: type[BaseModel], provider_cls: type[Any]) -> None:
+        self.request_model = request_model
+        self.provider_cls = provider_cls
+
+
+def load_context_support() -> ContextSupport | None:
+    """Import the context provider lazily; None when it is not available."""
+    try:
+        from cef.context.provider import ContextProvider, ContextRequest
+    except ImportError as exc:
+        log.info("provide_context is not available: %s", exc)
+        return None
+    return ContextSupport(ContextRequest, ContextProvider)
+
+
+class CefService:
+    """One knowledge base, served: limits, caching, time limits and tool dispatch."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        settings: ServerSettings,
+        *,
+        context: ContextSupport | bool | None = True,
+    ) -> None:
+        self.kb = kb
+        self.settings = settings
+        self.cache: StampedTTLCache[Any] = StampedTTLCache(
+            settings.cache_ttl_seconds, settings.cache_max_entries
+        )
+        if context is True:
+            self.context = load_context_support()
+        else:
+            self.context = context or None
+        self._provider: Any = None
+        kb.state.listeners.append(self._on_write)
+
+    def close(self) -> None:
+        if self._on_write in self.kb.state.listeners:
+            self.kb.state.listeners.remove(self._on_write)
+
+    def _on_write(self, writes: WriteSet) -> None:
+        self.cache.clear()
+
+    # ----------------------------------------------------------- limits
+    def check_text(self, text: str, what: str = "query") -> None:
+        limit = self.settings.max_query_length
+        if len(text) > limit:
+            raise LimitExceededError(
+                f"{what} is {len(text)} characters long; this server accepts at most {limit}"
+            )
+
+    def check_depth(self, depth: int, what: str = "depth") -> None:
+        if depth > self.settings.max_depth:
+            raise LimitExceededError(
+                f"{what} {depth} is deeper than this server allows (max_depth {self.settings.max_depth})"
+            )
+
+    def check_count(self, n: int, what: str = "limit") -> None:
+        if n > self.settings.max_limit:
+            raise LimitExceededError(
+                f"{what} {n} is more than this server returns (at most {self.settings.max_limit})"
+            )
+
+    def check_batch(self, n: int, what: str = "records") -> None:
+        if n > self.settings.max_batch:
+            raise LimitExceededError(
+                f"{n} {what} in one call; this server accepts at most {self.settings.max_batch}"
+            )
+
+    def check_graph_query(self, q: GraphQuery) -> None:
+        self.check_text(q.query)
+        self.check_depth(q.traversal.depth, "traversal.depth")
+        self.check_count(q.top_k, "top_k")
+
+    # ----------------------------------------------------------- plumbing
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a synchronous engine call in a worker thread."""
+        return await anyio.to_thread.run_sync(fn, *args)
+
+    def _stamp(self) -> Hashable:
+        return (self.kb.state.seq, self.kb.store.data_version())
+
+    async def _cached(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        if not self.cache.enabled:
+            return await compute(), False
+        stamp = await self.run(self._stamp)
+        hit = self.cache.get(key, stamp)
+        if hit is not None:
+            return hit, True
+        value = await compute()
+        self.cache.put(key, stamp, value)
+        return value, False
+
+    async def _retrieve(self, q: GraphQuery) -> tuple[SearchResult, bool]:
+        """Retrieve; past the graph time limit, answer with vector search (``True``: timed out)."""
+        limit_ms = self.settings.graph_timeout_ms
+        if limit_ms <= 0 or q.strategy not in GRAPH_STRATEGIES:
+            return await self.run(self.kb.retrieve, q), False
+        with anyio.move_on_after(limit_ms / 1000) as scope:
+            # an abandoned engine call finishes in the background (Python cannot stop a thread)
+            result: SearchResult = await anyio.to_thread.run_sync(self.kb.retrieve, q, abandon_on_cancel=True)
+        if not scope.cancelled_caught:
+            return result, False
+        log.warning("graph exploration exceeded %d ms; answering with vector search", limit_ms)
+        fallback = await self.run(self.kb.retrieve, q.model_copy(update={"strategy": SearchStrategy.VECTOR}))
+        note = f"graph: exploration exceeded the {limit_ms} ms time limit; answered by vector search"
+        fallback.fallbacks.insert(0, note)
+        fallback.metadata["timed_out"] = True
+        fallback.metadata.setdefault("notes", []).insert(0, note)
+        return fallback, True
+
+    # ----------------------------------------------------------- reads
+    async def retrieve_knowledge(self, q: GraphQuery) -> SearchResult:
+        """GraphQuery → SearchResult (cached until the next write)."""
+        self.check_graph_query(q)
+
+        async def compute() -> SearchResult:
+            return (await self._retrieve(q))[0]
+
+        result, cached = await self._cached(("retrieve", q.model_dump_json()), compute)
+        if cached:
+            result = result.model_copy(update={"metadata": {**result.metadata, "cached": True}})
+        return result
+
+    async def search(self, req: SearchMemoryInput) -> SearchResponse:
+        """The memory search: graph exploration + vector search, shaped as the search response."""
+        depth = req.graph_depth if req.graph_depth is not None else self.settings.default_depth
+        self.check_text(req.query)
+        self.check_depth(depth, "graph_depth")
+        self.check_count(req.limit)
+        graph = req.enable_graph and depth > 0
+        fetch = min(req.limit * 5, 500) if req.tags else req.limit
+        q = GraphQuery(
+            query=req.query,
+            top_k=fetch,
+            min_results=min(3, req.limit),
+            traversal=TraversalHint(depth=depth),
+            strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
+        )
+        key = ("search", req.model_dump_json(), depth)
+        return await self._search_response(key, q, depth=depth, graph=graph, limit=req.limit, tags=req.tags)
+
+    async def retrieve_context(self, req: RetrieveContextInput) -> SearchResponse:
+        """The seed's retrieve_context: question + graph hints + keywords → search response."""
+        self.check_text(req.textQuery, "textQuery")
+        self.check_count(req.topK, "topK")
+        hints = req.graphHints
+        depth = hints.depth if hints is not None else self.settings.default_depth
+        self.check_depth(depth, "graphHints.depth")
+        q = await self.run(self._context_query, req, depth)
+        key = ("context", req.model_dump_json(), depth)
+        return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK, tags=None)
+
+    def _context_query(self, req: RetrieveContextInput, depth: int) -> GraphQuery:
+        text = req.textQuery
+        extra = [k for k in req.semanticKeywords if k.strip() and k.lower() not in text.lower()]
+        if extra:
+            text = f"{text} {' '.join(extra)}"
+        targets: list[ResolutionTarget] = []
+        relations: list[str] = []
+        hints = req.graphHints
+        if hints is not None:
+            label = hints.entityLabel
+            if not self.kb.find_nodes_by_label(label, limit=1):
+                known = ", ".join(sorted(lab for lab, _ in self.kb.store.labels())[:50]) or "(none)"
+                raise ValidationError(
+                    f"graphHints.entityLabel: unknown node type {label!r}; node types: {known}"
+                )
+            value = hints.entityValue
+            if hints.entityProperty == "id":
+                targets = [ResolutionTarget(description=str(value), type_hint=label)]
+            else:
+                found = self.kb.find_nodes_by_property(hints.entityProperty, value, label=label, limit=5)
+                targets = [ResolutionTarget(description=n.id, type_hint=label) for n in found] or [
+                    ResolutionTarget(description=str(value)[:2000] or label, type_hint=label, max_matches=3)
+                ]
+            relations = list(hints.traverseRelations)
+        return GraphQuery(
+            query=text,
+            targets=targets,
+            traversal=TraversalHint(relation_types=relations, depth=depth),
+            top_k=req.topK,
+            min_results=min(3, req.topK),
+            strategy=SearchStrategy.AUTO if depth > 0 else SearchStrategy.VECTOR,
+        )
+
+    async def _search_response(
+        self, key: Hashable, q: GraphQuery, *, depth: int, graph: bool, limit: int, tags: list[str] | None
+    ) -> SearchResponse:
+        async def compute() -> SearchResponse:
+            t0 = time.perf_counter()
+            result, timed_out = await self._retrieve(q)
+
+            def build() -> SearchResponse:
+                return build_search_response(
+                    self.kb,
+                    result,
+                    depth=depth,
+                    graph_enabled=graph,
+                    limit=limit,
+                    tags=tags,
+                    timed_out=timed_out,
+                    elapsed_ms=(time.perf_counter() - t0) * 1000,
+                )
+
+            return await self.run(build)
+
+        response, cached = await self._cached(key, compute)
+        return response.model_copy(update={"cached": True}) if cached else response
+
+    async def provide_context(self, request: BaseModel) -> BaseModel:
+        """Several queries, one token budget, deduplicated (needs ``cef.context.provider``)."""
+        if self.context is None:
+            raise NotFoundError("provide_context is not available: cef.context.provider is not installed")
+        if self._provider is None:
+            self._provider = self.context.provider_cls(self.kb)
+        response: BaseModel = await self.run(self._provider.provide_context, request)
+        return response
+
+    async def graph_schema(self) -> GraphSchema:
+        return await self.run(lambda: discover_schema(self.kb, samples=self.settings.schema_samples))
+
+    # ----------------------------------------------------------- writes
+    async def index_batch(self, batch: Batch) -> WriteResult:
+        self.check_batch(len(batch))
+        return WriteResult.of(await self.run(self.kb.index_batch, batch))
+
+    async def delete_node(self, node_id: str, cascade: bool = True) -> WriteResult:
+        return WriteResult.of(await self.run(self.kb.delete_node, node_id, cascade))
+
+    # ----------------------------------------------------------- tools
+    def tool_names(self, *, writable: bool) -> list[str]:
+        names = ["retrieve_knowledge", "retrieve_context", "search_memory", "get_graph_schema"]
+        if self.context is not None:
+            names.append("provide_context")
+        if writable:
+            names += ["index_nodes", "index_edges", "index_chunks", "delete_node"]
+        return names
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, *, writable: bool) -> BaseModel:
+        """Validate a tool call's arguments and run it; raises cef errors with a clear message."""
+        spec = tool_spec(name, context_model=self.context.request_model if self.context else None)
+        if spec is None or name not in self.tool_names(writable=True):
+            raise NotFoundError(
+                f"unknown tool {name!r}; tools: {', '.join(self.tool_names(writable=writable))}"
+            )
+        if spec.write and not writable:
+            raise ValidationError(f"{name} is a write tool: start the server with --writable to use it")
+        args = parse_tool_arguments(spec, arguments, self.settings)
+        if isinstance(args, GraphQuery):
+            return await self.retrieve_knowledge(args)
+        if isinstance(args, RetrieveContextInput):
+            return await self.retrieve_context(args)
+        if isinstance(args, SearchMemoryInput):
+            return await self.search(args)
+        if isinstance(args, GetGraphSchemaInput):
+            return await self.graph_schema()
+        if isinstance(args, IndexNodesInput):
+            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=args.nodes))
+        if isinstance(args, IndexEdgesInput):
+            return await self.index_batch(Batch(relation_types=args.relation_types, edges=args.edges))
+        if isinstance(args, IndexChunksInput):
+            return await self.index_batch(Batch(chunks=args.chunks))
+        if isinstance(args, DeleteNodeInput):
+            return await self.delete_node(args.node_id, args.cascade)
+        return await self.provide_context(args)

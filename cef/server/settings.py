@@ -1,0 +1,141 @@
+"""Settings of the front doors (REST and MCP), read from ``CEF_*`` environment variables.
+
+Only the edges build a :class:`ServerSettings` (``cef serve``, ``cef tools``);
+nothing reads the environment at import. Library users pass a settings
+object, e.g. ``ServerSettings(api_keys={"k1": "write"}, max_depth=2)``.
+
+``CEF_API_KEYS`` takes ``key:scope`` pairs separated by commas
+(``"reader-key:read,admin-key:write"``) or a JSON object
+(``{"reader-key": "read"}``). A ``write`` key may also read. With no keys the
+REST API is open, and the server says so loudly when it starts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+Scope = Literal["read", "write"]
+RequiredField = Literal["textQuery", "graphHints", "semanticKeywords"]
+
+__all__ = ["RequiredField", "Scope", "ServerSettings"]
+
+
+def parse_api_keys(value: Any) -> dict[str, Scope]:
+    """``"k1:read,k2:write"``, a JSON object or a mapping → ``{key: scope}``."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"CEF_API_KEYS is not valid JSON: {exc}") from exc
+        else:
+            pairs: dict[str, Any] = {}
+            for item in filter(None, (p.strip() for p in text.split(","))):
+                key, sep, scope = item.rpartition(":")
+                if not sep or not key:
+                    raise ValueError(
+                        "each API key needs a scope: write 'key:read' or 'key:write', separated by commas"
+                    )
+                pairs[key.strip()] = scope.strip()
+            value = pairs
+    if not isinstance(value, dict):
+        raise ValueError("api_keys must map each key to 'read' or 'write'")
+    out: dict[str, Scope] = {}
+    for key, scope in value.items():
+        raw = key.get_secret_value() if isinstance(key, SecretStr) else str(key)
+        if len(raw) < 8:
+            raise ValueError("API keys must be at least 8 characters long")
+        if scope not in ("read", "write"):
+            raise ValueError(f"API key scope must be 'read' or 'write', got {scope!r}")
+        out[raw] = scope
+    return out
+
+
+def _default_required() -> list[RequiredField]:
+    return ["textQuery"]
+
+
+class ServerSettings(BaseSettings):
+    """Everything the REST and MCP servers can be configured with (env prefix ``CEF_``)."""
+
+    model_config = SettingsConfigDict(env_prefix="CEF_", extra="ignore", validate_default=True)
+
+    # where and what to serve
+    db: Path = Field(default=Path("cef.db"), description="SQLite knowledge base file")
+    embedder: str = Field(default="default", description="'default' (offline MiniLM) or 'none'")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+
+    # REST security
+    api_keys: Annotated[dict[str, Scope], NoDecode] = Field(
+        default_factory=dict, repr=False, description="key -> scope; empty means the REST API is open"
+    )
+
+    # request limits
+    max_depth: int = Field(
+        default=3, ge=0, le=10, description="deepest graph traversal a request may ask for"
+    )
+    default_depth: int = Field(default=2, ge=0, le=10)
+    max_limit: int = Field(default=100, ge=1, le=1000, description="most results one request may ask for")
+    max_query_length: int = Field(
+        default=1000, ge=1, le=10_000, description="longest query text, in characters"
+    )
+    max_batch: int = Field(default=1000, ge=1, description="most records one write call may carry")
+
+    # search behaviour
+    graph_timeout_ms: int = Field(
+        default=5000, ge=0, description="graph exploration time limit; then vector search answers (0: none)"
+    )
+    cache_ttl_seconds: float = Field(default=300.0, ge=0, description="search cache lifetime (0: no cache)")
+    cache_max_entries: int = Field(default=1024, ge=0)
+
+    # tools (MCP and `cef tools`)
+    required_fields: list[RequiredField] = Field(
+        default_factory=lambda: _default_required(),
+        description="which retrieve_context fields are required (textQuery always is)",
+    )
+    schema_samples: int = Field(
+        default=2, ge=0, le=10, description="example node names per label in tool texts"
+    )
+    schema_poll_seconds: float = Field(
+        default=2.0, ge=0, description="how often the MCP server looks for schema changes by other processes"
+    )
+    writable: bool = Field(default=False, description="expose the MCP write tools")
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _keys(cls, value: Any) -> dict[str, Scope]:
+        return parse_api_keys(value)
+
+    @field_validator("required_fields", mode="before")
+    @classmethod
+    def _fields(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            return (
+                json.loads(text)
+                if text.startswith("[")
+                else [p.strip() for p in text.split(",") if p.strip()]
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> ServerSettings:
+        if self.default_depth > self.max_depth:
+            self.default_depth = self.max_depth
+        if "textQuery" not in self.required_fields:
+            self.required_fields = ["textQuery", *self.required_fields]
+        self.required_fields = list(dict.fromkeys(self.required_fields))
+        return self
+
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.api_keys)

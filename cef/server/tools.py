@@ -1,0 +1,515 @@
+"""The tools cef offers to LLMs and agents, defined once.
+
+Each tool has a name, an input model (pydantic: it validates calls and gives
+the JSON Schema), and a description into which the live graph schema and
+worked examples built from it are injected. The MCP server lists these
+tools, the REST API accepts the same input models where it has a matching
+endpoint, and ``cef tools`` prints them as OpenAI function-calling or MCP
+tool definitions::
+
+    from cef.server.tools import tool_definitions
+    for tool in tool_definitions(schema, settings):
+        print(tool.to_openai())
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from cef.errors import ValidationError
+from cef.model import Chunk, Edge, GraphQuery, Node, RelationType
+from cef.server.jsonschema import model_input_schema
+from cef.server.schema import GraphSchema, describe_schema
+from cef.server.settings import ServerSettings
+
+__all__ = [
+    "READ_TOOLS",
+    "WRITE_TOOLS",
+    "DeleteNodeInput",
+    "GetGraphSchemaInput",
+    "GraphHints",
+    "IndexChunksInput",
+    "IndexEdgesInput",
+    "IndexNodesInput",
+    "RetrieveContextInput",
+    "SearchMemoryInput",
+    "ToolDefinition",
+    "ToolSpec",
+    "format_validation_error",
+    "parse_tool_arguments",
+    "tool_definitions",
+    "tool_spec",
+]
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- input models
+class GraphHints(_Input):
+    """Where to start in the graph (``retrieve_context``): one entity, found by a property value."""
+
+    entityLabel: str = Field(
+        min_length=1, max_length=128, description="node type from the schema, e.g. 'Patient'"
+    )
+    entityProperty: str = Field(
+        min_length=1, max_length=128, description="property to match, e.g. 'name' (or 'id' for a node id)"
+    )
+    entityValue: str | int | float | bool = Field(description="value to match, e.g. 'John Miller'")
+    traverseRelations: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="relation types from the schema to follow (empty: all)",
+    )
+    depth: int = Field(default=2, ge=1, le=5, description="how many hops to walk from the entity")
+
+
+class RetrieveContextInput(_Input):
+    """The ``retrieve_context`` tool: a question plus optional graph hints and keywords."""
+
+    textQuery: str = Field(min_length=1, max_length=10_000, description="the question in natural language")
+    graphHints: GraphHints | None = Field(
+        default=None, description="graph traversal hints: give them when the question names an entity"
+    )
+    semanticKeywords: list[str] = Field(
+        default_factory=list, max_length=20, description="extra keywords to boost semantic search"
+    )
+    topK: int = Field(default=10, ge=1, le=100, description="how many chunks to return")
+
+
+class SearchMemoryInput(_Input):
+    """A memory search (``search_memory`` tool, ``POST /api/v1/search``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query: str = Field(min_length=1, max_length=10_000, description="what to search for, in natural language")
+    limit: int = Field(default=10, ge=1, le=100, description="most results to return")
+    tags: list[str] | None = Field(
+        default=None,
+        description="only chunks tagged with one of these (chunk metadata 'tags'); a comma-separated string works too",
+    )
+    graph_depth: int | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        validation_alias=AliasChoices("graph_depth", "exploration_depth"),
+        description="graph exploration depth: 0 no graph (pure vector), 1 direct relations, 2 two hops, "
+        "3 three hops; default: the server's setting",
+    )
+    enable_graph: bool = Field(
+        default=True, description="use the knowledge graph (false: vector and BM25 only)"
+    )
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _split_tags(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [t.strip() for t in value.split(",") if t.strip()] or None
+        return value
+
+
+class GetGraphSchemaInput(_Input):
+    """``get_graph_schema`` takes no arguments."""
+
+
+class IndexNodesInput(_Input):
+    """Add nodes (and, optionally, relation types) in one transaction."""
+
+    nodes: list[Node] = Field(min_length=1, description="nodes to add; ids must be new")
+    relation_types: list[RelationType] = Field(
+        default_factory=list, description="relation types to register in the same transaction"
+    )
+
+
+class IndexEdgesInput(_Input):
+    """Add edges (and, optionally, the relation types they use) in one transaction."""
+
+    edges: list[Edge] = Field(min_length=1, description="edges between existing nodes")
+    relation_types: list[RelationType] = Field(
+        default_factory=list, description="relation types to register first, in the same transaction"
+    )
+
+
+class IndexChunksInput(_Input):
+    """Add text chunks, optionally linked to nodes, in one transaction."""
+
+    chunks: list[Chunk] = Field(min_length=1, description="text passages; node_id links one to a node")
+
+
+class DeleteNodeInput(_Input):
+    node_id: str = Field(min_length=1, max_length=512, description="id of the node to delete")
+    cascade: bool = Field(default=True, description="also delete its edges and linked chunks")
+
+
+# ---------------------------------------------------------------- definitions
+@dataclass(frozen=True)
+class ToolDefinition:
+    """One tool as published: name, description (schema injected) and JSON Schema of its input."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    write: bool = False
+    destructive: bool = False
+
+    def to_openai(self) -> dict[str, Any]:
+        """An OpenAI function-calling tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
+
+    def to_mcp(self) -> dict[str, Any]:
+        """An MCP tool, as ``tools/list`` returns it."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": not self.write,
+                "destructiveHint": self.destructive,
+                "idempotentHint": not self.write,
+                "openWorldHint": False,
+            },
+        }
+
+
+ExamplesFn = Callable[[GraphSchema], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What a tool is, independent of the live schema."""
+
+    name: str
+    title: str
+    summary: str
+    input_model: type[BaseModel]
+    write: bool = False
+    destructive: bool = False
+    with_schema: str = "none"  # "full" (schema + examples), "labels", "relations" or "none"
+    examples: ExamplesFn | None = None
+    notes: str = ""
+
+    def definition(self, schema: GraphSchema | None, settings: ServerSettings) -> ToolDefinition:
+        return ToolDefinition(
+            name=self.name,
+            title=self.title,
+            description=self._describe(schema),
+            input_schema=self.input_schema(settings),
+            write=self.write,
+            destructive=self.destructive,
+        )
+
+    def input_schema(self, settings: ServerSettings) -> dict[str, Any]:
+        schema = model_input_schema(self.input_model)
+        if self.input_model is RetrieveContextInput:
+            schema["required"] = list(settings.required_fields)
+        return schema
+
+    def _describe(self, schema: GraphSchema | None) -> str:
+        parts = [self.summary.strip()]
+        if self.notes:
+            parts.append(self.notes.strip())
+        if schema is not None and self.with_schema != "none":
+            if self.with_schema == "full":
+                parts.append("GRAPH SCHEMA\n" + describe_schema(schema))
+            elif self.with_schema == "labels":
+                labels = ", ".join(schema.labels()) or "(none yet)"
+                parts.append(f"Node types in the knowledge base: {labels}.")
+            elif self.with_schema == "relations":
+                rels = ", ".join(schema.relation_names()) or "(none registered)"
+                parts.append(
+                    f"Registered relation types: {rels}. Register a new one in relation_types before using it."
+                )
+            if self.examples is not None:
+                examples = self.examples(schema)
+                if examples:
+                    lines = [f"{i}. {json.dumps(ex, ensure_ascii=False)}" for i, ex in enumerate(examples, 1)]
+                    parts.append("EXAMPLES\n" + "\n".join(lines))
+        return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------- examples
+@dataclass
+class _Picks:
+    """Real labels, names and relations from the schema to build examples from."""
+
+    source: str | None = None
+    source_name: str | None = None
+    source_prop: str = "name"
+    relation: str | None = None
+    target: str | None = None
+    second: str | None = None
+    second_target: str | None = None
+    any_name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _picks(schema: GraphSchema) -> _Picks:
+    p = _Picks()
+    examples = {n.label: n for n in schema.node_types if n.examples}
+    if examples:
+        first = next(iter(examples.values()))
+        p.any_name = first.examples[0]
+    best: tuple[int, str, str, str] | None = None
+    for r in schema.relation_types:
+        for e in r.endpoints:
+            if e.source in examples and (best is None or e.count > best[0]):
+                best = (e.count, r.name, e.source, e.target)
+    if best is not None:
+        _, p.relation, p.source, p.target = best
+        node = examples[p.source]
+        p.source_name = node.examples[0]
+        props = node.properties
+        p.source_prop = "name" if "name" in props or not props else props[0]
+        for r in schema.relation_types:
+            if r.name == p.relation:
+                continue
+            hop = next(
+                (
+                    e
+                    for e in r.endpoints
+                    if e.source == p.target or (r.bidirectional and e.target == p.target)
+                ),
+                None,
+            )
+            if hop is not None:
+                p.second, p.second_target = r.name, hop.target if hop.source == p.target else hop.source
+                break
+    return p
+
+
+def _retrieve_knowledge_examples(schema: GraphSchema) -> list[dict[str, Any]]:
+    p = _picks(schema)
+    out: list[dict[str, Any]] = [
+        {"query": f"What is known about {p.any_name}?" if p.any_name else "What is known about X?"}
+    ]
+    if p.relation and p.source_name:
+        target = p.target or "node"
+        out.append(
+            {
+                "query": f"Which {target} nodes is {p.source_name} connected to by {p.relation}?",
+                "targets": [{"description": p.source_name, "type_hint": p.source}],
+                "traversal": {"relation_types": [p.relation], "depth": 1},
+                "top_k": 5,
+            }
+        )
+        if p.second:
+            out.append(
+                {
+                    "query": f"Which {p.second_target} nodes are two hops from {p.source_name}?",
+                    "targets": [{"description": p.source_name, "type_hint": p.source}],
+                    "traversal": {"relation_types": [p.relation, p.second], "depth": 2},
+                }
+            )
+    return out
+
+
+def _retrieve_context_examples(schema: GraphSchema) -> list[dict[str, Any]]:
+    p = _picks(schema)
+    subject = p.any_name or "this topic"
+    out: list[dict[str, Any]] = [{"textQuery": f"What do the documents say about {subject}?"}]
+    if p.relation and p.source and p.source_name:
+        hints: dict[str, Any] = {
+            "entityLabel": p.source,
+            "entityProperty": p.source_prop,
+            "entityValue": p.source_name,
+        }
+        out.append({"textQuery": f"What is {p.source_name} linked to?", "graphHints": hints})
+        full = {**hints, "traverseRelations": [p.relation, *([p.second] if p.second else [])], "depth": 2}
+        out.append(
+            {
+                "textQuery": f"Which {p.second_target or p.target} relate to {p.source_name}?",
+                "graphHints": full,
+                "semanticKeywords": [(p.second_target or p.target or "").lower()],
+            }
+        )
+    return out
+
+
+def _search_memory_examples(schema: GraphSchema) -> list[dict[str, Any]]:
+    p = _picks(schema)
+    subject = p.any_name or "a topic"
+    return [
+        {"query": f"{subject}", "limit": 5},
+        {"query": f"everything related to {subject}", "graph_depth": 2},
+        {"query": f"{subject}", "enable_graph": False},
+    ]
+
+
+# ---------------------------------------------------------------- the tools
+READ_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="retrieve_knowledge",
+        title="Retrieve knowledge (structured graph query)",
+        summary=(
+            "Retrieve relevant knowledge with a structured graph query: resolve `targets` to graph nodes "
+            "(by name and meaning), walk the graph from them (`traversal`: relation types, semantics, depth, "
+            "direction, confidence), optionally match `patterns`, then rank the text chunks linked to what "
+            "was reached with vector + BM25 search. Falls back to pure vector, then BM25, search when the "
+            "graph finds fewer than `min_results`. Returns ranked chunks with the graph paths that explain "
+            "them, the strategy used and the fallbacks tried. MUST use the graph schema below to build the "
+            "query: `targets[].type_hint` is a node type and `traversal.relation_types` are relation types from it."
+        ),
+        input_model=GraphQuery,
+        with_schema="full",
+        examples=_retrieve_knowledge_examples,
+    ),
+    ToolSpec(
+        name="retrieve_context",
+        title="Retrieve context (question + graph hints)",
+        summary=(
+            "Retrieve context using graph reasoning + semantic search. Give `textQuery` (the question); when "
+            "it names an entity, also give `graphHints` (entityLabel and entityProperty from the schema below, "
+            "entityValue the actual value) so the search starts from that node and walks `traverseRelations` "
+            "up to `depth` hops; `semanticKeywords` boost semantic search. Returns ranked passages with their "
+            "graph paths, related entities and suggested follow-up queries."
+        ),
+        input_model=RetrieveContextInput,
+        with_schema="full",
+        examples=_retrieve_context_examples,
+    ),
+    ToolSpec(
+        name="search_memory",
+        title="Search memory",
+        summary=(
+            "Search the knowledge base with graph exploration: finds entities named in the query, explores "
+            "their neighbourhood up to `graph_depth` hops (0: pure vector search), and combines chunks "
+            "linked to them with vector search. Returns results with scores, the entities and relationships "
+            "behind each, an exploration summary, related entities and suggested queries."
+        ),
+        input_model=SearchMemoryInput,
+        with_schema="labels",
+        examples=_search_memory_examples,
+    ),
+    ToolSpec(
+        name="get_graph_schema",
+        title="Get the graph schema",
+        summary=(
+            "The live schema of the knowledge graph: node types with their property names, counts and "
+            "example names; relation types with their semantics and the source → target node types seen "
+            "in the data. Call it before building a retrieve_knowledge query on an unfamiliar graph."
+        ),
+        input_model=GetGraphSchemaInput,
+    ),
+)
+
+WRITE_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="index_nodes",
+        title="Add nodes",
+        summary="Add nodes to the knowledge graph (all or nothing). `label` is the node type, `properties` "
+        "a JSON object (`name` gives the display name), `content` optional text to embed. Reuse an existing "
+        "node type where one fits.",
+        input_model=IndexNodesInput,
+        write=True,
+        with_schema="labels",
+    ),
+    ToolSpec(
+        name="index_edges",
+        title="Add edges",
+        summary="Add typed edges between existing nodes (all or nothing). `relation_type` must be registered "
+        "(or registered in `relation_types` of the same call); `weight` > 0 is a strength, `confidence` 0..1, "
+        "`valid_from`/`valid_to` when the fact holds.",
+        input_model=IndexEdgesInput,
+        write=True,
+        with_schema="relations",
+    ),
+    ToolSpec(
+        name="index_chunks",
+        title="Add text chunks",
+        summary="Add text passages (all or nothing), optionally linked to a node with `node_id`; they are "
+        "embedded and indexed for full-text search.",
+        input_model=IndexChunksInput,
+        write=True,
+    ),
+    ToolSpec(
+        name="delete_node",
+        title="Delete a node",
+        summary="Delete a node by id; with `cascade` (default) also its edges and linked chunks.",
+        input_model=DeleteNodeInput,
+        write=True,
+        destructive=True,
+    ),
+)
+
+
+def context_tool(request_model: type[BaseModel]) -> ToolSpec:
+    """The ``provide_context`` tool around the context provider's request model."""
+    return ToolSpec(
+        name="provide_context",
+        title="Provide context (several queries, one token budget)",
+        summary=(
+            "Retrieve and assemble context for several queries at once within one token budget: each query "
+            "is retrieved, chunks found by more than one are kept once (best score), and the best are packed "
+            "until the budget is used. Returns the selected chunks, the graph contexts behind them and the "
+            "tokens used. Use the graph schema below for node types and relation types."
+        ),
+        input_model=request_model,
+        with_schema="full",
+    )
+
+
+def tool_spec(name: str, *, context_model: type[BaseModel] | None = None) -> ToolSpec | None:
+    for spec in (*READ_TOOLS, *WRITE_TOOLS):
+        if spec.name == name:
+            return spec
+    if name == "provide_context" and context_model is not None:
+        return context_tool(context_model)
+    return None
+
+
+def tool_definitions(
+    schema: GraphSchema | None,
+    settings: ServerSettings,
+    *,
+    writable: bool | None = None,
+    context_model: type[BaseModel] | None = None,
+) -> list[ToolDefinition]:
+    """Every tool, descriptions built from ``schema``; write tools only when ``writable``."""
+    specs: list[ToolSpec] = list(READ_TOOLS)
+    if context_model is not None:
+        specs.insert(2, context_tool(context_model))
+    if settings.writable if writable is None else writable:
+        specs.extend(WRITE_TOOLS)
+    return [s.definition(schema, settings) for s in specs]
+
+
+# ---------------------------------------------------------------- validation
+def format_validation_error(exc: pydantic.ValidationError, limit: int = 8) -> str:
+    """A pydantic error as one readable line per problem: ``field.path: message``."""
+    lines = []
+    for err in exc.errors(include_url=False, include_input=False)[:limit]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        lines.append(f"{loc}: {err.get('msg', 'invalid')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        lines.append(f"... and {more} more problem(s)")
+    return "; ".join(lines)
+
+
+def parse_tool_arguments(
+    spec: ToolSpec, arguments: Mapping[str, Any] | None, settings: ServerSettings
+) -> BaseModel:
+    """Validate a call's arguments with the tool's input model (raises :class:`~cef.errors.ValidationError`)."""
+    try:
+        parsed = spec.input_model.model_validate(dict(arguments or {}))
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid arguments for {spec.name}: {format_validation_error(exc)}") from None
+    if isinstance(parsed, RetrieveContextInput):
+        missing = [f for f in settings.required_fields if not getattr(parsed, f)]
+        if missing:
+            raise ValidationError(
+                f"invalid arguments for {spec.name}: {', '.join(missing)} required by this server's configuration"
+            )
+    return parsed
