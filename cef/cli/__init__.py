@@ -25,6 +25,7 @@ COMMANDS = [
     "cef.cli.core",
     "cef.cli.serve",
     "cef.cli.tools",
+    "cef.cli.ask",
 ]
 
 
