@@ -93,32 +93,15 @@ class TextSplitter:
             for s_start, s_end in _sentences(text, b_start, b_end):
                 if self.measure(text[s_start:s_end]) <= self.max_size:
                     pieces.append((s_start, s_end))
-                else:
-                    pieces.extend(self._word_windows(text, s_start, s_end, warnings))
+                    continue
+                for match in _WORD.finditer(text, s_start, s_end):  # packing regroups the words
+                    if self.measure(match.group(0)) > self.max_size:
+                        warnings.append(
+                            f"a single word of {match.end() - match.start()} characters at offset "
+                            f"{match.start()} exceeds the chunk size {self.max_size}; kept whole in one chunk"
+                        )
+                    pieces.append(match.span())
         return pieces
-
-    def _word_windows(self, text: str, start: int, end: int, warnings: list[str]) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        w_start: int | None = None
-        w_end = start
-        for match in _WORD.finditer(text, start, end):
-            if w_start is None:
-                w_start, w_end = match.start(), match.end()
-            elif self.measure(text[w_start : match.end()]) <= self.max_size:
-                w_end = match.end()
-            else:
-                out.append((w_start, w_end))
-                w_start, w_end = match.start(), match.end()
-            if self.measure(text[w_start:w_end]) > self.max_size:
-                warnings.append(
-                    f"a single word of {w_end - w_start} characters at offset {w_start} exceeds the chunk "
-                    f"size {self.max_size}; kept whole in one chunk"
-                )
-                out.append((w_start, w_end))
-                w_start = None
-        if w_start is not None:
-            out.append((w_start, w_end))
-        return out
 
     # -- overlap -----------------------------------------------------------------------------
 

@@ -274,7 +274,9 @@ class YamlGraphParser:
             line = int(mark.line) + 1 if mark is not None else None
             problem = exc.problem or str(exc)
             if exc.context:
-                problem = f"{problem} ({exc.context})"
+                started = exc.context_mark
+                since = f" started on line {started.line + 1}" if started is not None and started is not mark else ""
+                problem = f"{problem} ({exc.context}{since})"
             raise ctx.error(f"invalid YAML: {problem}", line) from None
         except yaml.YAMLError as exc:
             raise ctx.error(f"invalid YAML: {exc}") from None

@@ -46,7 +46,7 @@ class PdfParser:
             pages = list(reader.pages)
             meta = reader.metadata
             title = str(meta.title).strip() if meta is not None and meta.title else ""
-        except pypdf.errors.PdfError as exc:
+        except pypdf.errors.PyPdfError as exc:
             raise ctx.error(f"invalid PDF: {exc}") from None
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             raise ctx.error(f"invalid PDF: {type(exc).__name__}: {exc}") from None

@@ -115,9 +115,11 @@ class FileSystemSource(SourceBase):
             if Path(full).is_symlink():  # swapped for a symlink after we resolved it
                 raise PathEscapeError(f"path {path!r} changed to a symlink while opening it") from exc
             raise
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             os.close(fd)
-            raise NotFoundError(f"{rel!r} is not a regular file in the data source {self.uri}")
+            what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise NotFoundError(f"{rel!r} is {what} in the data source {self.uri}")
         return os.fdopen(fd, "rb")
 
     def exists(self, path: str) -> bool:
