@@ -26,6 +26,7 @@ COMMANDS = [
     "cef.cli.serve",
     "cef.cli.tools",
     "cef.cli.ask",
+    "cef.cli.context",
 ]
 
 

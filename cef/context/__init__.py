@@ -1,1 +1,58 @@
+"""Context assembly: token counting, packing to a budget, formats, and the two context providers.
 
+* :class:`ContextProvider` — several queries, one token budget: retrieved
+  chunks (deduplicated, ranked across queries) plus the graph reasoning that
+  explains them. ``provider.provide_context(ContextRequest(...))``.
+* :class:`GraphContextProvider` — the entities relevant to a query, their
+  relationships, the domain rules (axioms) of their types and the claims about
+  them. ``provider.get_context(query, KnowledgeContextOptions(...))``.
+* :func:`add_axiom` / :func:`add_claim` store rules and claims in the graph
+  (see :mod:`cef.context.rules`).
+
+Budgets hold for the rendered text (Markdown, YAML, JSON or plain) as counted
+by a :class:`TokenCounter` chosen to match the target model.
+"""
+
+from cef.context.budget import TRUNCATION_MARKER, BudgetTooSmallError, split_sentences
+from cef.context.formats import ContextDocument, ContextFormat, render
+from cef.context.graph_provider import (
+    DocumentInput,
+    EntityRelevanceRanker,
+    GraphContextProvider,
+    KnowledgeContext,
+    KnowledgeContextOptions,
+    RankedEntity,
+)
+from cef.context.provider import (
+    ContextProvider,
+    ContextRequest,
+    ContextResponse,
+    QuerySpec,
+    RankingStrategy,
+)
+from cef.context.rules import add_axiom, add_claim
+from cef.context.tokens import TokenCounter, make_token_counter
+
+__all__ = [
+    "TRUNCATION_MARKER",
+    "BudgetTooSmallError",
+    "ContextDocument",
+    "ContextFormat",
+    "ContextProvider",
+    "ContextRequest",
+    "ContextResponse",
+    "DocumentInput",
+    "EntityRelevanceRanker",
+    "GraphContextProvider",
+    "KnowledgeContext",
+    "KnowledgeContextOptions",
+    "QuerySpec",
+    "RankedEntity",
+    "RankingStrategy",
+    "TokenCounter",
+    "add_axiom",
+    "add_claim",
+    "make_token_counter",
+    "render",
+    "split_sentences",
+]

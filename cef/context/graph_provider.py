@@ -1,0 +1,864 @@
+"""Graph context provider: the entities, relationships, domain rules and claims relevant to a query.
+
+::
+
+    from cef.context import GraphContextProvider, KnowledgeContextOptions
+
+    provider = GraphContextProvider(kb, counter="cl100k")
+    ctx = provider.get_context("Which medications interact with warfarin?",
+                               KnowledgeContextOptions(max_tokens=800, include_claims=True))
+    prompt_part = ctx.formatted_context
+
+1. **Candidates**: nodes whose names match the query (full-text index), nodes
+   near it in embedding space, and every node of a type the query names
+   (``medications`` → ``Medication``). Rule and claim bookkeeping nodes are
+   never entities.
+2. **Ranking** (:class:`EntityRelevanceRanker`): name, type and property
+   matches of the query's terms, plus the cosine of the query to each node's
+   embedding; the matched terms are reported.
+3. **Selection within the budget**: entities by relevance, then the
+   relationships among and around them (up to ``relationship_depth`` hops,
+   currently valid edges only), the axioms of their types, their claims and
+   (optionally) their chunks — packed so the rendered text fits ``max_tokens``.
+
+Errors never escape as exceptions for a well-formed request: an unavailable
+graph or a query with no match gives an empty context with a ``reason``; an
+unknown entity id is skipped and listed in ``skipped_ids``; a budget that
+cuts anything sets ``truncated``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cef.context.budget import Candidate, Packed, pack
+from cef.context.formats import (
+    SECTIONS,
+    ContextAxiom,
+    ContextChunk,
+    ContextClaim,
+    ContextDocument,
+    ContextEntity,
+    ContextFormat,
+    ContextRelationship,
+    score_of,
+)
+from cef.context.provider import resolve_counter
+from cef.context.rules import (
+    META_LABELS,
+    RULE_RELATIONS,
+    axiom_rule,
+    claim_statement,
+    find_axioms,
+    find_claims,
+    unique,
+    words,
+)
+from cef.context.tokens import TokenCounter
+from cef.errors import EmbeddingError, StoreError
+from cef.model import Chunk, Edge, Node, utcnow
+
+if TYPE_CHECKING:
+    from cef.engine.kb import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DocumentInput",
+    "EntityRelevanceRanker",
+    "GraphContextProvider",
+    "KnowledgeContext",
+    "KnowledgeContextOptions",
+    "RankedEntity",
+]
+
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "as",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "does",
+        "do",
+        "did",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "may",
+        "might",
+        "about",
+        "into",
+        "over",
+        "under",
+        "between",
+        "any",
+        "all",
+        "some",
+        "each",
+        "other",
+        "than",
+        "then",
+        "there",
+        "their",
+        "them",
+        "they",
+        "not",
+        "no",
+        "yes",
+    ]
+)
+
+#: default share of the budget each section may take before leftovers are shared
+DEFAULT_SHARES: dict[str, float] = {
+    "entities": 0.45,
+    "relationships": 0.25,
+    "axioms": 0.12,
+    "claims": 0.12,
+    "chunks": 0.15,
+}
+
+
+class KnowledgeContextOptions(BaseModel):
+    """What a graph context may hold and how it is rendered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: int = Field(
+        default=2000, ge=1, le=2_000_000, description="token budget of the rendered context"
+    )
+    max_entities: int = Field(default=20, ge=1, le=1000)
+    include_relationships: bool = True
+    relationship_depth: int = Field(default=1, ge=1, le=4, description="hops around the selected entities")
+    max_relationships: int = Field(default=60, ge=0, le=10_000)
+    include_axioms: bool = True
+    include_claims: bool = False
+    max_claims_per_entity: int = Field(default=3, ge=0, le=100)
+    include_chunks: bool = False
+    max_chunks_per_entity: int = Field(default=2, ge=0, le=100)
+    entity_types: list[str] | None = Field(
+        default=None, description="only entities of these types (None: all)"
+    )
+    min_relevance: float = Field(default=0.1, ge=0.0)
+    max_properties_per_entity: int = Field(default=10, ge=0, le=1000)
+    format: ContextFormat = ContextFormat.MARKDOWN
+    as_of: datetime | None = Field(
+        default=None, description="relationships valid at this time (default: now)"
+    )
+    scope: str | None = None
+    section_shares: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_SHARES),
+        description="share of the budget per section in the first pass; leftovers are shared after",
+    )
+
+    @field_validator("section_shares")
+    @classmethod
+    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, share in value.items():
+            if name not in SECTIONS:
+                raise ValueError(
+                    f"unknown section {name!r} in section_shares; sections: {', '.join(SECTIONS)}"
+                )
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"section share of {name!r} must be between 0 and 1, got {share}")
+        return value
+
+
+class RankedEntity(BaseModel):
+    """A node with its relevance to a query and the query terms it matched."""
+
+    node: Node
+    score: float
+    lexical_score: float = 0.0
+    vector_score: float = 0.0
+    matched_terms: list[str] = Field(default_factory=list)
+
+
+class KnowledgeContext(BaseModel):
+    """Graph knowledge for a prompt: what was selected, and the rendered text."""
+
+    entities: list[ContextEntity] = Field(default_factory=list)
+    relationships: list[ContextRelationship] = Field(default_factory=list)
+    axioms: list[ContextAxiom] = Field(default_factory=list)
+    claims: list[ContextClaim] = Field(default_factory=list)
+    chunks: list[ContextChunk] = Field(default_factory=list)
+    formatted_context: str = ""
+    token_count: int = 0
+    token_budget: int = 0
+    format: ContextFormat = ContextFormat.MARKDOWN
+    original_query: str | None = None
+    truncated: bool = False
+    skipped_ids: list[str] = Field(default_factory=list, description="entity ids that do not exist")
+    warnings: list[str] = Field(default_factory=list)
+    reason: str | None = Field(default=None, description="why the context is empty, when it is")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    document: ContextDocument = Field(default_factory=ContextDocument)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.entities or self.relationships or self.axioms or self.claims or self.chunks)
+
+    @classmethod
+    def empty(
+        cls,
+        reason: str,
+        *,
+        query: str | None = None,
+        options: KnowledgeContextOptions | None = None,
+        skipped_ids: Sequence[str] = (),
+        warnings: Sequence[str] = (),
+    ) -> KnowledgeContext:
+        """No knowledge and why (no text: :class:`GraphContextProvider` adds the format's empty frame)."""
+        opts = options or KnowledgeContextOptions()
+        return cls(
+            token_budget=opts.max_tokens,
+            format=opts.format,
+            original_query=query,
+            skipped_ids=list(skipped_ids),
+            warnings=list(warnings),
+            reason=reason,
+            metadata={"reason": reason},
+        )
+
+
+class DocumentInput(BaseModel):
+    """A document to find context for: its text and the entities already linked to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1)
+    linked_entities: list[str] = Field(default_factory=list)
+    title: str | None = None
+
+
+# ------------------------------------------------------------------- ranker
+def query_terms(text: str) -> list[str]:
+    """Distinct lower-case words of more than two letters, stop words removed."""
+    return unique(w for w in words(text) if len(w) > 2 and w not in _STOPWORDS)
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _matches(term: str, vocab: set[str]) -> bool:
+    if term in vocab:
+        return True
+    stem = _stem(term)
+    if stem in vocab or any(_stem(w) == stem for w in vocab):
+        return True
+    return len(term) >= 5 and any(w.startswith(term) for w in vocab)
+
+
+@dataclass
+class EntityRelevanceRanker:
+    """Scores nodes against a query: term matches (name > type > properties) plus embedding similarity.
+
+    ``score = (name_weight·#name matches + type_weight·#type matches +
+    property_weight·#property matches) / #terms + vector_weight·max(0, (cos −
+    vector_floor) / (1 − vector_floor))``. The floor discounts the similarity
+    unrelated texts share under sentence embedders.
+    """
+
+    name_weight: float = 1.0
+    type_weight: float = 0.5
+    property_weight: float = 0.3
+    vector_weight: float = 1.0
+    vector_floor: float = 0.2
+
+    def rank(
+        self, query: str, nodes: Sequence[Node], similarities: Mapping[str, float] | None = None
+    ) -> list[RankedEntity]:
+        """``nodes`` by relevance to ``query``, highest first (ties by id)."""
+        terms = query_terms(query)
+        sims = similarities or {}
+        out = [self.score(terms, node, sims.get(node.id)) for node in nodes]
+        out.sort(key=lambda r: (-r.score, r.node.id))
+        return out
+
+    def score(self, terms: Sequence[str], node: Node, similarity: float | None = None) -> RankedEntity:
+        name_vocab = set(words(" ".join([node.name, *node.aliases])))
+        type_vocab = set(words(node.label))
+        prop_vocab: set[str] = set()
+        for key, value in node.properties.items():
+            if key in ("name", "title", "label_text", "aliases"):
+                continue
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                prop_vocab.update(words(str(value)))
+            elif isinstance(value, list):
+                prop_vocab.update(w for v in value if isinstance(v, str) for w in words(v))
+        total = 0.0
+        matched: list[str] = []
+        for term in terms:
+            hit = False
+            if _matches(term, name_vocab):
+                total += self.name_weight
+                hit = True
+            if _matches(term, type_vocab):
+                total += self.type_weight
+                hit = True
+            if _matches(term, prop_vocab):
+                total += self.property_weight
+                hit = True
+            if hit:
+                matched.append(term)
+        lexical = total / len(terms) if terms else 0.0
+        vector = 0.0
+        if similarity is not None and math.isfinite(similarity) and self.vector_floor < 1.0:
+            vector = self.vector_weight * max(
+                0.0, (similarity - self.vector_floor) / (1.0 - self.vector_floor)
+            )
+        return RankedEntity(
+            node=node,
+            score=lexical + vector,
+            lexical_score=lexical,
+            vector_score=vector,
+            matched_terms=matched,
+        )
+
+
+# ----------------------------------------------------------------- provider
+@dataclass
+class _Selection:
+    """Candidate entities, in priority order, with their scores."""
+
+    nodes: list[Node]
+    scores: dict[str, float | None]
+    matched: dict[str, list[str]] = field(default_factory=dict)
+
+
+class GraphContextProvider:
+    """Knowledge-graph context for a query, for given entities, or for a document."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        counter: TokenCounter | str | None = None,
+        ranker: EntityRelevanceRanker | None = None,
+    ) -> None:
+        self.kb = kb
+        self.counter = resolve_counter(counter)
+        self.ranker = ranker or EntityRelevanceRanker()
+
+    # ------------------------------------------------------------ front doors
+    def get_context(self, query: str, options: KnowledgeContextOptions | None = None) -> KnowledgeContext:
+        """Entities relevant to ``query`` and what the graph says about them, within ``max_tokens``."""
+        opts = options or KnowledgeContextOptions()
+        t0 = time.perf_counter()
+        if not isinstance(query, str) or not query.strip():
+            return self._empty("empty query", query=query, options=opts)
+        try:
+            vec = self._embed(query)
+            ranked, n_candidates = self._rank_candidates(query, vec, opts)
+            if not ranked:
+                return self._empty("no match: no entity is relevant to the query", query=query, options=opts)
+            sel = _Selection(
+                nodes=[r.node for r in ranked],
+                scores={r.node.id: r.score for r in ranked},
+                matched={r.node.id: r.matched_terms for r in ranked},
+            )
+            ctx = self._assemble(sel, opts, query=query, query_vector=vec, title_query=query)
+        except (StoreError, EmbeddingError) as exc:
+            log.warning("graph context unavailable: %s", exc)
+            return self._empty(f"knowledge graph unavailable: {exc}", query=query, options=opts)
+        ctx.metadata.update(
+            {"candidates": n_candidates, "duration_ms": round((time.perf_counter() - t0) * 1000, 3)}
+        )
+        return ctx
+
+    def get_context_for_entities(
+        self,
+        ids: Sequence[str],
+        options: KnowledgeContextOptions | None = None,
+        *,
+        query: str | None = None,
+    ) -> KnowledgeContext:
+        """Context for the given entities (in the given order); unknown ids are skipped and reported.
+
+        ``query``, when given, scores the entities and orders their claims and chunks.
+        """
+        opts = options or KnowledgeContextOptions()
+        t0 = time.perf_counter()
+        wanted: list[str] = []
+        skipped: list[str] = []
+        warnings: list[str] = []
+        for raw in ids:
+            if not isinstance(raw, str) or not raw.strip():
+                skipped.append(str(raw))
+                warnings.append(f"entity id {raw!r} is not a valid id; skipped")
+            elif raw not in wanted:
+                wanted.append(raw)
+        try:
+            found = {n.id: n for n in self.kb.store.get_nodes(wanted)} if wanted else {}
+            nodes: list[Node] = []
+            for i in wanted:
+                node = found.get(i)
+                if node is None or not _in_scope(node, opts.scope):
+                    skipped.append(i)
+                    warnings.append(f"entity {i!r} does not exist; skipped")
+                elif node.label in META_LABELS:
+                    skipped.append(i)
+                    warnings.append(f"{i!r} is a {node.label} node, not an entity; skipped")
+                else:
+                    nodes.append(node)
+            if len(nodes) > opts.max_entities:
+                warnings.append(
+                    f"{len(nodes)} entities given; the first {opts.max_entities} (max_entities) are used"
+                )
+                nodes = nodes[: opts.max_entities]
+            if not nodes:
+                return self._empty(
+                    "none of the given entity ids exist",
+                    query=query,
+                    options=opts,
+                    skipped_ids=skipped,
+                    warnings=warnings,
+                )
+            vec = self._embed(query) if query else None
+            scores: dict[str, float | None] = dict.fromkeys((n.id for n in nodes), None)
+            matched: dict[str, list[str]] = {}
+            if query:
+                sims = self._node_similarities(vec, [n.id for n in nodes])
+                terms = query_terms(query)
+                for n in nodes:
+                    r = self.ranker.score(terms, n, sims.get(n.id))
+                    scores[n.id] = r.score
+                    matched[n.id] = r.matched_terms
+            sel = _Selection(nodes=nodes, scores=scores, matched=matched)
+            title = query if query else "entities: " + ", ".join(n.name for n in nodes)
+            ctx = self._assemble(sel, opts, query=query, query_vector=vec, title_query=title)
+        except (StoreError, EmbeddingError) as exc:
+            log.warning("graph context unavailable: %s", exc)
+            return self._empty(
+                f"knowledge graph unavailable: {exc}",
+                query=query,
+                options=opts,
+                skipped_ids=skipped,
+                warnings=warnings,
+            )
+        ctx.skipped_ids = skipped
+        ctx.warnings = warnings + ctx.warnings
+        ctx.metadata["duration_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+        return ctx
+
+    def get_context_from_document(
+        self, document: DocumentInput | Chunk | str, options: KnowledgeContextOptions | None = None
+    ) -> KnowledgeContext:
+        """Context for a document: its linked entities when it has any, else its text as the query.
+
+        A :class:`~cef.model.Chunk` is linked to its ``node_id`` (and to the ids in
+        ``metadata["entities"]``, if any); a plain string has no links.
+        """
+        if isinstance(document, str):
+            document = DocumentInput(content=document) if document.strip() else DocumentInput(content=" ")
+        elif isinstance(document, Chunk):
+            linked = [document.node_id] if document.node_id else []
+            extra = document.metadata.get("entities")
+            if isinstance(extra, list):
+                linked += [e for e in extra if isinstance(e, str)]
+            document = DocumentInput(content=document.content, linked_entities=unique(linked))
+        text = document.content.strip()
+        query = text[:10_000] if text else None
+        if document.linked_entities:
+            return self.get_context_for_entities(document.linked_entities, options, query=query)
+        return self.get_context(query or "", options)
+
+    def _empty(
+        self,
+        reason: str,
+        *,
+        query: str | None = None,
+        options: KnowledgeContextOptions | None = None,
+        skipped_ids: Sequence[str] = (),
+        warnings: Sequence[str] = (),
+    ) -> KnowledgeContext:
+        """No knowledge: the empty frame of the format (header only) and why."""
+        opts = options or KnowledgeContextOptions()
+        ctx = KnowledgeContext.empty(
+            reason, query=query, options=opts, skipped_ids=skipped_ids, warnings=warnings
+        )
+        base = ContextDocument(
+            title="Knowledge context",
+            queries=[query] if isinstance(query, str) and query.strip() else [],
+            tokenizer=self.counter.name,
+        )
+        packed = pack(base, [], counter=self.counter, fmt=opts.format, budget=opts.max_tokens)
+        ctx.formatted_context = packed.text
+        ctx.token_count = packed.total_tokens
+        ctx.document = packed.document
+        return ctx
+
+    # --------------------------------------------------------------- ranking
+    def _embed(self, text: str | None) -> np.ndarray | None:
+        emb = self.kb.embedder
+        if emb is None or not text or not len(self.kb.state.node_vectors):
+            return None
+        return np.asarray(emb.embed_query(text[:10_000]), dtype=np.float32)
+
+    def _node_similarities(self, vec: np.ndarray | None, ids: Sequence[str]) -> dict[str, float]:
+        if vec is None or not ids:
+            return {}
+        sims = self.kb.state.node_vectors.similarities(vec, list(ids))  # 0 where a node has no vector
+        return {i: float(s) for i, s in zip(ids, sims.tolist(), strict=True)}
+
+    def _rank_candidates(
+        self, query: str, vec: np.ndarray | None, opts: KnowledgeContextOptions
+    ) -> tuple[list[RankedEntity], int]:
+        k = max(opts.max_entities * 3, 20)
+        st = self.kb.state
+        terms = query_terms(query)
+        ids: dict[str, None] = {}
+        with st.reading():
+            g = st.graph
+            for hit in st.store.search_text("node", query, k, scope=opts.scope):
+                ids[hit.id] = None
+            if vec is not None:
+                for node_id, _ in st.node_vectors.search(vec, k):
+                    ids[node_id] = None
+            # every node of a type the query names ("medications" -> Medication)
+            for label in list(g.labels.names):
+                if label in META_LABELS or not terms:
+                    continue
+                vocab = words(label)
+                if vocab and all(any(_matches(t, {w}) for t in terms) for w in vocab):
+                    for p in g.nodes_with_label(label)[:k]:
+                        ids[g.node_ids[int(p)]] = None
+            nodes = st.store.get_nodes(list(ids))
+        allowed = set(opts.entity_types) if opts.entity_types else None
+        nodes = [
+            n
+            for n in nodes
+            if n.label not in META_LABELS
+            and (allowed is None or n.label in allowed)
+            and _in_scope(n, opts.scope)
+        ]
+        sims = self._node_similarities(vec, [n.id for n in nodes])
+        ranked = [
+            r for r in self.ranker.rank(query, nodes, sims) if r.score >= opts.min_relevance and r.score > 0
+        ]
+        return ranked[: opts.max_entities], len(nodes)
+
+    # -------------------------------------------------------------- assembly
+    def _assemble(
+        self,
+        sel: _Selection,
+        opts: KnowledgeContextOptions,
+        *,
+        query: str | None,
+        query_vector: np.ndarray | None,
+        title_query: str,
+    ) -> KnowledgeContext:
+        t0 = time.perf_counter()
+        candidates: list[Candidate] = []
+        for n in sel.nodes:
+            item = _entity(n, opts.max_properties_per_entity, sel.scores.get(n.id), sel.matched.get(n.id, []))
+            candidates.append(Candidate(section="entities", item=item, key=f"entity:{n.id}"))
+        if opts.include_relationships and opts.max_relationships:
+            candidates += self._relationship_candidates(sel, opts)
+        if opts.include_axioms:
+            candidates += self._axiom_candidates(sel, opts)
+        if opts.include_claims and opts.max_claims_per_entity:
+            candidates += self._claim_candidates(sel, opts)
+        if opts.include_chunks and opts.max_chunks_per_entity:
+            candidates += self._chunk_candidates(sel, opts, query_vector)
+        base = ContextDocument(
+            title="Knowledge context",
+            queries=[title_query] if title_query else [],
+            tokenizer=self.counter.name,
+        )
+        caps = {name: int(opts.max_tokens * share) for name, share in opts.section_shares.items()}
+        packed = pack(
+            base, candidates, counter=self.counter, fmt=opts.format, budget=opts.max_tokens, caps=caps
+        )
+        return self._result(packed, candidates, opts, query, t0)
+
+    def _relationship_candidates(self, sel: _Selection, opts: KnowledgeContextOptions) -> list[Candidate]:
+        st = self.kb.state
+        at = (opts.as_of or utcnow()).timestamp()
+        entity_ids = [n.id for n in sel.nodes]
+        rank = {nid: i for i, nid in enumerate(entity_ids)}
+        found: list[
+            tuple[tuple[Any, ...], str, frozenset[str], frozenset[str]]
+        ] = []  # sort key, edge id, all, any
+        with st.reading():
+            g = st.graph
+            scope_code = None
+            if opts.scope is not None:
+                code = g.scopes.get(opts.scope)
+                scope_code = -2 if code is None else code
+            pos_of = {nid: p for nid in entity_ids if (p := g.pos(nid)) is not None}
+            chosen = set(pos_of.values())
+            origin: dict[int, str] = {p: f"entity:{nid}" for nid, p in pos_of.items()}
+            via: dict[int, str] = {}  # reached node -> key of the edge that reached it
+            seen = set(chosen)
+            frontier = list(chosen)
+            taken: set[int] = set()
+            for depth in range(1, opts.relationship_depth + 1):
+                nxt: list[int] = []
+                for u in frontier:
+                    for e in g.incident_edges(u):
+                        if e in taken or not _edge_live(g, e, at, scope_code):
+                            continue
+                        src, dst = int(g.e_src[e]), int(g.e_dst[e])
+                        v = dst if src == u else src
+                        if (
+                            g.label_of(v) in META_LABELS
+                            or g.relations.names[int(g.e_rel[e])] in RULE_RELATIONS
+                        ):
+                            continue
+                        eid = g.edge_ids[e]
+                        if u in chosen and v in chosen:
+                            taken.add(e)
+                            ru, rv = rank[g.node_ids[u]], rank[g.node_ids[v]]
+                            key: tuple[Any, ...] = (0, min(ru, rv), max(ru, rv), eid)
+                            found.append((key, eid, frozenset({origin[u], origin[v]}), frozenset()))
+                        elif v not in seen:
+                            taken.add(e)
+                            seen.add(v)
+                            origin[v] = origin[u]
+                            needs = frozenset({via[u]}) if u in via else frozenset()
+                            via[v] = f"rel:{eid}"
+                            src_rank = rank.get(origin[u].split(":", 1)[1], 1 << 30)
+                            key = (depth, src_rank, -float(g.e_conf[e]), eid)
+                            found.append((key, eid, needs, frozenset({origin[u]})))
+                            nxt.append(v)
+                frontier = nxt
+        found.sort(key=lambda f: f[0])
+        found = found[: opts.max_relationships]
+        edges = {e.id: e for e in st.store.get_edges([f[1] for f in found])}
+        ends = {x for e in edges.values() for x in (e.source, e.target)}
+        names = {n.id: n.name for n in st.store.get_nodes(list(ends))}
+        out = []
+        for _, eid, needs_all, needs_any in found:
+            edge = edges.get(eid)
+            if edge is None:
+                continue
+            out.append(
+                Candidate(
+                    section="relationships",
+                    item=_relationship(edge, names),
+                    key=f"rel:{eid}",
+                    requires_all=needs_all,
+                    requires_any=needs_any,
+                )
+            )
+        return out
+
+    def _axiom_candidates(self, sel: _Selection, opts: KnowledgeContextOptions) -> list[Candidate]:
+        out = []
+        for m in find_axioms(self.kb, sel.nodes, as_of=opts.as_of, scope=opts.scope):
+            sev = m.axiom.properties.get("severity")
+            item = ContextAxiom(
+                id=m.axiom.id,
+                name=m.axiom.name,
+                rule=axiom_rule(m.axiom),
+                applies_to=m.via,
+                severity=sev if isinstance(sev, str) else None,
+            )
+            keys = frozenset(f"entity:{e}" for e in m.entity_ids)
+            out.append(Candidate(section="axioms", item=item, key=f"axiom:{m.axiom.id}", requires_any=keys))
+        return out
+
+    def _claim_candidates(self, sel: _Selection, opts: KnowledgeContextOptions) -> list[Candidate]:
+        out = []
+        matches = find_claims(
+            self.kb,
+            [n.id for n in sel.nodes],
+            per_entity=opts.max_claims_per_entity,
+            as_of=opts.as_of,
+            scope=opts.scope,
+        )
+        for m in matches:
+            item = ContextClaim(
+                id=m.claim.id,
+                statement=claim_statement(m.claim),
+                about=m.about,
+                source=m.source,
+                confidence=m.confidence,
+            )
+            keys = frozenset(f"entity:{e}" for e in m.entity_ids)
+            out.append(
+                Candidate(
+                    section="claims",
+                    item=item,
+                    key=f"claim:{m.claim.id}",
+                    requires_any=keys,
+                    text_field="statement",
+                )
+            )
+        return out
+
+    def _chunk_candidates(
+        self, sel: _Selection, opts: KnowledgeContextOptions, query_vector: np.ndarray | None
+    ) -> list[Candidate]:
+        st = self.kb.state
+        with st.reading():
+            linked = st.store.chunks_for_nodes([n.id for n in sel.nodes])
+            all_ids = unique(c for n in sel.nodes for c in linked.get(n.id, []))
+            chunks = {c.id: c for c in st.store.get_chunks(all_ids)}
+            sims: dict[str, float] = {}
+            if query_vector is not None and all_ids:
+                sims = dict(
+                    zip(all_ids, st.chunk_vectors.similarities(query_vector, all_ids).tolist(), strict=True)
+                )
+        out: list[Candidate] = []
+        placed: set[str] = set()
+        for n in sel.nodes:
+            ids = [c for c in linked.get(n.id, []) if c in chunks and c not in placed]
+            ids = [c for c in ids if _in_scope_chunk(chunks[c], opts.scope)]
+            if sims:
+                ids.sort(key=lambda c: -sims.get(c, 0.0))
+            for cid in ids[: opts.max_chunks_per_entity]:
+                placed.add(cid)
+                ch = chunks[cid]
+                item = ContextChunk(
+                    id=cid, content=ch.content, score=score_of(sims.get(cid)), node_id=ch.node_id
+                )
+                out.append(
+                    Candidate(
+                        section="chunks",
+                        item=item,
+                        key=f"chunk:{cid}",
+                        requires_any=frozenset({f"entity:{n.id}"}),
+                        text_field="content",
+                    )
+                )
+        return out
+
+    def _result(
+        self,
+        packed: Packed,
+        candidates: Sequence[Candidate],
+        opts: KnowledgeContextOptions,
+        query: str | None,
+        t0: float,
+    ) -> KnowledgeContext:
+        doc = packed.document
+        counts = {name: sum(1 for c in candidates if c.section == name) for name in SECTIONS}
+        chosen = {name: sum(1 for c in packed.selected if c.section == name) for name in SECTIONS}
+        metadata: dict[str, Any] = {
+            "tokenizer": self.counter.name,
+            "token_utilization": round(packed.total_tokens / opts.max_tokens, 4),
+            "content_utilization": round(packed.content_tokens / opts.max_tokens, 4),
+            "candidates_by_section": {k: v for k, v in counts.items() if v},
+            "selected_by_section": {k: v for k, v in chosen.items() if v},
+            "dropped": len(packed.dropped),
+            "cut": list(packed.cut),
+            "assembly_ms": round((time.perf_counter() - t0) * 1000, 3),
+        }
+        reason = "nothing fits the token budget" if doc.is_empty() else None
+        if reason:
+            metadata["reason"] = reason
+        return KnowledgeContext(
+            entities=list(doc.entities),
+            relationships=list(doc.relationships),
+            axioms=list(doc.axioms),
+            claims=list(doc.claims),
+            chunks=list(doc.chunks),
+            formatted_context=packed.text,
+            token_count=packed.total_tokens,
+            token_budget=opts.max_tokens,
+            format=opts.format,
+            original_query=query,
+            truncated=packed.truncated,
+            reason=reason,
+            metadata=metadata,
+            document=doc,
+        )
+
+
+# ------------------------------------------------------------------ helpers
+def _entity(node: Node, max_props: int, score: float | None, matched: Sequence[str]) -> ContextEntity:
+    props: dict[str, Any] = {}
+    for key, value in node.properties.items():
+        if key in ("name", "title", "label_text") or len(props) >= max_props:
+            continue
+        props[key] = value
+    return ContextEntity(
+        id=node.id,
+        type=node.label,
+        name=node.name,
+        properties=props,
+        score=score_of(score),
+        matched_terms=list(matched),
+    )
+
+
+def _relationship(edge: Edge, names: Mapping[str, str]) -> ContextRelationship:
+    return ContextRelationship(
+        id=edge.id,
+        source=edge.source,
+        source_name=names.get(edge.source, edge.source),
+        relation=edge.relation_type,
+        target=edge.target,
+        target_name=names.get(edge.target, edge.target),
+        properties=dict(edge.properties),
+        confidence=edge.confidence,
+        valid_from=edge.valid_from,
+        valid_to=edge.valid_to,
+    )
+
+
+def _edge_live(g: Any, e: int, at: float, scope_code: int | None) -> bool:
+    if not g.e_alive[e] or not (g.e_from[e] <= at < g.e_to[e]):
+        return False
+    return scope_code is None or int(g.e_scope[e]) in (-1, scope_code)
+
+
+def _in_scope(node: Node, scope: str | None) -> bool:
+    return scope is None or node.scope is None or node.scope == scope
+
+
+def _in_scope_chunk(chunk: Chunk, scope: str | None) -> bool:
+    return scope is None or chunk.scope is None or chunk.scope == scope

@@ -1,0 +1,595 @@
+"""Multi-query context assembly: several queries, one token budget, one prompt-ready context.
+
+::
+
+    from cef.context import ContextProvider, ContextRequest
+
+    provider = ContextProvider(kb, counter="cl100k")
+    response = provider.provide_context(ContextRequest(
+        queries=["Which medications interact with warfarin?",
+                 {"query": "kidney function", "start_node": "pat-lucas", "depth": 1}],
+        token_budget=1500,
+    ))
+    prompt = response.to_prompt_context()
+
+Each query is answered by :meth:`KnowledgeBase.retrieve` (a start node becomes a
+:class:`~cef.model.ResolutionTarget` naming the node id). Chunks found by
+several queries are kept once, with their best score and every query that
+found them; a :class:`RankingStrategy` orders them globally. Graph reasoning
+(the anchors, the paths that explain chunks, key concepts) is packed first
+within ``reserve_reasoning_tokens``; chunks fill the rest. The budget holds
+for the rendered text in the requested format, counted by the request's token
+counter.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from cef.context.budget import Candidate, Packed, pack
+from cef.context.formats import (
+    ContextChunk,
+    ContextDocument,
+    ContextEntity,
+    ContextFormat,
+    ContextPath,
+    render,
+    score_of,
+)
+from cef.context.tokens import CharEstimateCounter, TokenCounter, make_token_counter
+from cef.errors import CefError, ConfigurationError, EmbeddingError, StoreError
+from cef.model import (
+    Chunk,
+    Explanation,
+    GraphPath,
+    GraphQuery,
+    Node,
+    RankedChunk,
+    ResolutionTarget,
+    SearchResult,
+    SearchStrategy,
+    TraversalHint,
+)
+
+if TYPE_CHECKING:
+    from cef.engine.kb import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ContextProvider",
+    "ContextRequest",
+    "ContextResponse",
+    "MergedChunk",
+    "QuerySpec",
+    "RankingStrategy",
+    "ReasoningSection",
+    "SelectedChunk",
+    "dedupe_chunks",
+    "default_token_counter",
+    "rank_chunks",
+    "resolve_counter",
+]
+
+#: the default share of the budget reserved for graph reasoning (paths, anchors, key concepts)
+DEFAULT_REASONING_SHARE = 0.2
+#: properties shown for an anchor entity
+ANCHOR_PROPERTIES = 6
+#: at most this many paths are considered for the reasoning section
+MAX_PATH_CANDIDATES = 30
+MAX_KEYWORDS = 20
+
+
+class RankingStrategy(StrEnum):
+    """How chunks from several queries are ordered before packing."""
+
+    #: best score first, whatever query found the chunk
+    SCORE = "score"
+    #: best of query 1, best of query 2, ..., then the second of each, and so on
+    ROUND_ROBIN = "round_robin"
+    #: every chunk of query 1 (by rank), then the new ones of query 2, ...
+    QUERY_ORDER = "query_order"
+    #: reciprocal rank fusion: chunks several queries agree on come first
+    RECIPROCAL_RANK = "rrf"
+
+
+class QuerySpec(BaseModel):
+    """One query of a context request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=10_000)
+    start_node: str | None = Field(
+        default=None, min_length=1, max_length=512, description="id of a node to start graph reasoning from"
+    )
+    depth: int | None = Field(
+        default=None, ge=0, le=10, description="traversal depth (default: the request's)"
+    )
+    top_k: int | None = Field(
+        default=None, ge=1, le=1000, description="chunks to retrieve (default: the request's)"
+    )
+
+
+class ContextRequest(BaseModel):
+    """What to assemble: queries, one token budget, ranking and output format."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[QuerySpec] = Field(min_length=1, max_length=200)
+    token_budget: int = Field(default=4000, ge=1, le=2_000_000)
+    top_k_per_query: int = Field(default=10, ge=1, le=1000)
+    default_depth: int = Field(default=2, ge=0, le=10)
+    ranking: RankingStrategy = RankingStrategy.SCORE
+    reserve_reasoning_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="tokens reserved for graph reasoning (anchors, paths, key concepts); "
+        f"default {int(DEFAULT_REASONING_SHARE * 100)}% of the budget; unused reserve goes to chunks",
+    )
+    include_paths: bool = Field(default=True, description="include the graph reasoning section")
+    include_explanations: bool = Field(default=True, description="say how each chunk was found")
+    allow_truncation: bool = Field(
+        default=True,
+        description="cut a chunk that does not fit at a sentence boundary (marked) instead of dropping it",
+    )
+    strategy: SearchStrategy = SearchStrategy.AUTO
+    scope: str | None = None
+    as_of: datetime | None = None
+    format: ContextFormat = ContextFormat.MARKDOWN
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _strings_are_queries(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [{"query": value}]
+        if isinstance(value, list):
+            return [{"query": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> ContextRequest:
+        if self.reserve_reasoning_tokens is not None and self.reserve_reasoning_tokens > self.token_budget:
+            raise ValueError(
+                f"reserve_reasoning_tokens ({self.reserve_reasoning_tokens}) exceeds token_budget ({self.token_budget})"
+            )
+        return self
+
+    @property
+    def reasoning_reserve(self) -> int:
+        if not self.include_paths:
+            return 0
+        if self.reserve_reasoning_tokens is not None:
+            return self.reserve_reasoning_tokens
+        return int(self.token_budget * DEFAULT_REASONING_SHARE)
+
+
+class SelectedChunk(BaseModel):
+    """A chunk placed in the context: the stored record, the text as placed, and why it is there."""
+
+    chunk: Chunk
+    content: str = Field(description="the text as placed (ends with the truncation marker when cut)")
+    score: float
+    queries: list[int] = Field(description="1-based numbers of the queries that found it")
+    truncated: bool = False
+    tokens: int = Field(description="tokens its fragment of the rendered context costs (upper bound)")
+    explanation: Explanation
+
+
+class ReasoningSection(BaseModel):
+    """The graph reasoning that made it into the context."""
+
+    anchors: list[ContextEntity] = Field(default_factory=list)
+    paths: list[ContextPath] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    tokens: int = 0
+
+
+class ContextResponse(BaseModel):
+    """Assembled context: the rendered text plus everything in it, and how it was built."""
+
+    context: str = Field(description="the rendered context; its token count is total_tokens")
+    format: ContextFormat
+    chunks: list[SelectedChunk] = Field(default_factory=list)
+    reasoning: ReasoningSection = Field(default_factory=ReasoningSection)
+    total_tokens: int
+    token_budget: int
+    truncated: bool = Field(description="the budget cut or dropped something")
+    duration_ms: float = 0.0
+    strategies_used: list[SearchStrategy] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    reason: str | None = Field(default=None, description="why the context is empty, when it is")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    document: ContextDocument = Field(default_factory=ContextDocument)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.document.is_empty()
+
+    def to_prompt_context(self, format: ContextFormat | str | None = None) -> str:
+        """The context to put in a prompt.
+
+        Without ``format`` this is :attr:`context`, which fits the budget. Another
+        format re-renders the same content; its token count may differ.
+        """
+        if format is None or ContextFormat(format) is self.format:
+            return self.context
+        return render(self.document, format)
+
+
+# ------------------------------------------------------------------ counters
+def default_token_counter() -> TokenCounter:
+    """cl100k (close to current LLM tokenizers) when installed, else the chars/4 estimate."""
+    try:
+        return make_token_counter("cl100k")
+    except ConfigurationError as exc:
+        log.warning("cl100k token counter unavailable (%s); using the chars/4 estimate", exc)
+        return CharEstimateCounter()
+
+
+def resolve_counter(counter: TokenCounter | str | None) -> TokenCounter:
+    """A counter from an instance, a name for :func:`make_token_counter`, or None (the default)."""
+    if counter is None:
+        return default_token_counter()
+    if isinstance(counter, str):
+        return make_token_counter(counter)
+    if not isinstance(counter, TokenCounter):
+        raise ConfigurationError(
+            f"counter must be a TokenCounter or a counter name, got {type(counter).__name__}"
+        )
+    return counter
+
+
+# ------------------------------------------------------------ dedupe and rank
+@dataclass
+class MergedChunk:
+    """One chunk across all queries: its best hit, and where every query ranked it."""
+
+    best: RankedChunk
+    query: int  # 0-based index of the query with the best score
+    ranks: dict[int, int] = field(default_factory=dict)  # query index -> 1-based rank
+
+    @property
+    def id(self) -> str:
+        return self.best.chunk.id
+
+    @property
+    def score(self) -> float:
+        return self.best.score
+
+    @property
+    def queries(self) -> list[int]:
+        return sorted(self.ranks)
+
+
+def dedupe_chunks(results: Sequence[Sequence[RankedChunk]]) -> list[MergedChunk]:
+    """Merge per-query result lists: one entry per chunk id, keeping the best score (first on ties)."""
+    merged: dict[str, MergedChunk] = {}
+    for qi, ranked in enumerate(results):
+        for rank, rc in enumerate(ranked, 1):
+            cur = merged.get(rc.chunk.id)
+            if cur is None:
+                merged[rc.chunk.id] = MergedChunk(best=rc, query=qi, ranks={qi: rank})
+                continue
+            cur.ranks.setdefault(qi, rank)
+            if rc.score > cur.best.score:
+                cur.best = rc
+                cur.query = qi
+    return list(merged.values())
+
+
+def rank_chunks(merged: Sequence[MergedChunk], strategy: RankingStrategy | str) -> list[MergedChunk]:
+    """Order merged chunks globally by ``strategy`` (deterministic: ties by query, rank, id)."""
+    strategy = RankingStrategy(strategy)
+    if strategy is RankingStrategy.SCORE:
+        return sorted(merged, key=lambda m: (-m.score, m.query, m.ranks[m.query], m.id))
+    if strategy is RankingStrategy.QUERY_ORDER:
+        return sorted(merged, key=lambda m: (min(m.ranks), m.ranks[min(m.ranks)], m.id))
+    if strategy is RankingStrategy.RECIPROCAL_RANK:
+        return sorted(merged, key=lambda m: (-sum(1.0 / (60 + r) for r in m.ranks.values()), -m.score, m.id))
+    # round robin: walk each query's own ranking in turns
+    per_query: dict[int, list[MergedChunk]] = {}
+    for m in merged:
+        for qi in m.ranks:
+            per_query.setdefault(qi, []).append(m)
+    for qi, lst in per_query.items():
+        lst.sort(key=lambda m, q=qi: (m.ranks[q], m.id))  # type: ignore[misc]
+    out: list[MergedChunk] = []
+    seen: set[str] = set()
+    cursors = dict.fromkeys(per_query, 0)
+    order = sorted(per_query)
+    while len(out) < len(merged):
+        for qi in order:
+            lst = per_query[qi]
+            while cursors[qi] < len(lst) and lst[cursors[qi]].id in seen:
+                cursors[qi] += 1
+            if cursors[qi] < len(lst):
+                m = lst[cursors[qi]]
+                seen.add(m.id)
+                out.append(m)
+                cursors[qi] += 1
+    return out
+
+
+# ------------------------------------------------------------------ provider
+def entity_item(
+    node: Node, max_properties: int = ANCHOR_PROPERTIES, score: float | None = None
+) -> ContextEntity:
+    """A node as a context entity: type, name and its first properties (name and aliases shown once)."""
+    props: dict[str, Any] = {}
+    for key, value in node.properties.items():
+        if key in ("name", "title", "label_text") or len(props) >= max_properties:
+            continue
+        props[key] = value
+    return ContextEntity(id=node.id, type=node.label, name=node.name, properties=props, score=score_of(score))
+
+
+def path_item(path: GraphPath) -> ContextPath:
+    return ContextPath(
+        text=path.describe(),
+        node_ids=list(path.node_ids),
+        confidence=round(path.confidence, 4),
+    )
+
+
+def explain(e: Explanation) -> str:
+    """A short "how it was found" for a chunk."""
+    if e.path is not None and e.path.length:
+        return f"{e.strategy.value}: {e.path.describe()}"
+    return e.strategy.value
+
+
+class ContextProvider:
+    """Assembles context for several queries within one token budget.
+
+    ``counter`` decides how tokens are counted: a :class:`TokenCounter`, a name
+    (``"cl100k"``, ``"wordpiece"``, ``"estimate"``, a model name such as
+    ``"gpt-4"``), or None for cl100k when installed.
+    """
+
+    def __init__(self, kb: KnowledgeBase, counter: TokenCounter | str | None = None) -> None:
+        self.kb = kb
+        self.counter = resolve_counter(counter)
+
+    def provide_context(self, request: ContextRequest) -> ContextResponse:
+        """Retrieve for every query, then assemble within the budget."""
+        t0 = time.perf_counter()
+        results, warnings = self.retrieve(request)
+        t1 = time.perf_counter()
+        response = self.assemble(request, results, warnings=warnings)
+        response.duration_ms = (time.perf_counter() - t0) * 1000
+        response.metadata["retrieval_ms"] = round((t1 - t0) * 1000, 3)
+        return response
+
+    def retrieve(self, request: ContextRequest) -> tuple[list[SearchResult | None], list[str]]:
+        """One :class:`SearchResult` per query (None where retrieval failed) and the warnings."""
+        results: list[SearchResult | None] = []
+        warnings: list[str] = []
+        for i, spec in enumerate(request.queries, 1):
+            try:
+                results.append(self._retrieve_one(request, spec, i, warnings))
+            except (StoreError, EmbeddingError) as exc:
+                log.warning("context query %d failed: %s", i, exc)
+                warnings.append(f"query {i}: retrieval failed, the knowledge base is unavailable: {exc}")
+                results.append(None)
+        return results, warnings
+
+    def _retrieve_one(
+        self, request: ContextRequest, spec: QuerySpec, i: int, warnings: list[str]
+    ) -> SearchResult:
+        targets: list[ResolutionTarget] = []
+        if spec.start_node is not None:
+            if self.kb.find_node(spec.start_node) is None:
+                warnings.append(
+                    f"query {i}: start node {spec.start_node!r} does not exist; searched without it"
+                )
+            else:
+                targets = [ResolutionTarget(description=spec.start_node)]
+        top_k = spec.top_k or request.top_k_per_query
+        query = GraphQuery(
+            query=spec.query,
+            targets=targets,
+            traversal=TraversalHint(depth=request.default_depth if spec.depth is None else spec.depth),
+            strategy=request.strategy,
+            top_k=top_k,
+            min_results=min(3, top_k),
+            include_reasoning_context=request.include_paths,
+            scope=request.scope,
+            as_of=request.as_of,
+        )
+        return self.kb.retrieve(query)
+
+    def assemble(
+        self,
+        request: ContextRequest,
+        results: Sequence[SearchResult | None],
+        *,
+        warnings: Sequence[str] = (),
+    ) -> ContextResponse:
+        """Dedupe, rank and pack already-retrieved results (one per query, None where it failed)."""
+        t0 = time.perf_counter()
+        if len(results) != len(request.queries):
+            raise CefError(f"assemble() got {len(results)} results for {len(request.queries)} queries")
+        warnings = list(warnings)
+        ok = [r for r in results if r is not None]
+        merged = rank_chunks(
+            dedupe_chunks([r.results if r is not None else [] for r in results]), request.ranking
+        )
+        reasoning = self._reasoning_candidates(request, results, merged)
+        chunks = [self._chunk_candidate(request, m) for m in merged]
+        base = ContextDocument(
+            title="Context",
+            queries=[q.query for q in request.queries],
+            tokenizer=self.counter.name,
+        )
+        reserve = request.reasoning_reserve
+        packed = pack(
+            base,
+            [*reasoning, *chunks],
+            counter=self.counter,
+            fmt=request.format,
+            budget=request.token_budget,
+            caps={"reasoning": reserve},
+            allow_cut=request.allow_truncation,
+        )
+        reason = None
+        if not ok:
+            reason = "the knowledge base is unavailable" if any(r is None for r in results) else "no queries"
+        elif not merged and not reasoning:
+            reason = "no match: no query found any chunk or graph context"
+        elif packed.document.is_empty():
+            reason = "nothing fits the token budget"
+        return self._response(request, results, merged, packed, warnings, reason, t0)
+
+    # ------------------------------------------------------------ candidates
+    def _chunk_candidate(self, request: ContextRequest, m: MergedChunk) -> Candidate:
+        rc = m.best
+        item = ContextChunk(
+            id=rc.chunk.id,
+            content=rc.chunk.content,
+            score=score_of(rc.score),
+            node_id=rc.chunk.node_id,
+            queries=[q + 1 for q in m.queries],
+            why=explain(rc.explanation) if request.include_explanations else None,
+        )
+        return Candidate(section="chunks", item=item, key=f"chunk:{rc.chunk.id}", text_field="content")
+
+    def _reasoning_candidates(
+        self, request: ContextRequest, results: Sequence[SearchResult | None], merged: Sequence[MergedChunk]
+    ) -> list[Candidate]:
+        if not request.include_paths:
+            return []
+        out: list[Candidate] = []
+        seen_nodes: set[str] = set()
+        keywords: dict[str, None] = {}
+        paths: dict[tuple[str, ...], GraphPath] = {}
+        # paths that explain the best chunks come first
+        for m in merged:
+            p = m.best.explanation.path
+            if p is not None and p.length:
+                paths.setdefault(tuple(p.edge_ids) or tuple(p.node_ids), p)
+        extra: list[GraphPath] = []
+        for r in results:
+            ctx = r.reasoning_context if r is not None else None
+            if ctx is None:
+                continue
+            for node in ctx.root_nodes:
+                if node.id not in seen_nodes:
+                    seen_nodes.add(node.id)
+                    out.append(
+                        Candidate(
+                            section="entities",
+                            item=entity_item(node),
+                            key=f"entity:{node.id}",
+                            group="reasoning",
+                        )
+                    )
+            extra.extend(p for p in ctx.paths if p.length)
+            keywords.update(dict.fromkeys(ctx.context_keywords))
+        for p in sorted(extra, key=lambda p: (p.length, -p.confidence, p.node_ids)):
+            paths.setdefault(tuple(p.edge_ids) or tuple(p.node_ids), p)
+        for n, (key, p) in enumerate(paths.items()):
+            if n >= MAX_PATH_CANDIDATES:
+                break
+            out.append(
+                Candidate(section="paths", item=path_item(p), key="path:" + "|".join(key), group="reasoning")
+            )
+        if keywords:
+            out.append(
+                Candidate(
+                    section="keywords", item=list(keywords)[:MAX_KEYWORDS], key="keywords", group="reasoning"
+                )
+            )
+        return out
+
+    # -------------------------------------------------------------- response
+    def _response(
+        self,
+        request: ContextRequest,
+        results: Sequence[SearchResult | None],
+        merged: Sequence[MergedChunk],
+        packed: Packed,
+        warnings: list[str],
+        reason: str | None,
+        t0: float,
+    ) -> ContextResponse:
+        by_id = {m.id: m for m in merged}
+        selected: list[SelectedChunk] = []
+        reasoning_tokens = 0
+        for c in packed.selected:
+            if c.section != "chunks":
+                reasoning_tokens += packed.tokens_by_key.get(c.key, 0)
+                continue
+            m = by_id[c.item.id]
+            selected.append(
+                SelectedChunk(
+                    chunk=m.best.chunk,
+                    content=c.item.content,
+                    score=m.score,
+                    queries=[q + 1 for q in m.queries],
+                    truncated=c.item.truncated,
+                    tokens=packed.tokens_by_key.get(c.key, 0),
+                    explanation=m.best.explanation,
+                )
+            )
+        doc = packed.document
+        strategies = list(dict.fromkeys(r.strategy for r in results if r is not None))
+        retrieved = sum(len(r.results) for r in results if r is not None)
+        budget = request.token_budget
+        metadata: dict[str, Any] = {
+            "queries_processed": sum(1 for r in results if r is not None),
+            "queries": [q.query for q in request.queries],
+            "chunks_retrieved": retrieved,
+            "unique_chunks": len(merged),
+            "chunks_selected": len(selected),
+            "chunks_truncated": sum(1 for s in selected if s.truncated),
+            "chunks_dropped": sum(1 for c in packed.dropped if c.section == "chunks"),
+            "paths_selected": len(doc.paths),
+            "token_utilization": round(packed.total_tokens / budget, 4),
+            "content_utilization": round(packed.content_tokens / budget, 4),
+            "reasoning_tokens": reasoning_tokens,
+            "reserve_reasoning_tokens": request.reasoning_reserve,
+            "strategies_used": [s.value for s in strategies],
+            "ranking": request.ranking.value,
+            "tokenizer": self.counter.name,
+            "per_query": [
+                {
+                    "query": q.query,
+                    "strategy": r.strategy.value if r is not None else None,
+                    "results": len(r.results) if r is not None else 0,
+                    "fallbacks": list(r.fallbacks) if r is not None else [],
+                    "anchors": r.metadata.get("anchors", []) if r is not None else [],
+                }
+                for q, r in zip(request.queries, results, strict=True)
+            ],
+            "assembly_ms": round((time.perf_counter() - t0) * 1000, 3),
+        }
+        if reason:
+            metadata["reason"] = reason
+        return ContextResponse(
+            context=packed.text,
+            format=request.format,
+            chunks=selected,
+            reasoning=ReasoningSection(
+                anchors=list(doc.entities),
+                paths=list(doc.paths),
+                keywords=list(doc.keywords),
+                tokens=reasoning_tokens,
+            ),
+            total_tokens=packed.total_tokens,
+            token_budget=budget,
+            truncated=packed.truncated,
+            duration_ms=(time.perf_counter() - t0) * 1000,
+            strategies_used=strategies,
+            warnings=warnings,
+            reason=reason,
+            metadata=metadata,
+            document=doc,
+        )
