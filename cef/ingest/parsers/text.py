@@ -11,9 +11,10 @@ paragraphs, sentences and words as needed, so that no chunk exceeds
 cut. Consecutive chunks of a section share up to ``chunk_overlap``. Plain text
 is split the same way without headings. Each chunk is a contiguous slice of the
 text, linked to the document node, with metadata ``path``, ``title``,
-``headings`` (the heading trail), ``char_start``/``char_end`` (offsets in the
-decoded text) and ``ordinal`` (0-based position in the document). Chunk ids
-are ``<document id>#<ordinal>``.
+``headings`` (the heading trail), ``char_start``/``char_end`` (character
+offsets in the decoded text, with CRLF line ends read as LF) and ``ordinal``
+(0-based position in the document). Chunk ids are ``<document id>#<ordinal>``.
+Only ATX headings (``#`` … ``######``) split Markdown; setext underlines do not.
 """
 
 from __future__ import annotations

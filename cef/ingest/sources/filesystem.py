@@ -171,6 +171,8 @@ class FileSystemSource(SourceBase):
         # start from the deepest folder the prefix names, then filter by the string prefix
         start_dir = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
         start = self._root / start_dir if start_dir else self._root
+        if start_dir and not self._include_hidden and any(p.startswith(".") for p in start_dir.split("/")):
+            return
         if start_dir:
             real = start.resolve(strict=False)
             if not real.is_relative_to(self._root):

@@ -121,3 +121,23 @@ def test_builtins_satisfy_the_protocol() -> None:
     for _, parser in default_registry().parsers():
         assert isinstance(parser, Parser)
         assert parser.extensions and all(e.startswith(".") for e in parser.extensions)
+
+
+def test_every_example_file_parses_with_the_default_registry() -> None:
+    """The sample files in examples/ingest (shown in the README) stay valid."""
+    from pathlib import Path
+
+    from cef.ingest.sources import FileSystemSource
+
+    folder = Path(__file__).resolve().parents[3] / "examples" / "ingest"
+    reg = default_registry()
+    seen = set()
+    with FileSystemSource(folder) as src:
+        for info in src.list():
+            parser = reg.for_path(info.path)
+            if parser is None:
+                continue
+            doc = parser.parse(src.read_bytes(info.path), ParseContext(path=info.path))
+            assert len(doc.batch) > 0 and doc.warnings == [], info.path
+            seen.add(parser.name)
+    assert {"csv", "graph-yaml", "jsonl", "markdown"} <= seen

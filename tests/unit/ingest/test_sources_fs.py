@@ -73,6 +73,8 @@ def test_prefix_is_a_string_prefix_of_paths(root: Path) -> None:
     assert [r.path for r in src.list("a/")] == ["a/b/deep.json", "a/x.txt"]
     assert [r.path for r in src.list("docs/g")] == ["docs/guide.md"]
     assert list(src.list("nothing/")) == []
+    assert list(src.list(".git/")) == [] and list(src.list(".h")) == []  # hidden stays hidden
+    assert [r.path for r in FileSystemSource(root, include_hidden=True).list(".git/")] == [".git/config"]
 
 
 def test_glob(root: Path) -> None:
