@@ -223,6 +223,7 @@ def test_open_source_paths_and_uris(root: Path) -> None:
 
 
 def test_open_source_s3_endpoint_from_argument_or_environment() -> None:
+    pytest.importorskip("boto3")
     env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_REGION": "eu-west-1"}
     src = open_source("s3://bucket/some/prefix", environ=env)
     assert isinstance(src, S3Source)
