@@ -233,7 +233,10 @@ class CefService:
             strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
         )
         key = ("search", req.model_dump_json(), depth)
-        return await self._search_response(key, q, depth=depth, graph=graph, limit=req.limit, tags=req.tags)
+        notes = [f"tags filter the top {fetch} retrieved chunks"] if req.tags else []
+        return await self._search_response(
+            key, q, depth=depth, graph=graph, limit=req.limit, tags=req.tags, notes=notes
+        )
 
     async def retrieve_context(self, req: RetrieveContextInput) -> SearchResponse:
         """The seed's retrieve_context: question + graph hints + keywords → search response."""
@@ -280,7 +283,15 @@ class CefService:
         )
 
     async def _search_response(
-        self, key: Hashable, q: GraphQuery, *, depth: int, graph: bool, limit: int, tags: list[str] | None
+        self,
+        key: Hashable,
+        q: GraphQuery,
+        *,
+        depth: int,
+        graph: bool,
+        limit: int,
+        tags: list[str] | None,
+        notes: list[str] | None = None,
     ) -> SearchResponse:
         async def compute() -> SearchResponse:
             t0 = time.perf_counter()
@@ -296,6 +307,7 @@ class CefService:
                     tags=tags,
                     timed_out=timed_out,
                     elapsed_ms=(time.perf_counter() - t0) * 1000,
+                    notes=notes or (),
                 )
 
             return await self.run(build)

@@ -98,7 +98,7 @@ class ServerSettings(BaseSettings):
     cache_max_entries: int = Field(default=1024, ge=0)
 
     # tools (MCP and `cef tools`)
-    required_fields: list[RequiredField] = Field(
+    required_fields: Annotated[list[RequiredField], NoDecode] = Field(
         default_factory=lambda: _default_required(),
         description="which retrieve_context fields are required (textQuery always is)",
     )
