@@ -136,7 +136,7 @@ def test_graph_hints_find_the_entity_by_property(service: CefService) -> None:
 
 
 def test_graph_hint_mistakes_name_the_choices(service: CefService) -> None:
-    with pytest.raises(ValidationError, match="unknown node type 'Pationt'; node types: .*Patient"):
+    with pytest.raises(ValidationError, match=r"unknown node type 'Pationt'; node types: .*Patient"):
         context(
             service,
             textQuery="x",
