@@ -211,14 +211,14 @@ class ContextDocument(BaseModel):
 
 
 # ----------------------------------------------------------------- helpers
-_MD_SPECIAL = re.compile(r"[\\`*<\[\]]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|^[#>+-]|^\d+(?=[.)])")
+_MD_SPECIAL = re.compile(r"[\\`*<&\[\]]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|^[#>+-]|^\d+(?=[.)])")
 
 
 def md_inline(text: str) -> str:
     """Text safe inside one Markdown line: line breaks flattened, markup characters escaped.
 
     Escapes what could start markup inline (backslash, backtick, ``*``, ``<``,
-    brackets, ``_`` at a word edge) and what would start a block at the
+    ``&``, brackets, ``_`` at a word edge) and what would start a block at the
     beginning of a line (``#``, ``>``, list markers); ``snake_case`` and arrows
     stay readable.
     """
