@@ -326,7 +326,7 @@ def pack(
 
     ``caps`` limit the tokens of a group (a section, or a candidate's ``group``)
     in a first pass; a second pass lets skipped candidates use whatever the
-    budget still has. ``base`` gives the title, queries and tokenizer of the
+    budget still has. ``base`` gives the title and queries of the
     header; its items are ignored. Raises :class:`BudgetTooSmallError` when the
     empty frame alone does not fit.
     """

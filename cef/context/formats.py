@@ -177,7 +177,6 @@ class ContextDocument(BaseModel):
     token_budget: int | None = None
     total_tokens: int | None = None
     truncated: bool = False
-    tokenizer: str | None = None
     entities: list[ContextEntity] = Field(default_factory=list)
     relationships: list[ContextRelationship] = Field(default_factory=list)
     axioms: list[ContextAxiom] = Field(default_factory=list)
@@ -192,8 +191,6 @@ class ContextDocument(BaseModel):
         out["token_budget"] = self.token_budget
         out["total_tokens"] = self.total_tokens
         out["truncated"] = self.truncated
-        if self.tokenizer:
-            out["tokenizer"] = self.tokenizer
         return out
 
     def to_data(self) -> dict[str, Any]:

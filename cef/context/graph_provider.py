@@ -531,7 +531,6 @@ class GraphContextProvider:
         base = ContextDocument(
             title="Knowledge context",
             queries=[query] if isinstance(query, str) and query.strip() else [],
-            tokenizer=self.counter.name,
         )
         packed = pack(base, [], counter=self.counter, fmt=opts.format, budget=opts.max_tokens)
         ctx.formatted_context = packed.text
@@ -615,7 +614,6 @@ class GraphContextProvider:
         base = ContextDocument(
             title="Knowledge context",
             queries=[title_query] if title_query else [],
-            tokenizer=self.counter.name,
         )
         caps = {name: int(opts.max_tokens * share) for name, share in opts.section_shares.items()}
         packed = pack(

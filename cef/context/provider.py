@@ -145,6 +145,12 @@ class ContextRequest(BaseModel):
     as_of: datetime | None = None
     format: ContextFormat = ContextFormat.MARKDOWN
 
+    @classmethod
+    def of(cls, *queries: str | QuerySpec, **options: Any) -> ContextRequest:
+        """A request for ``queries`` (texts or :class:`QuerySpec`), other fields as keywords."""
+        specs = [QuerySpec(query=q) if isinstance(q, str) else q for q in queries]
+        return cls(queries=specs, **options)
+
     @field_validator("queries", mode="before")
     @classmethod
     def _strings_are_queries(cls, value: Any) -> Any:
@@ -427,7 +433,6 @@ class ContextProvider:
         base = ContextDocument(
             title="Context",
             queries=[q.query for q in request.queries],
-            tokenizer=self.counter.name,
         )
         reserve = request.reasoning_reserve
         packed = pack(

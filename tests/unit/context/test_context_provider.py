@@ -120,7 +120,7 @@ def test_assembled_context_never_exceeds_the_budget(
 ) -> None:
     counter = make_token_counter("cl100k")
     provider = ContextProvider(empty_kb, counter)
-    content_of = {}
+    content_of: dict[str, str] = {}
     results = []
     for qi, hits in enumerate(lists):
         ranked = []
@@ -128,8 +128,8 @@ def test_assembled_context_never_exceeds_the_budget(
             content_of.setdefault(f"c{n}", text)  # one content per chunk id, whatever query finds it
             ranked.append(rc(f"c{n}", score, content_of[f"c{n}"]))
         results.append(result(f"query {qi}", ranked))
-    request = ContextRequest(
-        queries=[f"query {i}" for i in range(len(lists))], token_budget=budget, format=fmt, ranking=ranking
+    request = ContextRequest.of(
+        *[f"query {i}" for i in range(len(lists))], token_budget=budget, format=fmt, ranking=ranking
     )
     response = provider.assemble(request, results)
     assert counter.count(response.context) == response.total_tokens <= budget
@@ -154,7 +154,7 @@ def test_reasoning_is_reserved_and_chunks_fill_the_rest(empty_kb: cef.KnowledgeB
     hits = [
         rc(f"c{i}", 1 - i / 10, "Warfarin raises the INR. " * 8, path if i == 0 else None) for i in range(8)
     ]
-    request = ContextRequest(queries=["warfarin"], token_budget=300, reserve_reasoning_tokens=60)
+    request = ContextRequest.of("warfarin", token_budget=300, reserve_reasoning_tokens=60)
     response = ContextProvider(empty_kb, counter).assemble(request, [result("warfarin", hits)])
     assert response.reasoning.paths and response.reasoning.paths[0].text == path.describe()
     assert "## Graph paths" in response.context and response.total_tokens <= 300
@@ -169,11 +169,9 @@ def test_reasoning_is_reserved_and_chunks_fill_the_rest(empty_kb: cef.KnowledgeB
 # ----------------------------------------------------- provide_context (clinical)
 def test_provide_context_on_the_clinical_example(clinical_kb: cef.KnowledgeBase) -> None:
     provider = ContextProvider(clinical_kb, "cl100k")
-    request = ContextRequest(
-        queries=[
-            "Which medications interact with warfarin?",
-            QuerySpec(query="warfarin bleeding risk", start_node="med-warfarin", depth=1),
-        ],
+    request = ContextRequest.of(
+        "Which medications interact with warfarin?",
+        QuerySpec(query="warfarin bleeding risk", start_node="med-warfarin", depth=1),
         token_budget=700,
         format=ContextFormat.JSON,
     )
@@ -208,7 +206,7 @@ def test_unknown_start_node_is_reported_and_the_query_still_runs(clinical_kb: ce
 
 def test_no_match_gives_an_empty_context_with_a_reason(clinical_kb: cef.KnowledgeBase) -> None:
     response = ContextProvider(clinical_kb, "cl100k").provide_context(
-        ContextRequest(queries=["zzqx wvvk"], token_budget=200, format="json")
+        ContextRequest.of("zzqx wvvk", token_budget=200, format=ContextFormat.JSON)
     )
     assert response.is_empty and response.chunks == []
     assert response.reason is not None and "no match" in response.reason
@@ -226,7 +224,7 @@ def test_unavailable_store_gives_an_empty_context_with_a_reason(tmp_path: Path) 
         other.commit()
         other.close()
         response = ContextProvider(kb, "cl100k").provide_context(
-            ContextRequest(queries=["warfarin", "metformin"], token_budget=300)
+            ContextRequest.of("warfarin", "metformin", token_budget=300)
         )
     assert response.is_empty
     assert response.reason == "the knowledge base is unavailable"
@@ -235,18 +233,22 @@ def test_unavailable_store_gives_an_empty_context_with_a_reason(tmp_path: Path) 
 
 
 def test_request_validation() -> None:
-    assert ContextRequest(queries="one").queries == [QuerySpec(query="one")]  # type: ignore[arg-type]
-    assert ContextRequest(queries=["a", {"query": "b", "depth": 1}]).queries[1].depth == 1
+    parse = ContextRequest.model_validate
+    assert parse({"queries": "one"}).queries == [QuerySpec(query="one")]
+    assert parse({"queries": ["a", {"query": "b", "depth": 1}]}).queries[1].depth == 1
+    assert ContextRequest.of("a", QuerySpec(query="b", top_k=3)).queries[1].top_k == 3
     with pytest.raises(pydantic.ValidationError, match="reserve_reasoning_tokens"):
-        ContextRequest(queries=["a"], token_budget=100, reserve_reasoning_tokens=101)
+        ContextRequest.of("a", token_budget=100, reserve_reasoning_tokens=101)
     with pytest.raises(pydantic.ValidationError):
-        ContextRequest(queries=[])
+        parse({"queries": []})
     with pytest.raises(pydantic.ValidationError):
-        ContextRequest(queries=["a"], token_budget=0)
+        ContextRequest.of("a", token_budget=0)
     with pytest.raises(pydantic.ValidationError):
-        ContextRequest(queries=[{"query": "a", "depth": 11}])
-    assert ContextRequest(queries=["a"], token_budget=1000).reasoning_reserve == 200
-    assert ContextRequest(queries=["a"], include_paths=False).reasoning_reserve == 0
+        parse({"queries": [{"query": "a", "depth": 11}]})
+    with pytest.raises(pydantic.ValidationError):
+        parse({"queries": ["a"], "format": "html"})
+    assert ContextRequest.of("a", token_budget=1000).reasoning_reserve == 200
+    assert ContextRequest.of("a", include_paths=False).reasoning_reserve == 0
 
 
 def test_counter_by_name_and_unknown_names(empty_kb: cef.KnowledgeBase) -> None:
