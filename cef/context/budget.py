@@ -9,7 +9,8 @@ never exceeds the budget:
    allowance for the join (for the shipped counters, tokens of a concatenation
    never exceed the parts' tokens plus two). Candidates are taken in order while
    they fit their group's cap and the budget; a candidate whose requirements
-   (e.g. the entities a relationship connects) are not selected waits.
+   (e.g. the entities a relationship connects) are not selected waits. Once
+   :data:`MAX_MISSES` candidates were counted and did not fit, a pass stops.
 2. A text item (a chunk, a claim) that does not fit whole is cut at a sentence
    boundary — or, when not even one sentence fits, at a word boundary — and
    marked with :data:`TRUNCATION_MARKER`, which counts against the budget.
@@ -58,6 +59,11 @@ MIN_CUT_TOKENS = 12
 MAX_FAILED_CUTS = 3
 #: an item's cost moves by at most this many tokens with its position (its number in the section)
 INDEX_SLACK = 3
+#: a pass stops after this many candidates were counted and did not fit
+MAX_MISSES = 40
+#: a text longer than this many characters per token of room is not even counted (no tokenizer
+#: in use packs more than ~5 characters of prose into a token on average)
+MAX_CHARS_PER_TOKEN = 16
 
 
 class BudgetTooSmallError(ValidationError):
@@ -229,6 +235,7 @@ class _State:
         # the fragment each selected item was costed with: key -> (index, text)
         self.fragments: dict[str, tuple[int, str]] = {}
         self._last_fragment: tuple[int, str] = (0, "")
+        self.frame_tokens: int | None = None
         self.cost_cache: dict[tuple[str, int] | None, tuple[int, str]] = {}
         self.seen_cost: dict[str, int] = {}
 
@@ -391,14 +398,26 @@ def _fill(
     """One greedy pass; returns the tokens used and the candidates still waiting."""
     waiting: list[Candidate] = []
     failed_cuts = 0
-    for c in pending:
+    misses = 0
+    for n, c in enumerate(pending):
+        if misses >= MAX_MISSES:  # far down the ranking and nothing fits any more: stop looking
+            waiting.extend(pending[n:])
+            break
         room = budget - used
         if caps is not None and c.cap_group in caps:
             room = min(room, caps[c.cap_group] - st.group_used.get(c.cap_group, 0))
         if room <= JOIN_SLACK or not st.requirements_met(c):
             waiting.append(c)
             continue
-        if c.text_field is None and st.surely_too_big(c, room):
+        # cut only where no cap applies, so a later pass cannot offer more room
+        can_cut = (
+            allow_cut
+            and c.text_field is not None
+            and (caps is None or c.cap_group not in caps)
+            and room >= MIN_CUT_TOKENS
+            and failed_cuts < MAX_FAILED_CUTS
+        )
+        if not can_cut and _hopeless(st, c, room):
             waiting.append(c)
             continue
         cost = st.fragment_cost(c, c.item)
@@ -406,9 +425,8 @@ def _fill(
             st.add(c, cost)
             used += cost
             continue
-        # cut only where no cap applies, so a later pass cannot offer more room
-        can_cut = allow_cut and (caps is None or c.cap_group not in caps)
-        if can_cut and c.text_field and room >= MIN_CUT_TOKENS and failed_cuts < MAX_FAILED_CUTS:
+        misses += 1
+        if can_cut:
             shorter = _cut(st, c, room)
             failed_cuts += shorter is None
             if shorter is not None:
@@ -428,6 +446,21 @@ def _fill(
                 continue
         waiting.append(c)
     return used, waiting
+
+
+def _hopeless(st: _State, c: Candidate, room: int) -> bool:
+    """Whether ``c`` surely cannot fit ``room`` whole, judged without rendering or counting it.
+
+    True when it was counted before (at another position) well above the room,
+    or when its text is longer than :data:`MAX_CHARS_PER_TOKEN` characters per
+    token of room. A heuristic that only ever skips work: the budget holds either way.
+    """
+    if st.surely_too_big(c, room):
+        return True
+    if c.text_field is not None:
+        text = getattr(c.item, c.text_field)
+        return isinstance(text, str) and len(text) > MAX_CHARS_PER_TOKEN * room
+    return False
 
 
 def _cut(st: _State, c: Candidate, room: int) -> tuple[Any, int] | None:
@@ -484,5 +517,7 @@ def _render_counted(st: _State, truncated: bool) -> tuple[str, int, int | None]:
 
 
 def _guess_total(st: _State) -> int:
-    base = st.counter.count(st.renderer.compose(st.base, {}))
+    if st.frame_tokens is None:
+        st.frame_tokens = st.counter.count(st.renderer.compose(st.base, {}))
+    base = st.frame_tokens
     return base + sum(st.cost.values()) - JOIN_SLACK * len(st.cost)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Literal
 
 import yaml
@@ -211,6 +212,7 @@ class ContextDocument(BaseModel):
 _MD_SPECIAL = re.compile(r"[\\`*<&\[\]]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|^[#>+-]|^\d+(?=[.)])")
 
 
+@lru_cache(maxsize=8192)
 def md_inline(text: str) -> str:
     """Text safe inside one Markdown line: line breaks flattened, markup characters escaped.
 
