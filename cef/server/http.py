@@ -13,6 +13,7 @@ a client's mistake is a 4xx, never a 500. The OpenAPI spec is at ``/openapi.json
 
 import hmac
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -28,13 +29,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, NotFoundError
-from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
+from cef.model import Batch, Chunk, Edge, Node, SearchResult
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.schema import GraphSchema
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import Scope, ServerSettings
-from cef.server.tools import SearchMemoryInput, format_validation_error
+from cef.server.tools import format_validation_error, input_models
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ API_KEY_HEADER = "X-API-Key"
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text}
     for status, text in (
+        (400, "The request body could not be read (not JSON, or not UTF-8)"),
         (404, "Not found"),
         (409, "Conflict: the id exists already"),
         (422, "The request is invalid or exceeds the server's limits"),
@@ -182,14 +184,18 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra})
 
     # -------------------------------------------------------------- retrieval
+    models = input_models(settings)  # request models whose constraints are this server's limits
+    search_request = models.search
+    graph_query = models.graph_query
+
     @api.post("/search", response_model=SearchResponse, dependencies=read, tags=["retrieval"])
-    async def search(req: SearchMemoryInput) -> SearchResponse:
+    async def search(req: search_request) -> SearchResponse:  # type: ignore[valid-type]
         """Memory search with graph exploration; the seed's response (results, exploration summary,
         related entities, suggested queries). Cached until the next write."""
         return await svc.search(req)
 
     @api.post("/retrieve", response_model=SearchResult, dependencies=read, tags=["retrieval"])
-    async def retrieve(query: GraphQuery) -> SearchResult:
+    async def retrieve(query: graph_query) -> SearchResult:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks with the paths that explain them."""
         return await svc.retrieve_knowledge(query)
 
@@ -302,6 +308,16 @@ def _found(value: Any, kind: str, ident: str) -> Any:
 
 
 # ------------------------------------------------------------------ errors
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the API documents at this path (Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        pattern = "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template))
+        if re.fullmatch(pattern, request.url.path):
+            methods.update(m.upper() for m in operations)
+    return sorted(methods)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Every error as JSON :class:`ErrorBody`; a client's mistake is a 4xx."""
 
@@ -337,9 +353,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        kinds = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 403: "forbidden"}
+        kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
         return respond(
-            exc.status_code, kinds.get(exc.status_code, "http_error"), str(exc.detail), headers=exc.headers
+            exc.status_code, kinds.get(exc.status_code, "http_error"), str(exc.detail), headers=headers
         )
 
     @app.exception_handler(Exception)

@@ -224,7 +224,8 @@ class CefService:
         self.check_depth(depth, "graph_depth")
         self.check_count(req.limit)
         graph = req.enable_graph and depth > 0
-        fetch = min(req.limit * 5, 500) if req.tags else req.limit
+        tags = req.tag_list
+        fetch = min(req.limit * 5, 500) if tags else req.limit
         q = GraphQuery(
             query=req.query,
             top_k=fetch,
@@ -233,9 +234,9 @@ class CefService:
             strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
         )
         key = ("search", req.model_dump_json(), depth)
-        notes = [f"tags filter the top {fetch} retrieved chunks"] if req.tags else []
+        notes = [f"tags filter the top {fetch} retrieved chunks"] if tags else []
         return await self._search_response(
-            key, q, depth=depth, graph=graph, limit=req.limit, tags=req.tags, notes=notes
+            key, q, depth=depth, graph=graph, limit=req.limit, tags=tags, notes=notes
         )
 
     async def retrieve_context(self, req: RetrieveContextInput) -> SearchResponse:

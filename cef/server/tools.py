@@ -14,16 +14,18 @@ tool definitions::
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pydantic
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from cef.errors import ValidationError
-from cef.model import Chunk, Edge, GraphQuery, Node, RelationType
+from cef.model import Chunk, Edge, GraphQuery, Node, RelationType, TraversalHint
 from cef.server.jsonschema import model_input_schema
 from cef.server.schema import GraphSchema, describe_schema
 from cef.server.settings import ServerSettings
@@ -37,11 +39,13 @@ __all__ = [
     "IndexChunksInput",
     "IndexEdgesInput",
     "IndexNodesInput",
+    "InputModels",
     "RetrieveContextInput",
     "SearchMemoryInput",
     "ToolDefinition",
     "ToolSpec",
     "format_validation_error",
+    "input_models",
     "parse_tool_arguments",
     "tool_definitions",
     "tool_spec",
@@ -87,32 +91,45 @@ class RetrieveContextInput(_Input):
 class SearchMemoryInput(_Input):
     """A memory search (``search_memory`` tool, ``POST /api/v1/search``)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
     query: str = Field(min_length=1, max_length=10_000, description="what to search for, in natural language")
     limit: int = Field(default=10, ge=1, le=100, description="most results to return")
-    tags: list[str] | None = Field(
+    tags: list[str] | str | None = Field(
         default=None,
-        description="only chunks tagged with one of these (chunk metadata 'tags'); a comma-separated string works too",
+        description="only chunks tagged with one of these (chunk metadata 'tags'): a list, or a comma-separated string",
     )
     graph_depth: int | None = Field(
         default=None,
         ge=0,
         le=10,
-        validation_alias=AliasChoices("graph_depth", "exploration_depth"),
         description="graph exploration depth: 0 no graph (pure vector), 1 direct relations, 2 two hops, "
         "3 three hops; default: the server's setting",
+    )
+    exploration_depth: int | None = Field(
+        default=None, ge=0, le=10, description="another name for graph_depth (give one of them)"
     )
     enable_graph: bool = Field(
         default=True, description="use the knowledge graph (false: vector and BM25 only)"
     )
 
-    @field_validator("tags", mode="before")
+    @field_validator("tags", mode="after")
     @classmethod
-    def _split_tags(cls, value: Any) -> Any:
+    def _split_tags(cls, value: list[str] | str | None) -> list[str] | str | None:
         if isinstance(value, str):
             return [t.strip() for t in value.split(",") if t.strip()] or None
         return value
+
+    @model_validator(mode="after")
+    def _one_depth(self) -> SearchMemoryInput:
+        if self.exploration_depth is not None:
+            if self.graph_depth is not None and self.graph_depth != self.exploration_depth:
+                raise ValueError("graph_depth and exploration_depth differ: give one of them")
+            self.graph_depth, self.exploration_depth = self.exploration_depth, None
+        return self
+
+    @property
+    def tag_list(self) -> list[str] | None:
+        """The tags as a list (a comma-separated string is split when validated)."""
+        return [self.tags] if isinstance(self.tags, str) else self.tags
 
 
 class GetGraphSchemaInput(_Input):
@@ -146,6 +163,73 @@ class IndexChunksInput(_Input):
 class DeleteNodeInput(_Input):
     node_id: str = Field(min_length=1, max_length=512, description="id of the node to delete")
     cascade: bool = Field(default=True, description="also delete its edges and linked chunks")
+
+
+# ---------------------------------------------------------------- the server's limits
+@dataclass(frozen=True)
+class InputModels:
+    """The input models with this server's limits in their constraints (and so in their JSON Schemas)."""
+
+    graph_query: type[GraphQuery]
+    search: type[SearchMemoryInput]
+    context: type[RetrieveContextInput]
+
+    def of(self, model: type[BaseModel]) -> type[BaseModel]:
+        """The limited version of a base input model (other models are returned as they are)."""
+        limited: dict[type[BaseModel], type[BaseModel]] = {
+            GraphQuery: self.graph_query,
+            SearchMemoryInput: self.search,
+            RetrieveContextInput: self.context,
+        }
+        return limited.get(model, model)
+
+
+def _narrow(model: type[BaseModel], name: str, **constraints: Any) -> FieldInfo:
+    return FieldInfo.merge_field_infos(model.model_fields[name], Field(**constraints))
+
+
+@functools.lru_cache(maxsize=16)
+def _input_models(max_depth: int, max_limit: int, max_text: int) -> InputModels:
+    limit = min(100, max_limit)
+    hops = max(1, min(5, max_depth))
+    traversal: type[TraversalHint] = create_model(
+        "TraversalHint",
+        __base__=TraversalHint,
+        depth=(int, _narrow(TraversalHint, "depth", le=max_depth, default=min(2, max_depth))),
+    )
+    graph_query: type[GraphQuery] = create_model(
+        "GraphQuery",
+        __base__=GraphQuery,
+        query=(str, _narrow(GraphQuery, "query", max_length=max_text)),
+        top_k=(int, _narrow(GraphQuery, "top_k", le=max_limit, default=min(10, max_limit))),
+        traversal=(traversal, _narrow(GraphQuery, "traversal", default_factory=traversal)),
+    )
+    search: type[SearchMemoryInput] = create_model(
+        "SearchMemoryInput",
+        __base__=SearchMemoryInput,
+        query=(str, _narrow(SearchMemoryInput, "query", max_length=max_text)),
+        limit=(int, _narrow(SearchMemoryInput, "limit", le=limit, default=min(10, limit))),
+        graph_depth=(int | None, _narrow(SearchMemoryInput, "graph_depth", le=max_depth)),
+        exploration_depth=(int | None, _narrow(SearchMemoryInput, "exploration_depth", le=max_depth)),
+    )
+    hints: type[GraphHints] = create_model(
+        "GraphHints",
+        __base__=GraphHints,
+        depth=(int, _narrow(GraphHints, "depth", le=hops, default=min(2, hops))),
+    )
+    context: type[RetrieveContextInput] = create_model(
+        "RetrieveContextInput",
+        __base__=RetrieveContextInput,
+        textQuery=(str, _narrow(RetrieveContextInput, "textQuery", max_length=max_text)),
+        graphHints=(cast(Any, hints | None), _narrow(RetrieveContextInput, "graphHints")),
+        topK=(int, _narrow(RetrieveContextInput, "topK", le=limit, default=min(10, limit))),
+    )
+    return InputModels(graph_query, search, context)
+
+
+def input_models(settings: ServerSettings) -> InputModels:
+    """The input models carrying ``settings``' limits (depth, results, text length)."""
+    return _input_models(settings.max_depth, settings.max_limit, settings.max_query_length)
 
 
 # ---------------------------------------------------------------- definitions
@@ -210,8 +294,12 @@ class ToolSpec:
             destructive=self.destructive,
         )
 
+    def model(self, settings: ServerSettings) -> type[BaseModel]:
+        """The input model with the server's limits."""
+        return input_models(settings).of(self.input_model)
+
     def input_schema(self, settings: ServerSettings) -> dict[str, Any]:
-        schema = model_input_schema(self.input_model)
+        schema = model_input_schema(self.model(settings))
         if self.input_model is RetrieveContextInput:
             schema["required"] = list(settings.required_fields)
         return schema
@@ -503,7 +591,7 @@ def parse_tool_arguments(
 ) -> BaseModel:
     """Validate a call's arguments with the tool's input model (raises :class:`~cef.errors.ValidationError`)."""
     try:
-        parsed = spec.input_model.model_validate(dict(arguments or {}))
+        parsed = spec.model(settings).model_validate(dict(arguments or {}))
     except pydantic.ValidationError as exc:
         raise ValidationError(f"invalid arguments for {spec.name}: {format_validation_error(exc)}") from None
     if isinstance(parsed, RetrieveContextInput):

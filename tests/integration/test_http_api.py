@@ -107,21 +107,27 @@ def test_auth_scopes(serve: Serve) -> None:
 
 
 def test_limits_and_bad_requests_are_4xx_with_a_message(serve: Serve) -> None:
-    api = serve(max_depth=2, max_query_length=50)
+    api = serve(max_depth=2, max_query_length=50, max_limit=20)
+    # the limits are in the OpenAPI schemas, and requests beyond them are refused
+    spec = api.get("/openapi.json").json()["components"]["schemas"]
+    search_schema = next(v for k, v in spec.items() if k.endswith("SearchMemoryInput"))
+    assert search_schema["properties"]["limit"]["maximum"] == 20
+    assert search_schema["properties"]["query"]["maxLength"] == 50
     msg = error(
-        api.post("/api/v1/search", json={"query": "warfarin", "graph_depth": 3}), 422, "limit_exceeded"
+        api.post("/api/v1/search", json={"query": "warfarin", "graph_depth": 3}), 422, "validation_error"
     )
-    assert "max_depth 2" in msg
-    msg = error(api.post("/api/v1/search", json={"query": "warfarin", "limit": 101}), 422, "validation_error")
+    assert "body.graph_depth: Input should be less than or equal to 2" in msg
+    msg = error(api.post("/api/v1/search", json={"query": "warfarin", "limit": 21}), 422, "validation_error")
     assert "body.limit" in msg
     error(api.post("/api/v1/search", json={"query": "warfarin", "limit": 0}), 422, "validation_error")
-    assert "at most 50" in error(api.post("/api/v1/search", json={"query": "w" * 51}), 422, "limit_exceeded")
+    msg = error(api.post("/api/v1/search", json={"query": "w" * 51}), 422, "validation_error")
+    assert "at most 50 characters" in msg
     error(api.post("/api/v1/search", json={"query": ""}), 422, "validation_error")
     bad_json = api.post("/api/v1/search", content=b"{not json", headers={"content-type": "application/json"})
     error(bad_json, 422, "validation_error")
     deep = {"query": "x", "traversal": {"depth": 3}}
-    assert "traversal.depth 3" in error(api.post("/api/v1/retrieve", json=deep), 422, "limit_exceeded")
-    error(api.post("/api/v1/retrieve", json={"query": "x", "top_k": 101}), 422, "limit_exceeded")
+    assert "body.traversal.depth" in error(api.post("/api/v1/retrieve", json=deep), 422, "validation_error")
+    error(api.post("/api/v1/retrieve", json={"query": "x", "top_k": 21}), 422, "validation_error")
     unknown = {"query": "x", "traversal": {"relation_types": ["NOPE"]}}
     assert "unknown relation type 'NOPE'" in error(
         api.post("/api/v1/retrieve", json=unknown), 422, "unknown_relation_type"
@@ -340,7 +346,7 @@ def test_cef_serve_http_reads_settings_from_the_environment(
             error(
                 api.post("/api/v1/search", json={"query": "warfarin", "graph_depth": 2}),
                 422,
-                "limit_exceeded",
+                "validation_error",
             )
         error(httpx.post(f"{url}/api/v1/search", json={"query": "w"}), 401, "unauthorized")
     finally:

@@ -149,7 +149,9 @@ def test_tools_are_listed_with_the_live_schema(run: Callable[..., None], transpo
         assert "GRAPH SCHEMA" in (rk.description or "")
         assert "HAS_CONDITION [ASSOCIATION]: Patient → Condition" in (rk.description or "")
         assert '"type_hint": "Patient"' in (rk.description or "")  # a worked example from the data
-        assert rk.input_schema["properties"]["traversal"]["properties"]["depth"]["maximum"] == 10
+        # the server's limits are in the schemas (default max_depth 3, max_limit 100)
+        assert rk.input_schema["properties"]["traversal"]["properties"]["depth"]["maximum"] == 3
+        assert rk.input_schema["properties"]["top_k"]["maximum"] == 100
         assert tools["retrieve_context"].input_schema["required"] == ["textQuery"]
         assert tools["get_graph_schema"].annotations is not None
         assert tools["get_graph_schema"].annotations.read_only_hint
@@ -220,7 +222,7 @@ def test_mistakes_are_tool_errors_and_the_session_survives(run: Callable[..., No
             (
                 "retrieve_knowledge",
                 {"query": "x", "traversal": {"depth": 4}},
-                "deeper than this server allows",
+                "traversal.depth: Input should be less than or equal to 3",
             ),
             (
                 "retrieve_knowledge",

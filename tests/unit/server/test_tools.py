@@ -109,7 +109,7 @@ def test_bad_arguments_give_a_readable_message() -> None:
     message = str(err.value)
     assert message.startswith("invalid arguments for retrieve_knowledge: ")
     assert "query: String should have at least 1 character" in message
-    assert "traversal.depth: Input should be less than or equal to 10" in message
+    assert "traversal.depth: Input should be less than or equal to 3" in message  # the server's max_depth
     assert "surprise: Extra inputs are not permitted" in message
 
 
