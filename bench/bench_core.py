@@ -29,7 +29,73 @@ import numpy as np
 import cef
 from cef import Batch, Chunk, Edge, Node, RelationType
 
-WORDS = ["graph", "context", "engine", "patient", "drug", "condition", "doctor", "therapy", "dose", "kidney", "heart", "rhythm", "risk", "guideline", "study", "trial", "protein", "gene", "pathway", "enzyme", "receptor", "signal", "cell", "tissue", "organ", "blood", "pressure", "sugar", "insulin", "metabolism", "inflammation", "pain", "infection", "virus", "bacteria", "vaccine", "antibody", "immune", "response", "clinic", "hospital", "nurse", "surgery", "imaging", "scan", "report", "note", "history", "family", "lifestyle", "diet", "exercise", "sleep", "stress", "memory"]
+WORDS = [
+    "graph",
+    "context",
+    "engine",
+    "patient",
+    "drug",
+    "condition",
+    "doctor",
+    "therapy",
+    "dose",
+    "kidney",
+    "heart",
+    "rhythm",
+    "risk",
+    "guideline",
+    "study",
+    "trial",
+    "protein",
+    "gene",
+    "pathway",
+    "enzyme",
+    "receptor",
+    "signal",
+    "cell",
+    "tissue",
+    "organ",
+    "blood",
+    "pressure",
+    "sugar",
+    "insulin",
+    "metabolism",
+    "inflammation",
+    "pain",
+    "infection",
+    "virus",
+    "bacteria",
+    "vaccine",
+    "antibody",
+    "immune",
+    "response",
+    "clinic",
+    "hospital",
+    "nurse",
+    "surgery",
+    "imaging",
+    "scan",
+    "report",
+    "note",
+    "history",
+    "family",
+    "lifestyle",
+    "diet",
+    "exercise",
+    "sleep",
+    "stress",
+    "memory",
+]
+
+
+def _pseudo_word(i: int) -> str:
+    letters = "etaoinshrdlucmfwypvbgkjqxz"
+    out = []
+    i += 27
+    while i:
+        i, r = divmod(i, 26)
+        out.append(letters[r])
+    return "".join(out)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -156,7 +222,6 @@ def bench_traversal(db: str, n_nodes: int, queries: int = 300) -> dict[str, floa
 def bench_search(tmp: Path, n_chunks: int, queries: int = 200) -> dict[str, float]:
     """Vector and BM25 at n_chunks: random unit vectors stand in for embeddings (search cost is the same)."""
     rng = np.random.default_rng(5)
-    prng = random.Random(5)
     db = tmp / "chunks.db"
 
     class Fixed:  # precomputed vectors are passed on the chunks; the model only embeds the query
@@ -169,12 +234,19 @@ def bench_search(tmp: Path, n_chunks: int, queries: int = 200) -> dict[str, floa
         def embed_query(self, text):  # type: ignore[no-untyped-def]
             return rng.standard_normal(384).astype(np.float32)
 
+    # text with a natural (Zipf) word distribution over a 30K-word vocabulary, like real passages
+    vocab = WORDS + [_pseudo_word(i) for i in range(30_000)]
+    ranks = np.arange(1, len(vocab) + 1)
+    p = 1.0 / ranks
+    p /= p.sum()
     with cef.open(db, embedder=Fixed()) as kb:  # type: ignore[arg-type]
         for start in range(0, n_chunks, 20_000):
             chunks = []
-            for i in range(start, min(n_chunks, start + 20_000)):
+            stop = min(n_chunks, start + 20_000)
+            words = rng.choice(len(vocab), size=(stop - start, 60), p=p)
+            for k, i in enumerate(range(start, stop)):
                 vec = rng.standard_normal(384).astype(np.float32)
-                text = " ".join(prng.choice(WORDS) for _ in range(40)) + f" item{i}"
+                text = " ".join(vocab[w] for w in words[k])
                 chunks.append(Chunk(id=f"c{i}", content=text, embedding=vec.tolist()))
             kb.index_batch(Batch(chunks=chunks))
         vec_ms, bm_ms = [], []
@@ -183,7 +255,7 @@ def bench_search(tmp: Path, n_chunks: int, queries: int = 200) -> dict[str, floa
             t = time.perf_counter()
             kb.state.chunk_vectors.search(qv[i], 10)
             vec_ms.append((time.perf_counter() - t) * 1000)
-            words = " ".join(prng.choice(WORDS) for _ in range(4))
+            words = " ".join(vocab[w] for w in rng.choice(len(vocab), size=4, p=p))
             t = time.perf_counter()
             kb.state.store.search_text("chunk", words, 10)
             bm_ms.append((time.perf_counter() - t) * 1000)

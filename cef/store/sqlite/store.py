@@ -12,6 +12,7 @@ import json
 import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,8 +65,10 @@ CREATE TABLE IF NOT EXISTS chunks(
     embedding BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_node ON chunks(node_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(content, tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(content, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS node_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocab USING fts5vocab(chunk_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS node_vocab USING fts5vocab(node_fts, 'row');
 CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     kind TEXT NOT NULL,
@@ -76,12 +79,21 @@ CREATE TABLE IF NOT EXISTS changes(
 );
 """
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+#: terms in more than this share of the documents carry almost no BM25 signal and cost a full scan
+MAX_DF_SHARE = 0.25
 
 
-def fts_query(text: str, max_terms: int = 64) -> str | None:
-    """Turn free text into a safe FTS5 OR-query of quoted terms (no user syntax reaches FTS5)."""
-    terms = list(dict.fromkeys(t.lower() for t in _WORD.findall(text)))[:max_terms]
+def query_terms(text: str, max_terms: int = 64) -> list[str]:
+    """The terms of free text as the index tokenizes them (lower case, diacritics removed)."""
+    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return list(dict.fromkeys(_WORD.findall(folded)))[:max_terms]
+
+
+def fts_query(terms: Sequence[str]) -> str | None:
+    """A safe FTS5 OR-query of quoted terms (no user syntax reaches FTS5)."""
     if not terms:
         return None
     return " OR ".join(f'"{t}"' for t in terms)
@@ -112,6 +124,8 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path!r}: {exc}") from exc
         self._lock = threading.RLock()
+        self._local_writes = 0
+        self._count_cache: dict[str, tuple[tuple[int, int], int]] = {}
         c = self._conn
         c.execute("PRAGMA journal_mode=WAL")
         c.execute("PRAGMA synchronous=NORMAL")
@@ -152,6 +166,7 @@ class SQLiteStore:
                 if seq > CHANGE_RETENTION and seq % 1000 < len(changes) + 1:
                     c.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGE_RETENTION,))
                 c.execute("COMMIT")
+                self._local_writes += 1
                 return before, seq
             except BaseException as exc:
                 c.execute("ROLLBACK")
@@ -463,21 +478,55 @@ class SQLiteStore:
         return [Node.model_validate_json(d) for (d,) in self._query(sql, params)]
 
     def search_text(self, kind: str, query: str, k: int, scope: str | None = None) -> list[TextHit]:
-        q = fts_query(query)
+        table, fts = {"chunk": ("chunks", "chunk_fts"), "node": ("nodes", "node_fts")}[kind]
+        terms = self._selective_terms(kind, query_terms(query))
+        q = fts_query(terms)
         if q is None or k <= 0:
             return []
-        table, fts = {"chunk": ("chunks", "chunk_fts"), "node": ("nodes", "node_fts")}[kind]
-        sql = (
-            f"SELECT t.id, bm25({fts}) AS s FROM {fts} JOIN {table} t ON t.rid = {fts}.rowid "
-            f"WHERE {fts} MATCH ?"
-        )
-        params: list[Any] = [q]
-        if scope is not None:
-            sql += " AND (t.scope IS NULL OR t.scope = ?)"
-            params.append(scope)
-        sql += " ORDER BY s LIMIT ?"
-        params.append(k)
-        return [TextHit(id=i, score=-float(s)) for i, s in self._query(sql, params)]
+        # FTS5 computes the top-k by rank (BM25) inside the index; records are joined for those rows only
+        fetch = k if scope is None else k * 4
+        while True:
+            ranked = self._query(
+                f"SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?", (q, fetch)
+            )
+            if not ranked:
+                return []
+            marks = ",".join("?" * len(ranked))
+            rows = self._query(
+                f"SELECT rid, id, scope FROM {table} WHERE rid IN ({marks})", [r[0] for r in ranked]
+            )
+            by_rid = {r[0]: (r[1], r[2]) for r in rows}
+            hits = []
+            for rid, rank in ranked:
+                found = by_rid.get(rid)
+                if found is None or (scope is not None and found[1] is not None and found[1] != scope):
+                    continue
+                hits.append(TextHit(id=found[0], score=-float(rank)))
+            if len(hits) >= k or len(ranked) < fetch:
+                return hits[:k]
+            fetch *= 4
+
+    def _selective_terms(self, kind: str, terms: list[str]) -> list[str]:
+        """Drop terms present in more than MAX_DF_SHARE of the documents (unless nothing would be left)."""
+        if len(terms) < 2:
+            return terms
+        table, vocab = {"chunk": ("chunks", "chunk_vocab"), "node": ("nodes", "node_vocab")}[kind]
+        marks = ",".join("?" * len(terms))
+        df = dict(self._query(f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})", terms))
+        present = [t for t in terms if t in df]
+        if not present:
+            return []
+        n = self._doc_count(table)
+        selective = [t for t in present if df[t] <= MAX_DF_SHARE * n]
+        return selective or sorted(present, key=lambda t: df[t])[:1]
+
+    def _doc_count(self, table: str) -> int:
+        version = (self.data_version(), self._local_writes)
+        cached = self._count_cache.get(table)
+        if cached is None or cached[0] != version:
+            cached = (version, int(self._query(f"SELECT MAX(rid) FROM {table}")[0][0] or 0))
+            self._count_cache[table] = cached
+        return cached[1]
 
     # ----------------------------------------------------------- change feed
     def data_version(self) -> int:
