@@ -237,7 +237,11 @@ class KnowledgeContext(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     reason: str | None = Field(default=None, description="why the context is empty, when it is")
     metadata: dict[str, Any] = Field(default_factory=dict)
-    document: ContextDocument = Field(default_factory=ContextDocument)
+    document: ContextDocument = Field(
+        default_factory=ContextDocument,
+        exclude=True,
+        description="the content, to render again in another format",
+    )
 
     @property
     def is_empty(self) -> bool:
