@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cef.cli.common import DbOption, EmbedderOption, cli_errors, console, err_console, open_engine
+from cef.cli.common import DbOption, EmbedderOption, cli_errors, err_console, open_engine
 
 if TYPE_CHECKING:
     from cef.llm.base import LLMClient
@@ -164,12 +164,11 @@ def ask(
         err_console.print("no LLM configured (--llm or CEF_LLM): showing the retrieved context")
         typer.echo(context or "(no passages found)")
         return
-    typer.echo(answer.strip())
-    console.print()
+    typer.echo(answer.strip() + "\n")
     if citations:
-        console.print("[bold]Sources:[/] " + ", ".join(citations))
+        typer.echo("Sources: " + ", ".join(citations))
     else:
-        console.print("[yellow]The answer cites no passage.[/] Retrieved: " + ", ".join(ids))
+        typer.echo("The answer cites no passage. Retrieved: " + ", ".join(ids))
 
 
 def register(app: typer.Typer) -> None:
