@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 import cef
 from cef import Chunk, Explanation, GraphPath, RankedChunk, SearchResult, SearchStrategy
-from cef.context import ContextFormat, ContextProvider, ContextRequest, QuerySpec, RankingStrategy
+from cef.context import (
+    BudgetTooSmallError,
+    ContextFormat,
+    ContextProvider,
+    ContextRequest,
+    QuerySpec,
+    RankingStrategy,
+)
 from cef.context.provider import dedupe_chunks, rank_chunks
 from cef.context.tokens import make_token_counter
 from tests.conftest import clinical_batch
@@ -131,7 +138,11 @@ def test_assembled_context_never_exceeds_the_budget(
     request = ContextRequest.of(
         *[f"query {i}" for i in range(len(lists))], token_budget=budget, format=fmt, ranking=ranking
     )
-    response = provider.assemble(request, results)
+    try:
+        response = provider.assemble(request, results)
+    except BudgetTooSmallError as exc:  # the format's empty frame (with every query) alone is larger
+        assert exc.needed > budget
+        return
     assert counter.count(response.context) == response.total_tokens <= budget
     assert response.token_budget == budget
     ids = [c.chunk.id for c in response.chunks]
