@@ -552,7 +552,8 @@ class GraphContextProvider:
     def _node_similarities(self, vec: np.ndarray | None, ids: Sequence[str]) -> dict[str, float]:
         if vec is None or not ids:
             return {}
-        sims = self.kb.state.node_vectors.similarities(vec, list(ids))  # 0 where a node has no vector
+        with self.kb.state.reading():
+            sims = self.kb.state.node_vectors.similarities(vec, list(ids))  # 0 where a node has no vector
         return {i: float(s) for i, s in zip(ids, sims.tolist(), strict=True)}
 
     def _rank_candidates(

@@ -2,15 +2,18 @@
 
 ::
 
-    from cef.context import ContextProvider, ContextRequest
+    from cef.context import ContextProvider, ContextRequest, QuerySpec
 
     provider = ContextProvider(kb, counter="cl100k")
-    response = provider.provide_context(ContextRequest(
-        queries=["Which medications interact with warfarin?",
-                 {"query": "kidney function", "start_node": "pat-lucas", "depth": 1}],
+    response = provider.provide_context(ContextRequest.of(
+        "Which medications interact with warfarin?",
+        QuerySpec(query="kidney function", start_node="pat-lucas", depth=1),
         token_budget=1500,
     ))
     prompt = response.to_prompt_context()
+
+(``ContextRequest.model_validate({"queries": ["...", {...}], ...})`` takes the
+same request as JSON-like data, query strings included.)
 
 Each query is answered by :meth:`KnowledgeBase.retrieve` (a start node becomes a
 :class:`~cef.model.ResolutionTarget` naming the node id). Chunks found by
@@ -18,7 +21,7 @@ several queries are kept once, with their best score and every query that
 found them; a :class:`RankingStrategy` orders them globally. Graph reasoning
 (the anchors, the paths that explain chunks, key concepts) is packed first
 within ``reserve_reasoning_tokens``; chunks fill the rest. The budget holds
-for the rendered text in the requested format, counted by the request's token
+for the rendered text in the requested format, counted by the provider's token
 counter.
 """
 
