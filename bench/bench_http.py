@@ -302,7 +302,10 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="cef-bench-http-"))
     rows: list[list[str]] = []
-    print(f"cef REST search benchmark on {os.cpu_count()} cores (client and server share them)")
+    load1 = os.getloadavg()[0]
+    print(
+        f"cef REST search benchmark on {os.cpu_count()} cores (client and server share them); load {load1:.1f}"
+    )
     print("  graph | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | server RSS MB")
     try:
         clinical = work / "clinical.db"
@@ -322,8 +325,9 @@ def main() -> None:
     print("|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    print(f"\nload average before / after: {load1:.1f} / {os.getloadavg()[0]:.1f}")
     print(
-        f"\nPOST /api/v1/search, limit 10, graph_depth {args.depth}, {args.duration:.0f} s per row; "
+        f"POST /api/v1/search, limit 10, graph_depth {args.depth}, {args.duration:.0f} s per row; "
         "cache off: every request runs the engine; cache on: 8 repeated queries (hits after the first)"
     )
 
