@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from cef.embed.base import Embedder
     from cef.engine.kb import KnowledgeBase
     from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
+    from cef.store.cypher import CypherGraphStore
 
 __all__ = [
     "CefConfig",
@@ -258,24 +259,18 @@ def open_graph_store(settings: GraphSettings, store: RecordStore) -> tuple[Graph
             raise ConfigurationError("graph.backend = 'store' needs a record store with traversal pushdown")
         return store, []  # type: ignore[return-value]  # checked by the capability
     password = settings.password.get_secret_value() if settings.password else None
+    graph: CypherGraphStore
     if backend == "falkordb":
         from cef.store.cypher import CypherGraphStore, FalkorDBDriver
 
-        graph = CypherGraphStore(
-            FalkorDBDriver(settings.url or "redis://localhost:6379", password=password), settings.name
-        )
+        url = settings.url or "redis://localhost:6379"
+        graph = CypherGraphStore(FalkorDBDriver(url, graph=settings.name, password=password))
     else:
         from cef.store.cypher import CypherGraphStore, Neo4jDriver
 
-        graph = CypherGraphStore(
-            Neo4jDriver(
-                settings.url or "bolt://localhost:7687",
-                user=settings.user,
-                password=password,
-                database=settings.name,
-            ),
-            "cef",
-        )
+        url = settings.url or "bolt://localhost:7687"
+        driver = Neo4jDriver(url, user=settings.user, password=password, database=settings.name)
+        graph = CypherGraphStore(driver)
     return graph, [graph]
 
 

@@ -314,3 +314,45 @@ def bfs_shortest_path(step: StepFn, source: str, target: str, max_depth: int) ->
             nxt.append(dst)
         frontier = nxt
     return None
+
+
+class VectorMirror:
+    """The :class:`Mirror` side of an external :class:`VectorStore`: feeds its ``node``/``chunk`` indexes.
+
+    Adapters subclass it and keep the marker (``_read_marker``/``_write_marker``)
+    and the reset in their own database; ``indexes`` is the store's live map of
+    the indexes the engine opened.
+    """
+
+    def __init__(self, indexes: dict[str, VectorIndex]) -> None:
+        self.indexes = indexes
+
+    def _read_marker(self) -> int | None:
+        raise NotImplementedError
+
+    def _write_marker(self, seq: int) -> None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def synced_seq(self) -> int | None:
+        return self._read_marker()
+
+    def advance(self, before: int | None, after: int) -> None:
+        if before is None or self._read_marker() == before:
+            self._write_marker(after)
+
+    def apply(self, writes: WriteSet) -> None:
+        for kind, deleted, vectors in (
+            ("node", writes.delete_nodes, writes.node_vectors),
+            ("chunk", writes.delete_chunks, writes.chunk_vectors),
+        ):
+            index = self.indexes.get(kind)
+            if index is None:
+                continue
+            if deleted:
+                index.remove(list(deleted))
+            if vectors:
+                ids = list(vectors)
+                index.upsert(ids, np.stack([vectors[i] for i in ids]))

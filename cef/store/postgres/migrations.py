@@ -24,7 +24,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
-        "records, full text, vectors, change feed",
+        "records, full text (BM25 statistics), vectors, change feed",
         """
         CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
         CREATE TABLE cef_meta(key text PRIMARY KEY, value text NOT NULL);
@@ -35,8 +35,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             label text NOT NULL,
             scope text,
             data text NOT NULL,
-            search_text text NOT NULL,
-            tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, search_text)) STORED,
+            tsv tsvector NOT NULL,
+            ntokens integer NOT NULL,
             embedding public.vector
         );
         CREATE INDEX cef_nodes_label ON cef_nodes(label);
@@ -64,13 +64,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             node_id text,
             scope text,
             data text NOT NULL,
-            tsv tsvector GENERATED ALWAYS AS (
-                to_tsvector('english'::regconfig, (data::jsonb) ->> 'content')
-            ) STORED,
+            tsv tsvector NOT NULL,
+            ntokens integer NOT NULL,
             embedding public.vector
         );
         CREATE INDEX cef_chunks_node ON cef_chunks(node_id);
         CREATE INDEX cef_chunks_tsv ON cef_chunks USING gin(tsv);
+        CREATE TABLE cef_terms(kind text NOT NULL, term text NOT NULL, df bigint NOT NULL, PRIMARY KEY(kind, term));
+        CREATE TABLE cef_text_stats(kind text PRIMARY KEY, docs bigint NOT NULL, tokens bigint NOT NULL);
+        INSERT INTO cef_text_stats VALUES ('node', 0, 0), ('chunk', 0, 0);
         CREATE TABLE cef_changes(
             seq bigint PRIMARY KEY,
             kind text NOT NULL,

@@ -36,25 +36,17 @@ from cef.store.base import (
     bfs_neighbourhood,
     bfs_shortest_path,
 )
-from cef.store.postgres import migrations
+from cef.store.postgres import migrations, text
 from cef.store.postgres._driver import psycopg, translate
+from cef.store.postgres.text import TsVector
 from cef.store.sqlite.store import node_text, utc_from_ts
 
 log = logging.getLogger(__name__)
 
 #: keep this many change-feed entries; readers further behind reload fully
 CHANGE_RETENTION = 200_000
-_WORD = re.compile(r"\w+", re.UNICODE)
 _TABLES = {"node": "cef_nodes", "edge": "cef_edges", "chunk": "cef_chunks"}
 _EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, props"
-
-
-def ts_query(text: str, max_terms: int = 64) -> str | None:
-    """Free text as an OR-query of quoted terms for ``to_tsquery`` (no user syntax reaches the parser)."""
-    terms = list(dict.fromkeys(t.lower() for t in _WORD.findall(text)))[:max_terms]
-    if not terms:
-        return None
-    return " | ".join(f"'{t}'" for t in terms)
 
 
 def split_dsn(dsn: str) -> tuple[str, str]:
@@ -121,6 +113,7 @@ class PostgresStore:
 
         conn.execute(self._search_path)
         register_vector(conn)
+        text.register_tsvector(conn)
 
     def __repr__(self) -> str:
         return f"PostgresStore({_redact(self.dsn)!r}, schema={self.schema!r})"
@@ -194,44 +187,37 @@ class PostgresStore:
         # deletes first (a batch may delete then re-create)
         for kind, ids in (("edge", w.delete_edges), ("chunk", w.delete_chunks), ("node", w.delete_nodes)):
             if ids:
+                if kind != "edge":
+                    self._text_stats(conn, kind, self._rids(conn, kind, ids), remove=True)
                 conn.execute(f"DELETE FROM {_TABLES[kind]} WHERE id = ANY(%s)", (list(ids),))
                 for i in ids:
                     one(kind, "delete", i)
         if w.nodes:
             base = next_rid("cef_nodes")
             with cur.copy(
-                "COPY cef_nodes (rid, id, label, scope, data, search_text, embedding) FROM STDIN (FORMAT BINARY)"
+                "COPY cef_nodes (rid, id, label, scope, data, tsv, ntokens, embedding) FROM STDIN (FORMAT BINARY)"
             ) as cp:
-                cp.set_types(["int8", "text", "text", "text", "text", "text", "vector"])
+                cp.set_types(["int8", "text", "text", "text", "text", "tsvector", "int4", "vector"])
                 for k, n in enumerate(w.nodes):
-                    cp.write_row(
-                        (
-                            base + k,
-                            n.id,
-                            n.label,
-                            n.scope,
-                            n.model_dump_json(),
-                            node_text(n),
-                            _vec(w.node_vectors.get(n.id)),
-                        )
-                    )
+                    tv = TsVector(node_text(n))
+                    vec = _vec(w.node_vectors.get(n.id))
+                    cp.write_row((base + k, n.id, n.label, n.scope, n.model_dump_json(), tv, tv.length, vec))
+            self._text_stats(conn, "node", list(range(base, base + len(w.nodes))))
             changes.append(("node", "insert_range", "", base, base + len(w.nodes) - 1))
         if w.updated_nodes:
+            rids = self._rids(conn, "node", [n.id for n in w.updated_nodes])
+            self._text_stats(conn, "node", rids, remove=True)
+            rows = []
+            for n in w.updated_nodes:
+                tv = TsVector(node_text(n))
+                vec = _vec(w.node_vectors.get(n.id))
+                rows.append((n.label, n.scope, n.model_dump_json(), tv, tv.length, vec, n.id))
             cur.executemany(
-                "UPDATE cef_nodes SET label = %s, scope = %s, data = %s, search_text = %s, "
+                "UPDATE cef_nodes SET label = %s, scope = %s, data = %s, tsv = %s, ntokens = %s, "
                 "embedding = COALESCE(%s::vector, embedding) WHERE id = %s",
-                [
-                    (
-                        n.label,
-                        n.scope,
-                        n.model_dump_json(),
-                        node_text(n),
-                        _vec(w.node_vectors.get(n.id)),
-                        n.id,
-                    )
-                    for n in w.updated_nodes
-                ],
+                rows,
             )
+            self._text_stats(conn, "node", rids)
             for n in w.updated_nodes:
                 one("node", "upsert", n.id)
         if w.edges:
@@ -270,20 +256,16 @@ class PostgresStore:
         if w.chunks:
             base = next_rid("cef_chunks")
             with cur.copy(
-                "COPY cef_chunks (rid, id, node_id, scope, data, embedding) FROM STDIN (FORMAT BINARY)"
+                "COPY cef_chunks (rid, id, node_id, scope, data, tsv, ntokens, embedding) FROM STDIN (FORMAT BINARY)"
             ) as cp:
-                cp.set_types(["int8", "text", "text", "text", "text", "vector"])
+                cp.set_types(["int8", "text", "text", "text", "text", "tsvector", "int4", "vector"])
                 for k, ch in enumerate(w.chunks):
+                    tv = TsVector(ch.content)
+                    vec = _vec(w.chunk_vectors.get(ch.id))
                     cp.write_row(
-                        (
-                            base + k,
-                            ch.id,
-                            ch.node_id,
-                            ch.scope,
-                            ch.model_dump_json(),
-                            _vec(w.chunk_vectors.get(ch.id)),
-                        )
+                        (base + k, ch.id, ch.node_id, ch.scope, ch.model_dump_json(), tv, tv.length, vec)
                     )
+            self._text_stats(conn, "chunk", list(range(base, base + len(w.chunks))))
             changes.append(("chunk", "insert_range", "", base, base + len(w.chunks) - 1))
         for key, value in w.meta.items():
             if value is None:
@@ -297,6 +279,23 @@ class PostgresStore:
             one("meta", "upsert", key)
         cur.close()
         return changes
+
+    @staticmethod
+    def _rids(conn: Any, kind: str, ids: Sequence[str]) -> list[int]:
+        rows = conn.execute(f"SELECT rid FROM {_TABLES[kind]} WHERE id = ANY(%s)", (list(ids),)).fetchall()
+        return [int(r[0]) for r in rows]
+
+    @staticmethod
+    def _text_stats(conn: Any, kind: str, rids: list[int], *, remove: bool = False) -> None:
+        """Add (or remove) these rows' terms and lengths to the BM25 statistics."""
+        if not rids:
+            return
+        params = {"kind": kind, "rids": rids}
+        table = _TABLES[kind]
+        terms_sql = text.SQL_TERMS_REMOVE if remove else text.SQL_TERMS_ADD
+        stats_sql = text.SQL_STATS_REMOVE if remove else text.SQL_STATS_ADD
+        conn.execute(terms_sql.format(table=table), params)
+        conn.execute(stats_sql.format(table=table), params)
 
     def _duplicate(self, w: WriteSet, exc: Any) -> CefError:
         """Name the record that broke a uniqueness constraint (the transaction is already rolled back)."""
@@ -381,7 +380,8 @@ class PostgresStore:
 
     def iter_edge_rows(self) -> Iterator[tuple[Any, ...]]:
         yield from self._iter(
-            "SELECT id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope "
+            "SELECT id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, "
+            "CASE WHEN props = '{}' THEN NULL ELSE (props::jsonb) -> 'superseded_at' END "
             "FROM cef_edges ORDER BY rid"
         )
 
@@ -441,21 +441,42 @@ class PostgresStore:
         return [Node.model_validate_json(d) for (d,) in self._query(sql, params)]
 
     def search_text(self, kind: str, query: str, k: int, scope: str | None = None) -> list[TextHit]:
-        q = ts_query(query)
-        if q is None or k <= 0:
+        """BM25 over the same terms the SQLite store indexes (see :mod:`cef.store.postgres.text`)."""
+        terms = text.query_terms(query)
+        if not terms or k <= 0:
             return []
-        table, config = {"chunk": ("cef_chunks", "english"), "node": ("cef_nodes", "simple")}[kind]
-        sql = (
-            f"SELECT id, ts_rank_cd(tsv, q, 1) AS s FROM {table}, to_tsquery('{config}'::regconfig, %s) AS q "
-            "WHERE tsv @@ q"
-        )
-        params: list[Any] = [q]
-        if scope is not None:
-            sql += " AND (scope IS NULL OR scope = %s)"
-            params.append(scope)
-        sql += " ORDER BY s DESC, rid LIMIT %s"
-        params.append(k)
-        return [TextHit(id=i, score=float(s)) for i, s in self._query(sql, params)]
+        with self._conn("searching text") as conn:
+            docs, ntok = conn.execute(
+                "SELECT docs, tokens FROM cef_text_stats WHERE kind = %s", (kind,)
+            ).fetchone()
+            df = dict(
+                conn.execute(
+                    "SELECT term, df FROM cef_terms WHERE kind = %s AND term = ANY(%s) AND df > 0",
+                    (kind, terms),
+                ).fetchall()
+            )
+            present = [t for t in terms if t in df]
+            if not present or not docs:
+                return []
+            chosen = [t for t in present if df[t] <= text.MAX_DF_SHARE * docs]
+            chosen = chosen or sorted(present, key=lambda t: df[t])[:1]
+            params: dict[str, Any] = {
+                "q": text.tsquery(chosen),
+                "terms": chosen,
+                "idfs": [text.idf(int(docs), int(df[t])) for t in chosen],
+                "avgdl": max(float(ntok) / float(docs), 1e-9),
+                "k": k,
+                "scope": scope,
+            }
+            sql = text.SQL_SEARCH.format(
+                table=_TABLES[kind],
+                scope=" AND (scope IS NULL OR scope = %(scope)s)" if scope is not None else "",
+                k1=text.K1,
+                k1p=text.K1 + 1,
+                b=text.B,
+            )
+            rows = conn.execute(sql, params).fetchall()
+        return [TextHit(id=i, score=float(s)) for i, s in rows]
 
     # ----------------------------------------------------------- change feed
     def data_version(self) -> int:
