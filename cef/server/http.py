@@ -202,10 +202,12 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     if svc.context is not None:
         request_model = svc.context.request_model
 
-        @api.post("/context", dependencies=read, tags=["retrieval"])
+        @api.post(
+            "/context", response_model=svc.context.response_model, dependencies=read, tags=["retrieval"]
+        )
         async def context(request: request_model) -> Any:  # type: ignore[valid-type]
             """Several queries, one token budget, deduplicated: context ready for a prompt."""
-            return (await svc.provide_context(request)).model_dump(mode="json")
+            return await svc.provide_context(request)
 
     @api.get("/schema", response_model=GraphSchema, dependencies=read, tags=["schema"])
     async def schema() -> GraphSchema:

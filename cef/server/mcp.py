@@ -85,7 +85,6 @@ class CefMcpServer:
         self.service = service or CefService(kb, self.settings)
         self.tracker = SchemaTracker(kb, samples=self.settings.schema_samples)
         self.tracker.attach()
-        self.tracker.refresh(force=True)
         self._tools: tuple[str, list[types.Tool]] | None = None
         self._sessions: deque[ServerSession] = deque(maxlen=1024)
         self.bus = InMemorySubscriptionBus()
@@ -109,6 +108,8 @@ class CefMcpServer:
     # ------------------------------------------------------------- tools
     def tools(self) -> list[types.Tool]:
         """The tools as listed now (rebuilt only when the schema's shape changed)."""
+        if not self.tracker.fingerprint:  # not read yet (the server's lifespan normally does it first)
+            self.tracker.refresh()
         fingerprint = self.tracker.fingerprint
         if self._tools is None or self._tools[0] != fingerprint:
             context = self.service.context.request_model if self.service.context else None
@@ -179,6 +180,7 @@ class CefMcpServer:
 
     @asynccontextmanager
     async def _lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        await self.service.run(self.tracker.refresh)  # the schema the first tools/list shows
         async with anyio.create_task_group() as tg:
             if self.settings.schema_poll_seconds > 0:
                 tg.start_soon(self._poll_schema)

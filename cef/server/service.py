@@ -92,19 +92,25 @@ class WriteResult(BaseModel):
 class ContextSupport:
     """The multi-query context provider (``cef.context.provider``), when it is installed."""
 
-    def __init__(self, request_model: type[BaseModel], provider_cls: type[Any]) -> None:
+    def __init__(
+        self,
+        request_model: type[BaseModel],
+        provider_cls: type[Any],
+        response_model: type[BaseModel] | None = None,
+    ) -> None:
         self.request_model = request_model
         self.provider_cls = provider_cls
+        self.response_model = response_model
 
 
 def load_context_support() -> ContextSupport | None:
     """Import the context provider lazily; None when it is not available."""
     try:
-        from cef.context.provider import ContextProvider, ContextRequest
+        from cef.context.provider import ContextProvider, ContextRequest, ContextResponse
     except ImportError as exc:
         log.info("provide_context is not available: %s", exc)
         return None
-    return ContextSupport(ContextRequest, ContextProvider)
+    return ContextSupport(ContextRequest, ContextProvider, ContextResponse)
 
 
 class CefService:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -304,3 +305,27 @@ def test_writes_by_another_process_are_noticed(run: Callable[..., None], clinica
         assert "LabResult" in (await c.descriptions())["retrieve_knowledge"]
 
     run("stdio", test)
+
+
+def test_cef_tools_prints_what_the_server_lists(run: Callable[..., None], clinical_db: Path) -> None:
+    printed = subprocess.run(
+        [CEF, "tools", "--format", "mcp", "--db", str(clinical_db), "--writable"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    expected = json.loads(printed.stdout)
+
+    async def test(c: Client) -> None:
+        listed = [
+            t.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for t in (await c.session.list_tools()).tools
+        ]
+        assert [t["name"] for t in listed] == [t["name"] for t in expected]
+        for got, want in zip(listed, expected, strict=True):
+            assert got["description"] == want["description"]
+            assert got["inputSchema"] == want["inputSchema"]
+            assert got["annotations"] == want["annotations"]
+
+    run("stdio", test, writable=True)
