@@ -26,16 +26,17 @@ sections); ``CEF_DB`` is a short form of ``CEF_STORE__URL``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from cef.errors import ConfigurationError
 
@@ -55,6 +56,7 @@ __all__ = [
     "load_config",
     "open_from_config",
     "open_store",
+    "open_wired",
 ]
 
 #: URL schemes of record stores (``sqlite`` also accepts plain paths)
@@ -130,17 +132,30 @@ class CefConfig(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="CEF_", env_nested_delimiter="__", extra="forbid")
 
-    store: StoreSettings = Field(default_factory=StoreSettings)
+    store: Annotated[StoreSettings, NoDecode] = Field(default_factory=StoreSettings)
     vectors: VectorSettings = Field(default_factory=VectorSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
-    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    embedder: Annotated[EmbedderSettings, NoDecode] = Field(default_factory=EmbedderSettings)
     tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
     embed_nodes: Literal["all", "content", "none"] = "all"
 
     @field_validator("store", mode="before")
     @classmethod
     def _store_shorthand(cls, v: Any) -> Any:
-        return {"url": v} if isinstance(v, str) else v
+        """``store = "postgresql://..."`` (or ``CEF_STORE=...``) is short for ``store.url``."""
+        if isinstance(v, str):
+            return json.loads(v) if v.lstrip().startswith("{") else {"url": v}
+        return v
+
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _embedder_shorthand(cls, v: Any) -> Any:
+        """``embedder = "none"`` (or ``CEF_EMBEDDER=none``, as the servers take it) names the provider."""
+        if isinstance(v, str):
+            if v.lstrip().startswith("{"):
+                return json.loads(v)
+            return {"provider": "minilm" if v.strip().lower() == "default" else v}
+        return v
 
     @classmethod
     def settings_customise_sources(
@@ -294,21 +309,42 @@ def open_from_config(
     config: CefConfig, *, embedder: Embedder | Literal["config"] | None = "config"
 ) -> KnowledgeBase:
     """A knowledge base wired as ``config`` says (``embedder`` overrides the configured one)."""
+    emb = open_embedder(config.embedder) if embedder == "config" else embedder
+    return open_wired(
+        config.store.url,
+        emb,
+        pool_size=config.store.pool_size,
+        vectors=config.vectors,
+        graph=config.graph,
+        embed_nodes=config.embed_nodes,
+    )
+
+
+def open_wired(
+    location: str | Path,
+    embedder: Embedder | None,
+    *,
+    pool_size: int = 8,
+    vectors: VectorSettings | None = None,
+    graph: GraphSettings | None = None,
+    embed_nodes: str = "all",
+) -> KnowledgeBase:
+    """A knowledge base on the store ``location`` names, with vector and graph backends (default: auto).
+
+    Reads no environment: this is what :func:`cef.open` uses for URLs and paths.
+    """
     from cef.engine.kb import KnowledgeBase
 
-    store = open_store(config.store.url, pool_size=config.store.pool_size)
+    store = open_store(location, pool_size=pool_size)
     opened: list[Any] = [store]
     try:
-        emb = open_embedder(config.embedder) if embedder == "config" else embedder
-        vectors = open_vector_store(config.vectors, store)
-        if vectors is not None and vectors is not store:
-            opened.append(vectors)
-        graph, mirrors = open_graph_store(config.graph, store)
-        if graph is not None and graph is not store:
-            opened.append(graph)
-        return KnowledgeBase(
-            store, emb, embed_nodes=config.embed_nodes, vectors=vectors, graph=graph, mirrors=mirrors
-        )
+        vs = open_vector_store(vectors or VectorSettings(), store)
+        if vs is not None and vs is not store:
+            opened.append(vs)
+        gs, mirrors = open_graph_store(graph or GraphSettings(), store)
+        if gs is not None and gs is not store:
+            opened.append(gs)
+        return KnowledgeBase(store, embedder, embed_nodes=embed_nodes, vectors=vs, graph=gs, mirrors=mirrors)
     except BaseException:
         for res in reversed(opened):
             with contextlib.suppress(Exception):  # closing after a failure must not hide it

@@ -176,8 +176,8 @@ def open_kb(
     """Open (or create) a knowledge base in a SQLite file, or in the database a URL names.
 
     ``path`` is a file path, or a URL such as ``postgresql://user@host/db``
-    (see :func:`cef.config.open_store`; :func:`cef.config.open_from_config`
-    wires vector and graph backends too). ``embedder="default"`` loads the
+    (see :func:`cef.config.open_store`); a server store brings its own vector
+    search and traversal when it has them (:func:`cef.config.open_wired`). ``embedder="default"`` loads the
     offline all-MiniLM-L6-v2 model lazily; pass an :class:`~cef.embed.base.Embedder`, a provider name, or ``None`` for
     a graph + BM25 only knowledge base.
     """
@@ -185,6 +185,6 @@ def open_kb(
         from cef.embed import get_default_embedder, make_embedder
 
         embedder = get_default_embedder() if embedder == "default" else make_embedder(embedder)
-    from cef.config import open_store
+    from cef.config import open_wired
 
-    return KnowledgeBase(open_store(path), embedder, embed_nodes=embed_nodes)
+    return open_wired(path, embedder, embed_nodes=embed_nodes)

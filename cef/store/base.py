@@ -219,7 +219,8 @@ class VectorStore(Protocol):
     :class:`Mirror` the engine feeds each commit to.
     """
 
-    mirror: Mirror | None
+    @property
+    def mirror(self) -> Mirror | None: ...
 
     def index(self, kind: str, dim: int) -> VectorIndex: ...
     def close(self) -> None: ...
