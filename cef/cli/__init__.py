@@ -27,6 +27,7 @@ COMMANDS = [
     "cef.cli.tools",
     "cef.cli.ask",
     "cef.cli.context",
+    "cef.cli.transfer",
 ]
 
 
