@@ -42,7 +42,13 @@ __all__ = [
     "ContextPath",
     "ContextRelationship",
     "Section",
+    "md_code",
+    "md_inline",
+    "parse",
+    "plain_inline",
     "render",
+    "renderer_for",
+    "score_of",
 ]
 
 
