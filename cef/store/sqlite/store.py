@@ -155,6 +155,8 @@ class SQLiteStore:
                 c.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 raise _translate(exc, "starting a write transaction") from exc
+            except sqlite3.ProgrammingError as exc:
+                raise StoreError(f"knowledge base {self.path!r} is not usable: {exc}") from exc
             try:
                 before = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
                 changes = self._write(c, writes)
@@ -319,6 +321,8 @@ class SQLiteStore:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.OperationalError as exc:
                 raise _translate(exc, "reading") from exc
+            except sqlite3.ProgrammingError as exc:  # e.g. the store was closed
+                raise StoreError(f"knowledge base {self.path!r} is not usable: {exc}") from exc
 
     def _by_ids(self, table: str, ids: Sequence[str], extra: str = "") -> dict[str, str]:
         out: dict[str, str] = {}
