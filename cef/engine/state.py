@@ -86,8 +86,9 @@ class EngineState:
     def reload(self, progress: ProgressFn | None = None) -> None:
         """Rebuild every in-memory index from the store."""
         with self.lock:
-            self.seq = self.store.current_seq()
+            # the freshness token first: a commit landing between the two reads then still triggers a replay
             self._data_version = self.store.data_version()
+            self.seq = self.store.current_seq()
             graph = GraphIndex()
             graph.set_relation_types(self.store.relation_types())
             ids: list[str] = []
@@ -157,7 +158,8 @@ class EngineState:
                 self._replay_until(before)
             self._apply_local(writes)
             self.seq = after
-            self._data_version = self.store.data_version()
+            # _data_version is left as it was: reading it now could take in another process's commit
+            # that landed after ours, which sync() would then never replay
             self._mirror(writes, before, after)
         for listener in list(self.listeners):
             try:
