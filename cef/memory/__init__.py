@@ -1,1 +1,68 @@
+"""Universal semantic memory: one API for every domain, extended by vocabulary, not code.
 
+* :class:`SemanticMemory` — ``retrieve_context(query | [queries], constraints)``,
+  ``ingest(content, content_type, metadata)``, ``update(observation)``,
+  ``record_feedback``, ``supersede`` and ``changed_since``; :func:`open_memory`
+  opens one on a SQLite file.
+* :class:`ExtensionRegistry` — node types (under the universal
+  :class:`NodeKind` kinds), edge types, vocabularies, ingestion pipelines;
+  :class:`SemanticMemoryExtension` bundles them per domain.
+* :class:`ContextBundle` — core facts, supporting facts, beliefs, temporal
+  context and conflicts, packed into a token budget; ``to_text(format)``.
+"""
+
+from cef.memory.beliefs import Observation, ObservationSource, SourceType, UpdateResult
+from cef.memory.bundle import (
+    BeliefInfo,
+    Conflict,
+    ContextBundle,
+    Fact,
+    ObservationRef,
+    Relation,
+    TemporalChange,
+    TemporalContext,
+)
+from cef.memory.ingest import ContentParser, Decomposer, IngestContext
+from cef.memory.memory import IngestReport, SemanticMemory, SupersedeResult, open_memory
+from cef.memory.registry import (
+    EdgeTypeSpec,
+    ExtensionRegistry,
+    NodeTypeSpec,
+    SemanticMemoryExtension,
+    Vocabulary,
+)
+from cef.memory.retrieval import RetrievalConstraints
+from cef.memory.temporal import FactChange, TemporalConstraint
+from cef.memory.vocab import UNIVERSAL_RELATIONS, NodeKind
+
+__all__ = [
+    "UNIVERSAL_RELATIONS",
+    "BeliefInfo",
+    "Conflict",
+    "ContentParser",
+    "ContextBundle",
+    "Decomposer",
+    "EdgeTypeSpec",
+    "ExtensionRegistry",
+    "Fact",
+    "FactChange",
+    "IngestContext",
+    "IngestReport",
+    "NodeKind",
+    "NodeTypeSpec",
+    "Observation",
+    "ObservationRef",
+    "ObservationSource",
+    "Relation",
+    "RetrievalConstraints",
+    "SemanticMemory",
+    "SemanticMemoryExtension",
+    "SourceType",
+    "SupersedeResult",
+    "TemporalChange",
+    "TemporalConstraint",
+    "TemporalContext",
+    "UpdateResult",
+    "Vocabulary",
+    "open_memory",
+]

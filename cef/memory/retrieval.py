@@ -1,0 +1,696 @@
+"""``retrieve_context``: understand → anchors → priority expansion → beliefs → assembly.
+
+1. **Understand** each question (:mod:`cef.memory.understand`).
+2. **Anchors**: nodes named in the question (names, aliases, synonyms), the
+   scope's own node for "my"/"this student", extractor mentions resolved by
+   meaning, and the nearest nodes to the whole question by vector (restricted
+   to hinted types too); chunks found by vector and BM25 lend their nodes as
+   weaker anchors. Everything is scope-filtered.
+3. **Expand** best-first from the anchors with a priority queue, bounded by
+   ``max_depth`` and ``max_nodes``: a neighbour's priority is its parent's ×
+   hop decay × edge confidence × a boost for relations and types the question
+   names. Edges are filtered by scope and time (current state, as known at T,
+   or all history).
+4. **Beliefs**: beliefs about the reached nodes (and belief-kind nodes
+   reached), kept above the confidence threshold; contested ones become
+   conflicts with the observations on each side.
+5. **Assemble** facts (properties, relations among reached nodes, the best
+   passage), beliefs, conflicts and what changed in the window into a
+   :class:`~cef.memory.bundle.ContextBundle` packed to ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cef.context.formats import ContextFormat
+from cef.errors import ValidationError
+from cef.graph.index import EdgeFilter
+from cef.memory.beliefs import importance
+from cef.memory.bundle import (
+    BeliefInfo,
+    Conflict,
+    ContextBundle,
+    Fact,
+    ObservationRef,
+    Relation,
+    Section,
+    TemporalChange,
+    TemporalContext,
+)
+from cef.memory.temporal import TemporalConstraint, aware, changed_edges
+from cef.memory.understand import QueryUnderstanding, understand_query
+from cef.memory.vocab import BELIEF_RELATIONS, NodeKind
+from cef.model import Node
+
+if TYPE_CHECKING:
+    from cef.memory.memory import SemanticMemory
+
+__all__ = ["RetrievalConstraints", "normalize_scope", "retrieve_context"]
+
+#: priority kept per hop away from an anchor (before edge confidence and relevance)
+HOP_DECAY = 0.7
+#: a relation the question does not name keeps this share of the priority (named: up to 1)
+UNNAMED_RELATION = 0.5
+#: a node of a type the question does not name keeps this share (named: 1)
+UNNAMED_TYPE = 0.8
+#: most neighbours of one node offered to the queue (hubs)
+FANOUT = 48
+#: a node-vector match below this cosine is not an anchor
+MIN_VECTOR = 0.3
+#: facts scoring at least this share of the best one are core facts
+CORE_SHARE = 0.35
+#: properties never shown in facts (bookkeeping)
+HIDDEN_PROPS = frozenset({"aliases", "usage", "source_document", "embedding"})
+MAX_RELATIONS_PER_FACT = 12
+EXCERPT_CHARS = 360
+_DEFAULT_WINDOW = timedelta(days=30)
+
+
+class RetrievalConstraints(BaseModel):
+    """What to retrieve and how much.
+
+    ``scope`` is a scope name or a mapping (``{"user_id": "u1"}`` → ``user_id=u1``);
+    a scoped query sees that scope's records and unscoped ones, never another
+    scope's. ``temporal`` picks current state (default), as-of T, or history,
+    and the window of the "what changed" section.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    temporal: TemporalConstraint | None = None
+    confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    scope: str | dict[str, str] | None = None
+    max_tokens: int = Field(default=4000, ge=1, le=1_000_000)
+    max_nodes: int = Field(default=100, ge=1, le=100_000)
+    max_depth: int = Field(default=5, ge=0, le=10)
+    max_anchors: int = Field(default=10, ge=1, le=200)
+    include_beliefs: bool = True
+    include_temporal_context: bool = True
+    include_conflicts: bool = True
+    format: ContextFormat = ContextFormat.MARKDOWN
+    record_usage: bool = False
+
+    @field_validator("scope")
+    @classmethod
+    def _scope(cls, v: str | dict[str, str] | None) -> str | dict[str, str] | None:
+        normalize_scope(v)
+        return v
+
+
+def normalize_scope(scope: str | dict[str, str] | None) -> str | None:
+    """A scope mapping as one stable string (``a=1;b=2``); strings pass through."""
+    if scope is None:
+        return None
+    if isinstance(scope, dict):
+        if not scope:
+            return None
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in scope.items()):
+            raise ValueError("scope mappings hold strings")
+        return ";".join(f"{k}={scope[k]}" for k in sorted(scope))
+    if not isinstance(scope, str) or not scope.strip():
+        raise ValueError("a scope is a non-empty string or a mapping of strings")
+    return scope
+
+
+@dataclass
+class _Reached:
+    pos: int
+    priority: float
+    depth: int
+    parent: int = -1
+    edge: int = -1
+    forward: bool = True
+    anchor_how: str | None = None
+
+
+@dataclass
+class _Run:
+    memory: SemanticMemory
+    constraints: RetrievalConstraints
+    scope: str | None
+    now: datetime
+    temporal: TemporalConstraint
+    understandings: list[QueryUnderstanding]
+    flt: EdgeFilter
+    query_text: str
+    timings: dict[str, float] = field(default_factory=dict)
+    embed_ms: float = 0.0
+
+    def embed(self, text: str) -> np.ndarray | None:
+        t0 = time.perf_counter()
+        vec = self.memory.embed_query(text)
+        self.embed_ms += (time.perf_counter() - t0) * 1000
+        return vec
+
+
+def _merge_temporal(
+    constraints: RetrievalConstraints, us: Sequence[QueryUnderstanding]
+) -> TemporalConstraint:
+    """Explicit constraints win; otherwise the questions' own hints."""
+    if constraints.temporal is not None:
+        return constraints.temporal
+    mode = "current"
+    as_of: datetime | None = None
+    since: datetime | None = None
+    for u in us:
+        h = u.temporal
+        if h.mode == "as_of" and h.as_of is not None:
+            mode, as_of = "as_of", h.as_of
+        elif h.mode == "history" and mode == "current":
+            mode = "history"
+        if h.since is not None:
+            since = h.since if since is None else min(since, h.since)
+    return TemporalConstraint(mode=mode, as_of=as_of, since=since)  # type: ignore[arg-type]
+
+
+def retrieve_context(
+    memory: SemanticMemory, query: str | Sequence[str], constraints: RetrievalConstraints | None = None
+) -> ContextBundle:
+    """The memory's one retrieval entry point (see the module docstring)."""
+    t_start = time.perf_counter()
+    c = constraints or RetrievalConstraints()
+    queries = [query] if isinstance(query, str) else list(query)
+    if not queries or not all(isinstance(q, str) and q.strip() for q in queries):
+        raise ValidationError("retrieve_context needs a question (or a list of questions) with some text")
+    if any(len(q) > 10_000 for q in queries):
+        raise ValidationError("a question is limited to 10000 characters")
+    scope = normalize_scope(c.scope)
+    kb = memory.kb
+    memory.refresh()
+    with kb.state.reading():
+        now = memory.now()
+        t0 = time.perf_counter()
+        us = [understand_query(memory, q, scope, now) for q in queries]
+        temporal = _merge_temporal(c, us)
+        g = kb.state.graph
+        if temporal.mode == "as_of":
+            flt = g.edge_filter(valid_at=temporal.as_of, known_at=temporal.as_of, scope=scope)
+        elif temporal.mode == "history":
+            flt = g.edge_filter(scope=scope)
+        else:
+            flt = g.edge_filter(valid_at=now, scope=scope)
+        run = _Run(memory, c, scope, now, temporal, us, flt, " ".join(queries))
+        run.timings["understand"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        anchors = _anchors(run)
+        run.timings["anchors"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        reached, edges_seen = _expand(run, anchors)
+        run.timings["expand"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        candidates, temporal_ctx, used_ids = _assemble(run, reached, edges_seen)
+        run.timings["assemble"] = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    bundle = ContextBundle.assemble(
+        query=queries,
+        candidates=candidates,
+        temporal=temporal_ctx if c.include_temporal_context else None,
+        max_tokens=c.max_tokens,
+        counter=memory.token_counter,
+        fmt=c.format,
+        scope=scope,
+        understanding={
+            "queries": [u.summary() for u in us],
+            "anchors": [
+                {"node_id": g.node_ids[a.pos], "score": round(a.priority, 4), "how": a.anchor_how}
+                for a in anchors
+            ],
+        },
+    )
+    run.timings["pack"] = (time.perf_counter() - t0) * 1000
+    run.timings["embed"] = run.embed_ms
+    run.timings["total"] = (time.perf_counter() - t_start) * 1000
+    bundle.timings_ms = {k: round(v, 3) for k, v in run.timings.items()}
+    if c.record_usage:
+        shown = [f.node_id for f in bundle.facts()] + [b.belief_id for b in bundle.beliefs]
+        if shown:
+            memory.record_feedback(shown, "used")
+    del used_ids
+    return bundle
+
+
+# ----------------------------------------------------------------- anchors
+def _scope_ok(run: _Run, pos: int) -> bool:
+    g = run.memory.kb.state.graph
+    if not g.node_alive[pos]:
+        return False
+    if run.scope is None:
+        return True
+    code = int(g.node_scope[pos])
+    return code == -1 or g.scopes.names[code] == run.scope
+
+
+def _anchors(run: _Run) -> list[_Reached]:
+    memory = run.memory
+    st = memory.kb.state
+    g = st.graph
+    reg = memory.registry
+    found: dict[int, _Reached] = {}
+
+    def add(node_id: str, score: float, how: str) -> None:
+        pos = g.pos(node_id)
+        if pos is None or not _scope_ok(run, pos):
+            return
+        kind = reg.kind_of(g.label_of(pos))
+        if kind in (NodeKind.OBSERVATION, NodeKind.BELIEF) and how != "name":
+            return
+        cur = found.get(pos)
+        if cur is None or score > cur.priority:
+            found[pos] = _Reached(pos=pos, priority=score, depth=0, anchor_how=how)
+
+    hinted: set[str] = set()
+    for u in run.understandings:
+        hinted.update(u.type_hints)
+        for e in u.entities:
+            if e.how in ("name", "synonym", "self"):
+                for nid in e.node_ids:
+                    add(nid, 1.0 if e.how != "synonym" else 0.95, e.how)
+            elif e.how == "ner":
+                vec = run.embed(e.text)
+                if vec is not None:
+                    for nid, sim in _node_vector_hits(run, vec, 3):
+                        if sim >= MIN_VECTOR + 0.1:
+                            add(nid, 0.8 * sim, "ner")
+    qvec = run.embed(run.query_text)
+    if qvec is not None and len(st.node_vectors):
+        for nid, sim in _node_vector_hits(run, qvec, 8):
+            if sim >= MIN_VECTOR:
+                add(nid, 0.9 * sim, "vector")
+        for t in hinted:
+            allowed = _ids_of_type(run, t)
+            if allowed and len(allowed) <= 50_000:
+                for nid, sim in st.node_vectors.search(qvec, 6, allowed=allowed):
+                    pos = g.pos(nid)
+                    if pos is not None and sim >= MIN_VECTOR and _scope_ok(run, pos):
+                        add(nid, 0.9 * sim + 0.05, "type")
+    # chunks by meaning and by words lend their nodes
+    chunk_hits: list[tuple[str, float]] = []
+    if qvec is not None and len(st.chunk_vectors):
+        chunk_hits.extend((cid, 0.6 * s) for cid, s in st.chunk_vectors.search(qvec, 8) if s >= MIN_VECTOR)
+    text_hits = st.store.search_text("chunk", run.query_text, 8, scope=run.scope)
+    if text_hits:
+        top = max(h.score for h in text_hits) or 1.0
+        chunk_hits.extend((h.id, 0.5 * h.score / top) for h in text_hits)
+    if chunk_hits:
+        chunks = {ch.id: ch for ch in st.store.get_chunks([cid for cid, _ in chunk_hits])}
+        for cid, s in chunk_hits:
+            ch = chunks.get(cid)
+            if ch is None or ch.node_id is None:
+                continue
+            if run.scope is not None and ch.scope is not None and ch.scope != run.scope:
+                continue
+            add(ch.node_id, s, "passage")
+    # type-hinted anchors first among equals
+    for a in found.values():
+        if hinted and not any(reg.is_a(g.label_of(a.pos), t) for t in hinted):
+            a.priority *= UNNAMED_TYPE
+    ranked = sorted(found.values(), key=lambda a: (-a.priority, g.node_ids[a.pos]))
+    return ranked[: run.constraints.max_anchors]
+
+
+def _ids_of_type(run: _Run, type_name: str) -> list[str]:
+    g = run.memory.kb.state.graph
+    reg = run.memory.registry
+    labels = [lb for lb in g.labels.names if reg.is_a(lb, type_name)]
+    ids: list[str] = []
+    for lb in labels:
+        ids.extend(g.node_ids[int(p)] for p in g.nodes_with_label(lb))
+    return ids
+
+
+def _node_vector_hits(run: _Run, vec: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """Top-k nodes by cosine, in scope (fetching more while other scopes crowd the top)."""
+    st = run.memory.kb.state
+    g = st.graph
+    fetch = k if run.scope is None else k * 4
+    for _ in range(4):
+        hits = st.node_vectors.search(vec, fetch)
+        kept = [(i, s) for i, s in hits if (p := g.pos(i)) is not None and _scope_ok(run, p)]
+        if len(kept) >= k or len(hits) < fetch:
+            return kept[:k]
+        fetch *= 4
+    return kept[:k]
+
+
+# --------------------------------------------------------------- expansion
+def _expand(run: _Run, anchors: list[_Reached]) -> tuple[dict[int, _Reached], dict[int, tuple[int, int]]]:
+    """Best-first expansion; returns reached nodes and every allowed edge seen (edge → (src, dst))."""
+    memory = run.memory
+    g = memory.kb.state.graph
+    reg = memory.registry
+    c = run.constraints
+    rel_boost: dict[str, float] = {}
+    hinted: set[str] = set()
+    for u in run.understandings:
+        hinted.update(u.type_hints)
+        for name, w in u.relation_hints.items():
+            rel_boost[name] = max(rel_boost.get(name, 0.0), w)
+    # inverse names boost their base relation
+    for name, rt in g.rel_types.items():
+        if rt.inverse and rt.inverse in rel_boost:
+            rel_boost[name] = max(rel_boost.get(name, 0.0), rel_boost[rt.inverse])
+    rel_codes = {name: g.relations.get(name) for name in g.relations.names}
+    boost_by_code = np.ones(len(g.relations), dtype=np.float64)
+    skip_by_code = np.zeros(len(g.relations), dtype=np.bool_)
+    for name, code in rel_codes.items():
+        if code is None:
+            continue
+        boost_by_code[code] = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(name, 0.0))
+        skip_by_code[code] = name in BELIEF_RELATIONS
+    label_boost: dict[int, float] = {}
+    for code, lb in enumerate(g.labels.names):
+        label_boost[code] = 1.0 if not hinted or any(reg.is_a(lb, t) for t in hinted) else UNNAMED_TYPE
+
+    heap: list[tuple[float, int, int, int, int, int, bool]] = []
+    counter = 0
+    for a in anchors:
+        heapq.heappush(heap, (-a.priority, counter, a.pos, 0, -1, -1, True))
+        counter += 1
+    anchor_how = {a.pos: a.anchor_how for a in anchors}
+    reached: dict[int, _Reached] = {}
+    edges_seen: dict[int, tuple[int, int]] = {}
+    while heap and len(reached) < c.max_nodes:
+        negp, _, pos, depth, parent, edge, fwd = heapq.heappop(heap)
+        if pos in reached:
+            continue
+        reached[pos] = _Reached(pos, -negp, depth, parent, edge, fwd, anchor_how.get(pos))
+        if depth >= c.max_depth:
+            continue
+        edges, _, targets, forward = g.step(np.array([pos], dtype=np.int64), run.flt)
+        if not len(edges):
+            continue
+        codes = g.e_rel.view[edges]
+        keep = ~skip_by_code[codes]
+        edges, targets, forward, codes = edges[keep], targets[keep], forward[keep], codes[keep]
+        if not len(edges):
+            continue
+        for e, s, t in zip(
+            edges.tolist(), g.e_src.view[edges].tolist(), g.e_dst.view[edges].tolist(), strict=True
+        ):
+            edges_seen[e] = (s, t)
+        tlabels = g.node_label.view[targets]
+        tboost = np.fromiter(
+            (label_boost.get(int(x), 1.0) for x in tlabels), dtype=np.float64, count=len(tlabels)
+        )
+        prio = (-negp) * HOP_DECAY * g.e_conf.view[edges].astype(np.float64) * boost_by_code[codes] * tboost
+        order = np.argsort(-prio, kind="stable")[:FANOUT]
+        for i in order.tolist():
+            t = int(targets[i])
+            if t in reached:
+                continue
+            heapq.heappush(
+                heap, (-float(prio[i]), counter, t, depth + 1, pos, int(edges[i]), bool(forward[i]))
+            )
+            counter += 1
+    return reached, edges_seen
+
+
+# ---------------------------------------------------------------- assembly
+def _props(node: Node) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in node.properties.items():
+        if k in HIDDEN_PROPS or k == "name" or v is None or v == "" or v == []:
+            continue
+        if isinstance(v, str) and len(v) > 200:
+            v = v[:197] + "..."
+        out[k] = v
+    return out
+
+
+def _dt(x: float) -> datetime | None:
+    from datetime import UTC
+
+    return datetime.fromtimestamp(x, UTC) if math.isfinite(x) else None
+
+
+def _assemble(
+    run: _Run, reached: dict[int, _Reached], edges_seen: dict[int, tuple[int, int]]
+) -> tuple[list[tuple[Section, Any]], TemporalContext, set[str]]:
+    memory = run.memory
+    st = memory.kb.state
+    g = st.graph
+    reg = memory.registry
+    c = run.constraints
+    ids = [g.node_ids[p] for p in reached]
+    nodes = {n.id: n for n in st.get_nodes(ids)}
+    # score: expansion priority × meaning × importance
+    qvec = run.embed(run.query_text)
+    sims = st.node_vectors.similarities(qvec, ids) if qvec is not None else np.zeros(len(ids))
+    scores: dict[int, float] = {}
+    for (pos, r), sim in zip(reached.items(), sims.tolist(), strict=True):
+        node = nodes.get(g.node_ids[pos])
+        imp = importance(node.properties, node.updated, run.now) if node is not None else 0.5
+        scores[pos] = r.priority * (0.7 + 0.6 * max(sim, 0.0)) * (0.5 + imp)
+
+    fact_positions = [
+        p for p in reached if reg.kind_of(g.label_of(p)) not in (NodeKind.BELIEF, NodeKind.OBSERVATION)
+    ]
+    belief_positions = [p for p in reached if reg.kind_of(g.label_of(p)) == NodeKind.BELIEF]
+    fact_positions.sort(key=lambda p: (-scores[p], g.node_ids[p]))
+    in_facts = set(fact_positions)
+
+    # relations among the facts, attached to the better-scored end
+    edge_list = [e for e, (s, t) in edges_seen.items() if s in in_facts and t in in_facts]
+    records = {e.id: e for e in st.store.get_edges([g.edge_ids[e] for e in edge_list])}
+    attached: dict[int, list[tuple[float, Relation]]] = {}
+    for e in edge_list:
+        s, t = edges_seen[e]
+        rec = records.get(g.edge_ids[e])
+        if rec is None:
+            continue
+        src, dst = nodes.get(rec.source), nodes.get(rec.target)
+        rel = Relation(
+            source_id=rec.source,
+            source_name=src.name if src else rec.source,
+            relation=rec.relation_type,
+            target_id=rec.target,
+            target_name=dst.name if dst else rec.target,
+            properties={k: v for k, v in rec.properties.items() if k not in _EDGE_HIDDEN},
+            confidence=round(rec.confidence, 4),
+            valid_from=rec.valid_from,
+            valid_to=rec.valid_to,
+        )
+        owner = s if scores[s] >= scores[t] else t
+        attached.setdefault(owner, []).append((scores[s] + scores[t], rel))
+
+    # passages for the top facts
+    excerpts = _excerpts(run, [g.node_ids[p] for p in fact_positions[:15]], qvec)
+
+    best = scores[fact_positions[0]] if fact_positions else 1.0
+    facts: list[tuple[Section, Any]] = []
+    for p in fact_positions:
+        node = nodes.get(g.node_ids[p])
+        if node is None:
+            continue
+        r = reached[p]
+        rels = [rel for _, rel in sorted(attached.get(p, []), key=lambda x: -x[0])][:MAX_RELATIONS_PER_FACT]
+        kind = reg.kind_of(node.label)
+        fact = Fact(
+            node_id=node.id,
+            name=node.name,
+            type=node.label,
+            kind=kind.value if kind else None,
+            properties=_props(node),
+            relations=rels,
+            score=round(scores[p], 4),
+            depth=r.depth,
+            path=_path(g, reached, p, nodes) if r.depth > 0 else None,
+            excerpt=excerpts.get(node.id),
+        )
+        section: Section = "core_facts" if (r.depth == 0 or scores[p] >= CORE_SHARE * best) else "supporting"
+        facts.append((section, fact))
+
+    parents = {p: reached[p].parent for p in belief_positions}
+    beliefs, conflicts = _beliefs(run, fact_positions, parents, nodes, scores)
+    temporal_ctx, changes = _temporal(run, fact_positions, nodes)
+    candidates: list[tuple[Section, Any]] = list(facts)
+    if c.include_beliefs:
+        candidates.extend(("beliefs", b) for b in beliefs)
+    if c.include_conflicts:
+        candidates.extend(("conflicts", x) for x in conflicts)
+    if c.include_temporal_context:
+        candidates.extend(("temporal", x) for x in changes)
+    return candidates, temporal_ctx, set(ids)
+
+
+_EDGE_HIDDEN = frozenset({"source_document", "superseded_at", "supersedes_edge", "version_of"})
+
+
+def _path(g: Any, reached: dict[int, _Reached], pos: int, nodes: dict[str, Node]) -> str:
+    parts: list[str] = []
+    cur = reached[pos]
+    hops = 0
+    while cur.parent >= 0 and hops < 12:
+        name = nodes[g.node_ids[cur.pos]].name if g.node_ids[cur.pos] in nodes else g.node_ids[cur.pos]
+        parts.append(f"-{g.relation_name(cur.edge, cur.forward)}-> {name}")
+        cur = reached[cur.parent]
+        hops += 1
+    root = nodes[g.node_ids[cur.pos]].name if g.node_ids[cur.pos] in nodes else g.node_ids[cur.pos]
+    return " ".join([root, *reversed(parts)])
+
+
+def _excerpts(run: _Run, node_ids: list[str], qvec: np.ndarray | None) -> dict[str, str]:
+    st = run.memory.kb.state
+    linked = st.store.chunks_for_nodes(node_ids)
+    if not linked:
+        return {}
+    all_ids = [cid for ids in linked.values() for cid in ids[:50]]
+    sims = (
+        dict(zip(all_ids, st.chunk_vectors.similarities(qvec, all_ids).tolist(), strict=True))
+        if qvec is not None
+        else {}
+    )
+    best: dict[str, str] = {}
+    for nid, cids in linked.items():
+        cids = cids[:50]
+        pick = max(cids, key=lambda x: sims.get(x, 0.0)) if sims else cids[0]
+        best[nid] = pick
+    chunks = {ch.id: ch for ch in st.store.get_chunks(list(best.values()))}
+    out: dict[str, str] = {}
+    for nid, cid in best.items():
+        ch = chunks.get(cid)
+        if ch is None or (run.scope is not None and ch.scope is not None and ch.scope != run.scope):
+            continue
+        text = " ".join(ch.content.split())
+        out[nid] = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."
+    return out
+
+
+def _beliefs(
+    run: _Run,
+    fact_positions: list[int],
+    belief_parents: dict[int, int],
+    nodes: dict[str, Node],
+    scores: dict[int, float],
+) -> tuple[list[BeliefInfo], list[Conflict]]:
+    memory = run.memory
+    st = memory.kb.state
+    g = st.graph
+    reg = memory.registry
+    about_code = g.relations.get("about")
+    subject_of: dict[int, int] = {}  # belief pos -> subject pos
+    if about_code is not None and fact_positions:
+        flt = run.flt
+        edges, owners, targets, _ = g.step(np.asarray(fact_positions[:200], dtype=np.int64), flt)
+        for e, o, t in zip(edges.tolist(), owners.tolist(), targets.tolist(), strict=True):
+            if int(g.e_rel[e]) == about_code and reg.kind_of(g.label_of(t)) == NodeKind.BELIEF:
+                subject_of.setdefault(int(t), int(o))
+    for p, parent in belief_parents.items():  # belief-kind nodes reached by a domain relation
+        subject_of.setdefault(p, parent)
+    if not subject_of:
+        return [], []
+    bnodes = {n.id: n for n in st.get_nodes([g.node_ids[p] for p in subject_of])}
+    keywords = {k for u in run.understandings for k in u.keywords}
+    rows: list[tuple[float, BeliefInfo, Node]] = []
+    for bpos, spos in subject_of.items():
+        bn = bnodes.get(g.node_ids[bpos])
+        if bn is None:
+            continue
+        props = bn.properties
+        conf = float(props.get("confidence", 1.0))
+        subject = nodes.get(g.node_ids[spos]) if spos >= 0 else None
+        info = BeliefInfo(
+            belief_id=bn.id,
+            statement=str(props.get("statement") or bn.name),
+            subject_id=subject.id if subject else props.get("subject"),
+            subject_name=subject.name if subject else None,
+            confidence=round(conf, 4),
+            status=str(props.get("status", "active")),
+            sources=list(props.get("source_types", [])),
+            verified=bool(props.get("verified", False)),
+            supported_by=len(props.get("supporting", [])),
+            contradicted_by=list(props.get("contradicted_by", [])),
+        )
+        words = set(str(info.statement).lower().split())
+        overlap = sum(1 for k in keywords if any(w.startswith(k) for w in words))
+        rank = (scores.get(spos, 0.0) if spos >= 0 else scores.get(bpos, 0.0)) * (1 + overlap) * conf
+        rows.append((rank, info, bn))
+    rows.sort(key=lambda r: (-r[0], r[1].belief_id))
+    threshold = run.constraints.confidence_threshold
+    beliefs = [info for _, info, _ in rows if info.confidence >= threshold]
+    conflicts: list[Conflict] = []
+    contested = [(info, bn) for _, info, bn in rows if info.contradicted_by]
+    if contested:
+        obs_ids = {
+            o
+            for _, bn in contested
+            for o in [*bn.properties.get("supporting", []), *bn.properties.get("contradicted_by", [])]
+        }
+        obs = {n.id: n for n in st.get_nodes(sorted(obs_ids))}
+
+        def ref(oid: str) -> ObservationRef | None:
+            n = obs.get(oid)
+            if n is None:
+                return None
+            p = n.properties
+            at = p.get("observed_at")
+            return ObservationRef(
+                id=n.id,
+                text=str(p.get("text", n.name)),
+                source_type=str(p.get("source_type", "")),
+                credibility=float(p.get("credibility", 0.0)),
+                observed_at=datetime.fromisoformat(at) if isinstance(at, str) else None,
+            )
+
+        for info, bn in contested:
+            sup = [r for r in (ref(o) for o in bn.properties.get("supporting", [])) if r is not None]
+            con = [r for r in (ref(o) for o in bn.properties.get("contradicted_by", [])) if r is not None]
+            conflicts.append(
+                Conflict(
+                    belief_id=info.belief_id,
+                    statement=info.statement,
+                    subject_name=info.subject_name,
+                    confidence=info.confidence,
+                    supporting=sup[:5],
+                    contradicting=con[:5],
+                )
+            )
+    return beliefs, conflicts
+
+
+def _temporal(
+    run: _Run, fact_positions: list[int], nodes: dict[str, Node]
+) -> tuple[TemporalContext, list[TemporalChange]]:
+    t = run.temporal
+    ref = t.as_of if t.mode == "as_of" and t.as_of is not None else run.now
+    since = t.since if t.since is not None else ref - _DEFAULT_WINDOW
+    until = t.until if t.until is not None else ref
+    ctx = TemporalContext(mode=t.mode, reference_time=run.now, as_of=t.as_of, since=since, until=until)
+    if not run.constraints.include_temporal_context or not fact_positions:
+        return ctx, []
+    g = run.memory.kb.state.graph
+    changes = changed_edges(
+        g,
+        aware(since),
+        aware(until),
+        scope=run.scope,
+        node_positions=np.asarray(fact_positions, dtype=np.int64),
+        limit=60,
+    )
+    changes = [ch for ch in changes if ch.relation not in BELIEF_RELATIONS]
+    missing = [i for ch in changes for i in (ch.source, ch.target) if i not in nodes]
+    if missing:
+        nodes = {**nodes, **{n.id: n for n in run.memory.kb.state.get_nodes(list(dict.fromkeys(missing)))}}
+    out = [
+        TemporalChange(
+            kind=ch.kind,
+            at=ch.at,
+            source_name=nodes[ch.source].name if ch.source in nodes else ch.source,
+            relation=ch.relation,
+            target_name=nodes[ch.target].name if ch.target in nodes else ch.target,
+            valid_from=ch.valid_from,
+            valid_to=ch.valid_to,
+        )
+        for ch in changes
+    ]
+    return ctx, out
