@@ -27,6 +27,7 @@ from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
+    from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,16 @@ class KnowledgeBase:
     # -------------------------------------------------------------- reading
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         return self.retriever.retrieve(query, **options)
+
+    def match_patterns(
+        self,
+        pattern: GraphPattern | QueryCombinator,
+        query_text: str | None = None,
+        *,
+        start_nodes: Sequence[str] | None = None,
+    ) -> PatternResult:
+        """Match a graph pattern or combinator (see :meth:`KnowledgeRetriever.match_patterns`)."""
+        return self.retriever.match_patterns(pattern, query_text, start_nodes=start_nodes)
 
     def find_node(self, node_id: str) -> Node | None:
         return self.retriever.find_node(node_id)

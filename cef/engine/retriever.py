@@ -21,9 +21,11 @@ from cef.model import (
     SearchStrategy,
     utcnow,
 )
+from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 from cef.retrieve import pipeline
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import build_reasoning_context
+from cef.retrieve.patterns import runner_for
 from cef.retrieve.search import bm25_search, vector_search
 
 
@@ -191,6 +193,22 @@ class KnowledgeRetriever:
         q = GraphQuery(query=query, top_k=top_k, strategy=SearchStrategy.BM25, scope=scope)
         with self.state.reading():
             return bm25_search(QueryContext(self.state, q, 0.0))
+
+    def match_patterns(
+        self,
+        pattern: GraphPattern | QueryCombinator,
+        query_text: str | None = None,
+        *,
+        start_nodes: Sequence[str] | None = None,
+    ) -> PatternResult:
+        """Match a graph pattern (or a combinator of patterns): the paths, best first, with explanations.
+
+        ``query_text`` is what SEMANTIC_SCORE / HYBRID ranking compares nodes
+        with (when the pattern has no ``semantic_query``); ``start_nodes`` are
+        entry points for a pattern without a start of its own.
+        """
+        with self.state.reading():
+            return runner_for(self.state).run(pattern, start_nodes=start_nodes, query_text=query_text)
 
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic_core import CoreSchema
 
 from cef.model.graph import Chunk, Node, RelationSemantics
 
@@ -14,7 +15,11 @@ Direction = Literal["out", "in", "both"]
 
 
 class SearchStrategy(StrEnum):
-    """How results were (or should be) found. ``AUTO`` lets the engine choose."""
+    """How results were (or should be) found. ``AUTO`` lets the engine choose.
+
+    ``PATTERN`` ranks the chunks linked to the paths ``GraphQuery.patterns``
+    matched; a query with patterns tries it first.
+    """
 
     AUTO = "auto"
     HYBRID = "hybrid"
@@ -22,10 +27,34 @@ class SearchStrategy(StrEnum):
     BM25 = "bm25"
     GRAPH = "graph"
     PPR = "ppr"
+    PATTERN = "pattern"
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _PatternsSchema:
+    """Validates ``GraphQuery.patterns`` as ``list[GraphPattern | QueryCombinator]``.
+
+    ``cef.patterns`` imports the graph index, which imports this module, so the
+    pattern types are imported when the schema is first built (``GraphQuery``
+    defers its build to first use), not at import time.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        from cef.patterns.model import GraphPattern, QueryCombinator
+
+        return handler.generate_schema(list[GraphPattern | QueryCombinator])
+
+
+if TYPE_CHECKING:
+    from cef.patterns.model import GraphPattern, QueryCombinator
+
+    PatternList = list[GraphPattern | QueryCombinator]
+else:
+    PatternList = Annotated[list[Any], _PatternsSchema]
 
 
 class ResolutionTarget(_Model):
@@ -60,6 +89,8 @@ class TraversalHint(_Model):
 class GraphQuery(_Model):
     """A structured retrieval request (the ``retrieve_knowledge`` tool's input)."""
 
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     query: str = Field(min_length=1, max_length=10_000, description="the user's question in natural language")
     targets: list[ResolutionTarget] = Field(default_factory=list)
     traversal: TraversalHint = Field(default_factory=TraversalHint)
@@ -71,7 +102,15 @@ class GraphQuery(_Model):
     max_graph_nodes: int = Field(default=500, ge=1, le=1_000_000)
     scope: str | None = None
     as_of: datetime | None = Field(default=None, description="only edges valid at this time")
-    patterns: list[Any] = Field(default_factory=list, description="graph patterns (see cef.patterns)")
+    patterns: PatternList = Field(
+        default_factory=list,
+        description=(
+            "graph patterns (GraphPattern) or combinators of patterns (QueryCombinator) to match; a pattern "
+            "without start nodes starts from the resolved targets; patterns walk edges valid at as_of (default: "
+            "now) unless they set valid_at. Chunks linked to the matched paths' nodes are ranked first (end "
+            "nodes before the rest)"
+        ),
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="strategy-specific settings")
 
     @model_validator(mode="after")
@@ -105,6 +144,14 @@ class GraphPath(_Model):
         return " ".join(parts)
 
 
+class MatchedGraphPath(GraphPath):
+    """A path a graph pattern matched (see ``GraphQuery.patterns``), with its score and why it matched."""
+
+    pattern_id: str = Field(description="the pattern that matched (a SEQUENTIAL chain joins ids with '>')")
+    score: float = Field(default=0.0, description="the pattern's ranking score; higher is better")
+    explanation: str = Field(default="", description="which steps and constraints matched, and how it scored")
+
+
 class Explanation(_Model):
     """Why a chunk is in the results."""
 
@@ -135,6 +182,9 @@ class ReasoningContext(_Model):
     root_nodes: list[Node] = Field(default_factory=list)
     related_nodes: list[Node] = Field(default_factory=list)
     paths: list[GraphPath] = Field(default_factory=list)
+    matched_paths: list[MatchedGraphPath] = Field(
+        default_factory=list, description="paths matched by the query's patterns, best first"
+    )
     context_keywords: list[str] = Field(default_factory=list)
     semantic_groups: dict[str, list[str]] = Field(default_factory=dict, description="group name -> node ids")
     depth: int = 0

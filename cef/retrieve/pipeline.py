@@ -17,6 +17,7 @@ from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import expand_anchors
+from cef.retrieve.patterns import match_query_patterns, pattern_search
 from cef.retrieve.search import bm25_search, hybrid_search, vector_search
 
 StrategyFn = Callable[[QueryContext], list[RankedChunk]]
@@ -25,6 +26,7 @@ STRATEGIES: dict[SearchStrategy, StrategyFn] = {
     SearchStrategy.HYBRID: hybrid_search,
     SearchStrategy.VECTOR: vector_search,
     SearchStrategy.BM25: bm25_search,
+    SearchStrategy.PATTERN: pattern_search,
 }
 
 #: the order strategies are tried in, per requested strategy
@@ -33,6 +35,12 @@ CHAINS: dict[SearchStrategy, list[SearchStrategy]] = {
     SearchStrategy.HYBRID: [SearchStrategy.HYBRID, SearchStrategy.VECTOR, SearchStrategy.BM25],
     SearchStrategy.VECTOR: [SearchStrategy.VECTOR, SearchStrategy.BM25],
     SearchStrategy.BM25: [SearchStrategy.BM25],
+    SearchStrategy.PATTERN: [
+        SearchStrategy.PATTERN,
+        SearchStrategy.HYBRID,
+        SearchStrategy.VECTOR,
+        SearchStrategy.BM25,
+    ],
 }
 
 #: strategies that need anchors and a traversal before they run
@@ -67,12 +75,16 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         validate_query(state, query)
         qc = QueryContext(state=state, query=query, started=t0)
         chain = CHAINS.get(query.strategy) or [query.strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
-        if any(s in GRAPH_STRATEGIES for s in chain):
+        graph_chain = any(s in GRAPH_STRATEGIES for s in chain)
+        if graph_chain:
             resolve_anchors(qc)
             ctx = expand_anchors(qc)
             if ctx is not None and ctx.context_keywords:
                 extra = [k for k in ctx.context_keywords if k not in query.query.lower()][:10]
                 qc.enhanced_query = f"{query.query} {' '.join(extra)}".strip() if extra else query.query
+        if query.patterns:  # matched paths rank first; the requested chain is the fallback
+            chain = [SearchStrategy.PATTERN, *(s for s in chain if s is not SearchStrategy.PATTERN)]
+            match_query_patterns(qc, anchors_resolved=graph_chain)
         results: list[RankedChunk] = []
         tried: list[str] = []
         used = chain[0]
@@ -97,6 +109,7 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         meta = dict(qc.metadata)
         meta.pop("expansion", None)
         meta.pop("anchor_score", None)
+        meta.pop("pattern_matches", None)
         meta["anchors"] = [
             {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target}
             for a in qc.anchors
