@@ -17,6 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
@@ -67,6 +68,18 @@ T = TypeVar("T")
 GRAPH_STRATEGIES = frozenset(
     {SearchStrategy.AUTO, SearchStrategy.HYBRID, SearchStrategy.GRAPH, SearchStrategy.PPR}
 )
+
+
+async def _first(*events: anyio.Event) -> None:
+    """Wait until one of ``events`` is set."""
+    async with anyio.create_task_group() as tg:
+        for event in events:
+
+            async def wait(e: anyio.Event = event) -> None:
+                await e.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(wait)
 
 
 class LimitExceededError(ValidationError):
@@ -193,14 +206,45 @@ class CefService:
         return value, False
 
     async def _retrieve(self, q: GraphQuery) -> tuple[SearchResult, bool]:
-        """Retrieve; past the graph time limit, answer with vector search (``True``: timed out)."""
+        """Retrieve; past the graph time limit, answer with vector search (``True``: timed out).
+
+        The limit counts the engine's own work, from the moment this query holds
+        the engine: time spent waiting behind other queries or writes is not
+        graph exploration (and falling back would only add work to the queue).
+        A call that runs out of time is abandoned, not stopped: Python cannot
+        stop a thread, so it finishes in the background before the fallback runs.
+        """
         limit_ms = self.settings.graph_timeout_ms
         if limit_ms <= 0 or q.strategy not in GRAPH_STRATEGIES:
             return await self.run(self.kb.retrieve, q), False
-        with anyio.move_on_after(limit_ms / 1000) as scope:
-            # an abandoned engine call finishes in the background (Python cannot stop a thread)
-            result: SearchResult = await anyio.to_thread.run_sync(self.kb.retrieve, q, abandon_on_cancel=True)
-        if not scope.cancelled_caught:
+        started, done = anyio.Event(), anyio.Event()
+        outcome: list[Any] = []
+        lock = self.kb.state.lock
+
+        def explore() -> SearchResult:
+            with lock:
+                anyio.from_thread.run_sync(started.set)
+                return self.kb.retrieve(q)
+
+        async def call() -> None:
+            try:
+                outcome.append(await anyio.to_thread.run_sync(explore, abandon_on_cancel=True))
+            except Exception as exc:
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await _first(started, done)  # the engine is ours (or the call already failed)
+            with anyio.move_on_after(limit_ms / 1000):
+                await done.wait()
+            if not done.is_set():
+                tg.cancel_scope.cancel()
+        if outcome:
+            if isinstance(outcome[0], Exception):
+                raise outcome[0]
+            result: SearchResult = outcome[0]
             return result, False
         log.warning("graph exploration exceeded %d ms; answering with vector search", limit_ms)
         fallback = await self.run(self.kb.retrieve, q.model_copy(update={"strategy": SearchStrategy.VECTOR}))

@@ -18,10 +18,10 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from cef.errors import ValidationError
@@ -184,6 +184,23 @@ class InputModels:
         return limited.get(model, model)
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _subclass(name: str, __base__: type[M], **fields: tuple[Any, FieldInfo]) -> type[M]:
+    """A subclass of ``__base__`` with some fields redefined, built now (never deferred: FastAPI
+    builds its request adapters from it, and a deferred model makes pydantic warn there)."""
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": __base__.__doc__,
+        "__annotations__": {key: annotation for key, (annotation, _) in fields.items()},
+        "model_config": ConfigDict(**{**__base__.model_config, "defer_build": False}),
+        **{key: info for key, (_, info) in fields.items()},
+    }
+    return cast(type[M], type(name, (__base__,), namespace))
+
+
 def _narrow(model: type[BaseModel], name: str, **constraints: Any) -> FieldInfo:
     return FieldInfo.merge_field_infos(model.model_fields[name], Field(**constraints))
 
@@ -192,19 +209,19 @@ def _narrow(model: type[BaseModel], name: str, **constraints: Any) -> FieldInfo:
 def _input_models(max_depth: int, max_limit: int, max_text: int) -> InputModels:
     limit = min(100, max_limit)
     hops = max(1, min(5, max_depth))
-    traversal: type[TraversalHint] = create_model(
+    traversal: type[TraversalHint] = _subclass(
         "TraversalHint",
         __base__=TraversalHint,
         depth=(int, _narrow(TraversalHint, "depth", le=max_depth, default=min(2, max_depth))),
     )
-    graph_query: type[GraphQuery] = create_model(
+    graph_query: type[GraphQuery] = _subclass(
         "GraphQuery",
         __base__=GraphQuery,
         query=(str, _narrow(GraphQuery, "query", max_length=max_text)),
         top_k=(int, _narrow(GraphQuery, "top_k", le=max_limit, default=min(10, max_limit))),
         traversal=(traversal, _narrow(GraphQuery, "traversal", default_factory=traversal)),
     )
-    search: type[SearchMemoryInput] = create_model(
+    search: type[SearchMemoryInput] = _subclass(
         "SearchMemoryInput",
         __base__=SearchMemoryInput,
         query=(str, _narrow(SearchMemoryInput, "query", max_length=max_text)),
@@ -212,18 +229,20 @@ def _input_models(max_depth: int, max_limit: int, max_text: int) -> InputModels:
         graph_depth=(int | None, _narrow(SearchMemoryInput, "graph_depth", le=max_depth)),
         exploration_depth=(int | None, _narrow(SearchMemoryInput, "exploration_depth", le=max_depth)),
     )
-    hints: type[GraphHints] = create_model(
+    hints: type[GraphHints] = _subclass(
         "GraphHints",
         __base__=GraphHints,
         depth=(int, _narrow(GraphHints, "depth", le=hops, default=min(2, hops))),
     )
-    context: type[RetrieveContextInput] = create_model(
+    context: type[RetrieveContextInput] = _subclass(
         "RetrieveContextInput",
         __base__=RetrieveContextInput,
         textQuery=(str, _narrow(RetrieveContextInput, "textQuery", max_length=max_text)),
         graphHints=(cast(Any, hints | None), _narrow(RetrieveContextInput, "graphHints")),
         topK=(int, _narrow(RetrieveContextInput, "topK", le=limit, default=min(10, limit))),
     )
+    for model in (traversal, graph_query, search, hints, context):
+        model.model_rebuild()  # resolve the base models' postponed annotations now, not at first use
     return InputModels(graph_query, search, context)
 
 
