@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 __all__ = ["inline_refs", "model_input_schema", "strip_titles"]
 
 
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+def inline_refs(schema: dict[str, Any], *, keep_shared: bool = True) -> dict[str, Any]:
     """Replace local ``$ref``s with their definitions (clients differ in ``$ref`` support).
 
-    A recursive definition stays as a ``$ref`` and keeps its entry in ``$defs``.
+    A recursive definition stays a ``$ref`` with its entry in ``$defs``; so does,
+    with ``keep_shared``, a definition referenced more than once (inlining it
+    would repeat it: the schema stays small for an LLM's context).
     """
     defs: dict[str, Any] = schema.get("$defs", {})
+    text = json.dumps(schema)
+    shared = {name for name in defs if keep_shared and text.count(f'"#/$defs/{name}"') > 1}
     kept: set[str] = set()
 
     def walk(node: Any, stack: tuple[str, ...]) -> Any:
@@ -21,7 +26,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 name = ref.removeprefix("#/$defs/")
-                if name in stack or name not in defs:
+                if name in stack or name not in defs or name in shared:
                     kept.add(name)
                     return node
                 resolved = walk(copy.deepcopy(defs[name]), (*stack, name))
@@ -33,8 +38,12 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     out: dict[str, Any] = walk(schema, ())
-    if kept:
-        out["$defs"] = {name: defs[name] for name in kept if name in defs}
+    done: set[str] = set()
+    while kept - done:  # kept definitions may refer to further definitions
+        name = sorted(kept - done)[0]
+        done.add(name)
+        if name in defs:
+            out.setdefault("$defs", {})[name] = walk(copy.deepcopy(defs[name]), (name,))
     return out
 
 

@@ -18,7 +18,7 @@ class Tree(BaseModel):
 
 
 def test_refs_inlined_and_recursion_kept() -> None:
-    schema = inline_refs(Tree.model_json_schema())
+    schema = inline_refs(Tree.model_json_schema(), keep_shared=False)
     assert schema["properties"]["leaf"]["properties"]["n"]["type"] == "integer"
     # the recursive reference cannot be inlined: it stays, with its definition
     assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
@@ -38,3 +38,18 @@ def test_model_input_schema_is_self_contained() -> None:
     assert schema["type"] == "object"
     assert schema["required"] == ["title"]
     assert "$defs" not in schema
+
+
+class Pair(BaseModel):
+    left: Leaf
+    right: Leaf
+    extra: Tree | None = None
+
+
+def test_shared_definitions_stay_referenced_once() -> None:
+    schema = inline_refs(Pair.model_json_schema())
+    assert schema["properties"]["left"] == {"$ref": "#/$defs/Leaf"}
+    assert set(schema["$defs"]) == {"Leaf", "Tree"}
+    assert schema["$defs"]["Tree"]["properties"]["leaf"] == {"$ref": "#/$defs/Leaf"}
+    everything = inline_refs(Pair.model_json_schema(), keep_shared=False)
+    assert everything["properties"]["left"]["properties"]["n"]["type"] == "integer"
