@@ -30,7 +30,7 @@ def inline_refs(schema: dict[str, Any], *, keep_shared: bool = True) -> dict[str
                     kept.add(name)
                     return node
                 resolved = walk(copy.deepcopy(defs[name]), (*stack, name))
-                siblings = {k: walk(v, stack) for k, v in node.items() if k != "$ref"}
+                siblings = {k: walk(v, stack) for k, v in node.items() if k not in ("$ref", "$defs")}
                 return {**resolved, **siblings}
             return {k: walk(v, stack) for k, v in node.items() if k != "$defs"}
         if isinstance(node, list):
