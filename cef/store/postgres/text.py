@@ -123,6 +123,8 @@ SQL_SEARCH = (
     "m AS (SELECT rid, id, ntokens, tsv FROM {table} WHERE tsv @@ %(q)s::tsquery{scope}) "
     "SELECT m.id, SUM(q.idf * (cardinality(u.positions) * {k1p}) / (cardinality(u.positions) "
     "+ {k1} * (1 - {b} + {b} * m.ntokens / %(avgdl)s))) AS s "
-    "FROM m CROSS JOIN LATERAL unnest(m.tsv) u JOIN q ON q.term = u.lexeme "
+    # setweight + ts_filter keep only the query's lexemes (in C), so only those rows are unnested
+    "FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', %(terms)s::text[]), '{{a}}')) u "
+    "JOIN q ON q.term = u.lexeme "
     "GROUP BY m.rid, m.id ORDER BY s DESC, m.rid LIMIT %(k)s"
 )
