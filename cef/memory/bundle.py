@@ -333,6 +333,20 @@ class _Renderer:
         return "".join(parts)
 
 
+def _shorter(item: _Model) -> list[_Model]:
+    """Shorter versions of an item, longest first (a fact without its excerpt, with fewer relations)."""
+    if not isinstance(item, Fact):
+        return []
+    base = item.model_copy(update={"excerpt": None})
+    out: list[_Model] = [base] if item.excerpt else []
+    n = len(item.relations)
+    for k in sorted({n * 3 // 4, n // 2, n // 4, 2, 1, 0}, reverse=True):
+        if k < n:
+            out.append(base.model_copy(update={"relations": item.relations[:k]}))
+    out.append(base.model_copy(update={"relations": [], "path": None}))
+    return out
+
+
 class _Packed:
     def __init__(self, text: str, tokens: int, selected: dict[Section, list[_Model]], dropped: int) -> None:
         self.text = text
@@ -437,20 +451,36 @@ class ContextBundle(_Model):
         section_used: dict[Section, int] = dict.fromkeys(SECTIONS, 0)
         order: list[tuple[Section, int]] = []  # (section, index in chosen) in the order items were added
         waiting: list[tuple[Section, _Model]] = []
+        shortened = 0
         for passes, quota in ((0, True), (1, False)):
             todo = [(s, it) for s in PRIORITY for it in by_section[s]] if passes == 0 else waiting
             waiting = []
             for section, item in todo:
-                frag = r.item(section, item)
-                cost = counter.count(frag) + JOIN_SLACK
-                if not chosen[section]:
-                    cost += counter.count(r.open(section, meta) + r.close(section)) + JOIN_SLACK
+                opening = (
+                    0
+                    if chosen[section]
+                    else counter.count(r.open(section, meta) + r.close(section)) + JOIN_SLACK
+                )
                 room = budget - used
                 if quota:
                     room = min(room, int(QUOTAS[section] * budget) - section_used[section])
+                frag = r.item(section, item)
+                cost = counter.count(frag) + JOIN_SLACK + opening
                 if cost > room:
-                    waiting.append((section, item))
-                    continue
+                    # a section's most important item, or anything in the last pass, may go in shortened
+                    fitted = None
+                    if not quota or not chosen[section]:
+                        for smaller in _shorter(item):
+                            f2 = r.item(section, smaller)
+                            c2 = counter.count(f2) + JOIN_SLACK + opening
+                            if c2 <= room:
+                                fitted = (smaller, f2, c2)
+                                break
+                    if fitted is None:
+                        waiting.append((section, item))
+                        continue
+                    item, frag, cost = fitted
+                    shortened += 1
                 chosen[section].append((item, frag))
                 order.append((section, len(chosen[section]) - 1))
                 used += cost
@@ -467,7 +497,7 @@ class ContextBundle(_Model):
             text = text_of()
             tokens = counter.count(text)
         selected = {s: [it for it, _ in chosen[s]] for s in SECTIONS}
-        dropped = len(self._candidates) - sum(len(v) for v in selected.values())
+        dropped = len(self._candidates) - sum(len(v) for v in selected.values()) + shortened
         packed = _Packed(text, tokens, selected, dropped)
         self._packed[fmt.value] = packed
         return packed

@@ -103,11 +103,9 @@ _QUERY_STOP = frozenset(
         "his",
         "her",
         "their",
-        "know",
         "tell",
         "show",
         "give",
-        "need",
         "currently",
         "now",
         "next",
@@ -200,6 +198,16 @@ def _contains_phrase(text: str, phrase: str) -> int:
     return -1
 
 
+def _singular(phrase: str) -> str:
+    """The phrase with its last word's plural ending off (quests → quest, boxes → box)."""
+    head, _, last = phrase.rpartition(" ")
+    for suffix in ("ies", "es", "s"):
+        if last.endswith(suffix) and len(last) - len(suffix) >= 3 and not last.endswith("ss"):
+            last = last[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return f"{head} {last}".strip()
+
+
 def _ngrams(words: list[str], n_max: int = 3) -> list[str]:
     out = []
     for n in range(n_max, 0, -1):
@@ -223,7 +231,8 @@ def understand_query(
     rewritten = query
     canonical_seen: set[str] = set()
     for gram in _ngrams(words):
-        canon = vocab.get(normalize_name(gram))
+        key = normalize_name(gram)
+        canon = vocab.get(key) or vocab.get(_singular(key))
         if not canon:
             continue
         for c in canon:
