@@ -368,15 +368,22 @@ class PythonASTParser:
         return None
 
     def _call_target(self, func: ast.expr, d: _Def, m: _Module, by_name: dict[str, _Module]) -> str | None:
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in ("self", "cls")
-            and d.cls
-        ):
-            q = f"{d.cls}.{func.attr}"
-            hit = m.defs.get(q)
-            return hit.node_id if hit is not None and hit.kind == "function" else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id in ("self", "cls") and d.cls:
+                q = f"{d.cls}.{func.attr}"
+                hit = m.defs.get(q)
+                return hit.node_id if hit is not None and hit.kind == "function" else None
+            # a parameter annotated with a known class: that class's method
+            assert isinstance(d.ast_node, ast.FunctionDef | ast.AsyncFunctionDef)
+            args = d.ast_node.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if a.arg == func.value.id and a.annotation is not None:
+                    cls = self._name_target(ast.unparse(a.annotation).strip("'\""), m, by_name)
+                    if cls is not None and cls[1] == "class":
+                        method = cls[0].replace("py:class:", "py:func:", 1) + f".{func.attr}"
+                        if any(x.node_id == method for mod in by_name.values() for x in mod.defs.values()):
+                            return method
+                    return None
         try:
             expr = ast.unparse(func)
         except Exception:  # pragma: no cover - unparse handles every expression node
