@@ -28,6 +28,7 @@ COMMANDS = [
     "cef.cli.ask",
     "cef.cli.context",
     "cef.cli.transfer",
+    "cef.cli.memory",
 ]
 
 

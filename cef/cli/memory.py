@@ -1,0 +1,244 @@
+"""``cef memory``: the universal semantic memory — observe, ingest, load, context."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cef.cli.common import DbOption, EmbedderOption, cli_errors, console, err_console, open_engine
+from cef.context.formats import ContextFormat
+from cef.errors import ConfigurationError, ValidationError
+
+memory_app = typer.Typer(
+    name="memory",
+    help=(
+        "Universal semantic memory: observations reconciled into beliefs, bi-temporal facts, domain "
+        "extensions, and one context call for every domain.\n\n"
+        "Start with:  cef memory load examples/memory/pharma.yaml  then  "
+        'cef memory context "What is patient 12345 taking?" --scope pharma:rep-7'
+    ),
+    no_args_is_help=True,
+)
+
+ScopeOption = Annotated[str | None, typer.Option("--scope", help="Scope of the data (a user, a project...).")]
+ExtensionOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--extension",
+        help="Register a domain extension first: rpg, code, pharma, fitness, education, or module:Class. Repeatable.",
+    ),
+]
+
+
+def _open(db: Path | None, embedder: str, extensions: list[str] | None) -> Any:
+    from cef.memory import SemanticMemory
+
+    kb = open_engine(db, embedder)
+    try:
+        memory = SemanticMemory(kb, owns_kb=True)
+        for name in extensions or []:
+            memory.register_extension(_extension(name))
+    except BaseException:
+        kb.close()
+        raise
+    return memory
+
+
+def _extension(name: str) -> Any:
+    from cef.memory.extensions import EXTENSIONS
+    from cef.memory.registry import SemanticMemoryExtension, load_object
+
+    if name in EXTENSIONS:
+        return EXTENSIONS[name]()
+    if ":" not in name:
+        raise ConfigurationError(
+            f"unknown extension {name!r}: use one of {', '.join(sorted(EXTENSIONS))} or module:Class"
+        )
+    try:
+        cls = load_object(name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"cannot import extension {name!r}: {exc}") from exc
+    if not isinstance(cls, type) or not issubclass(cls, SemanticMemoryExtension):
+        raise ConfigurationError(f"{name!r} is not a SemanticMemoryExtension class")
+    return cls()
+
+
+def observe(
+    text: Annotated[str, typer.Argument(help="What the source said.")],
+    source: Annotated[
+        str, typer.Option("--source", help="user_stated, observed, inferred, external_api or document.")
+    ] = "user_stated",
+    scope: ScopeOption = None,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject", help="Node id or name the statement is about (default: found in the text)."
+        ),
+    ] = None,
+    credibility: Annotated[
+        float | None,
+        typer.Option("--credibility", min=0.0, max=1.0, help="Override the source type's credibility."),
+    ] = None,
+    db: DbOption = None,
+    embedder: EmbedderOption = "default",
+    extension: ExtensionOption = None,
+) -> None:
+    """Record an observation and reconcile it into beliefs (create, reinforce, supersede or contradict).
+
+    Example:  cef memory observe "Raven is not trustworthy" --source observed --scope rpg:campaign-1
+    """
+    with cli_errors():
+        memory = _open(db, embedder, extension)
+        try:
+            r = memory.observe(text, source, scope=scope, subject=subject, credibility=credibility)
+        finally:
+            memory.close()
+    console.print(f"{r.action}: belief {r.belief_id} about {r.subject_id} (confidence {r.confidence:.2f})")
+    for b in r.superseded:
+        console.print(f"  superseded {b}")
+    for b in r.contradicted:
+        console.print(f"  contradicts {b}")
+
+
+def ingest(
+    path: Annotated[
+        Path, typer.Argument(help="A file, or a folder of files the content type's pipeline reads.")
+    ],
+    content_type: Annotated[
+        str,
+        typer.Option("--content-type", help="A registered pipeline: text, python (with --extension code)..."),
+    ] = "text",
+    scope: ScopeOption = None,
+    db: DbOption = None,
+    embedder: EmbedderOption = "default",
+    extension: ExtensionOption = None,
+) -> None:
+    """Ingest content with the pipeline registered for its content type (re-ingesting closes changed facts).
+
+    Example:  cef memory ingest ./src/mypkg --content-type python --extension code --scope code:mypkg
+    """
+    with cli_errors():
+        if not path.exists():
+            raise ValidationError(f"{path} does not exist")
+        memory = _open(db, embedder, extension)
+        try:
+            report = memory.ingest_path(path, content_type, scope=scope)
+        finally:
+            memory.close()
+    console.print(
+        f"ingested {report.documents} document(s), skipped {report.skipped} unchanged, "
+        f"{len(report.nodes)} node(s) in {report.seconds:.1f}s"
+    )
+    for failure in report.failures:
+        err_console.print(f"[bold red]failed:[/] {failure}")
+    if report.failures:
+        raise typer.Exit(1)
+
+
+def load(
+    dataset: Annotated[
+        Path, typer.Argument(help="A memory dataset (YAML): nodes, edges, supersede, observations.")
+    ],
+    scope: Annotated[str | None, typer.Option("--scope", help="Override the dataset's scope.")] = None,
+    db: DbOption = None,
+    embedder: EmbedderOption = "default",
+    extension: ExtensionOption = None,
+) -> None:
+    """Load a dataset file (its ``extension:`` field names the domain extension to register).
+
+    Example:  cef memory load examples/memory/rpg.yaml
+    """
+    import yaml
+
+    from cef.memory.dataset import load_dataset
+
+    with cli_errors():
+        if not dataset.is_file():
+            raise ValidationError(f"{dataset} is not a file")
+        try:
+            head = yaml.safe_load(dataset.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValidationError(f"{dataset}: invalid YAML: {exc}") from exc
+        names = list(extension or [])
+        if isinstance(head, dict) and isinstance(head.get("extension"), str):
+            names.append(head["extension"])
+        memory = _open(db, embedder, names)
+        try:
+            report = load_dataset(memory, dataset, scope=scope)
+        finally:
+            memory.close()
+    console.print(
+        f"loaded {report.nodes} node(s), {report.edges} edge(s), {report.superseded} supersession(s), "
+        f"{len(report.observations)} observation(s)"
+    )
+
+
+def context(
+    queries: Annotated[list[str], typer.Argument(help="One or more questions (several anchor one context).")],
+    scope: ScopeOption = None,
+    as_of: Annotated[
+        datetime | None,
+        typer.Option("--as-of", help="What was known at this time (ISO date or datetime) instead of now."),
+    ] = None,
+    fmt: Annotated[
+        ContextFormat, typer.Option("--format", help="markdown, yaml, json or plain.")
+    ] = ContextFormat.MARKDOWN,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Token budget (cl100k tokens).")
+    ] = 4000,
+    max_nodes: Annotated[int, typer.Option("--max-nodes", min=1, help="Most graph nodes to explore.")] = 100,
+    max_depth: Annotated[
+        int, typer.Option("--max-depth", min=0, max=10, help="Most hops from an anchor.")
+    ] = 5,
+    confidence: Annotated[
+        float, typer.Option("--confidence", min=0.0, max=1.0, help="Hide beliefs below this confidence.")
+    ] = 0.5,
+    history: Annotated[bool, typer.Option("--history", help="Include facts that have ended.")] = False,
+    db: DbOption = None,
+    embedder: EmbedderOption = "default",
+) -> None:
+    """Print the context for a question: core facts, beliefs, conflicts, what changed, supporting facts.
+
+    Example:  cef memory context "Can Raven be trusted?" --scope rpg:campaign-1 --format markdown
+    """
+    from cef.memory import RetrievalConstraints, TemporalConstraint
+
+    with cli_errors():
+        if as_of is not None and history:
+            raise ValidationError("--as-of and --history cannot be combined")
+        temporal = (
+            TemporalConstraint.at(as_of)
+            if as_of is not None
+            else TemporalConstraint(mode="history")
+            if history
+            else None
+        )
+        constraints = RetrievalConstraints(
+            temporal=temporal,
+            scope=scope,
+            format=fmt,
+            max_tokens=max_tokens,
+            max_nodes=max_nodes,
+            max_depth=max_depth,
+            confidence_threshold=confidence,
+        )
+        memory = _open(db, embedder, None)
+        try:
+            bundle = memory.retrieve_context(queries, constraints)
+        finally:
+            memory.close()
+    typer.echo(bundle.to_text(fmt), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    memory_app.command()(observe)
+    memory_app.command()(ingest)
+    memory_app.command()(load)
+    memory_app.command()(context)
+    app.add_typer(memory_app)
+
+
+__all__ = ["memory_app", "register"]
