@@ -1,0 +1,512 @@
+"""A graph from plain text at ingest, without an LLM: entities, mentions, co-occurrence, synonyms.
+
+:class:`EntityEnricher` is an ingest :data:`~cef.ingest.pipeline.Enricher`: it
+takes a parsed document and returns it with more records in its batch:
+
+* every chunk gets a graph node: the node it is already linked to (a shared
+  document node, a domain node), else its own ``Passage`` node
+  (id ``passage:<chunk id>``, named by the chunk's title or first words);
+* entities found in each chunk — spaCy NER names, the chunk's title (metadata
+  ``title``), and gazetteer matches of names already in the graph (node names
+  and aliases) or found earlier in the run — are normalized
+  (:func:`~cef.extract.normalize.normalize_name`, :func:`~cef.extract.normalize.alias_keys`)
+  and linked: to the existing node a name belongs to (text naming "Warfarin"
+  links to the ``Medication`` node), else to an ``Entity`` node
+  (id ``entity:<normalized name>``, properties ``name``, ``aliases``, ``types``);
+* ``MENTIONS`` edges (chunk node → entity) carry the character offsets, the
+  mention text, its type, the chunk id and the extractor's confidence; the
+  title entity weighs ``title_weight``, other mentions 1;
+* ``CO_OCCURS_WITH`` edges join entities of the same chunk (``count``,
+  ``doc_count``, ``avg_proximity`` in words), one set per document;
+* ``SYNONYM`` edges join near-duplicate entity names by embedding similarity
+  (confidence = cosine) when the knowledge base has an embedder.
+
+Ids are stable (the same text gives the same ids), so re-ingesting a document
+updates its records instead of duplicating them; co-occurrence and synonym
+edge ids include the document, so each document replaces its own. Entity
+nodes are written only when new: an entity many files mention belongs to none
+of them, and the ingest pipeline removes it only when nothing references it.
+
+Any :class:`~cef.extract.base.EntityExtractor` (an LLM one, later) can replace
+the spaCy extractor; the title, gazetteer, normalization and graph records
+stay the same.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from cef.errors import MissingExtraError
+from cef.extract.base import EntityExtractor, Mention
+from cef.extract.cooccur import cooccurrence
+from cef.extract.normalize import alias_keys, near_duplicates, normalize_name
+from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
+from cef.ingest.parsers.base import ParsedDocument, stable_id
+from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
+
+if TYPE_CHECKING:
+    from cef.engine.kb import KnowledgeBase
+
+__all__ = [
+    "CO_OCCURS_WITH",
+    "ENTITY_LABEL",
+    "MENTIONED_IN",
+    "MENTIONS",
+    "PASSAGE_LABEL",
+    "RELATION_TYPES",
+    "SYNONYM",
+    "TITLE_TYPE",
+    "EntityEnricher",
+    "entity_id",
+    "passage_id",
+]
+
+log = logging.getLogger(__name__)
+
+ENTITY_LABEL = "Entity"
+PASSAGE_LABEL = "Passage"
+MENTIONS = "MENTIONS"
+MENTIONED_IN = "MENTIONED_IN"
+CO_OCCURS_WITH = "CO_OCCURS_WITH"
+SYNONYM = "SYNONYM"
+#: mention type of a chunk's title entity
+TITLE_TYPE = "TITLE"
+
+RELATION_TYPES = (
+    RelationType(
+        name=MENTIONS,
+        semantics=RelationSemantics.REFERENCE,
+        inverse=MENTIONED_IN,
+        description="a passage mentions an entity (offsets, mention text and type in the properties)",
+    ),
+    RelationType(
+        name=CO_OCCURS_WITH,
+        semantics=RelationSemantics.ASSOCIATION,
+        bidirectional=True,
+        description="two entities are mentioned in the same passage (count, doc_count, avg_proximity)",
+    ),
+    RelationType(
+        name=SYNONYM,
+        semantics=RelationSemantics.ASSOCIATION,
+        bidirectional=True,
+        description="two entity names that embed alike (confidence = cosine similarity)",
+    ),
+)
+
+_MAX_ID = 480
+_FIRST_WORDS = 8
+_MAX_ALIASES = 10
+_WORDS = re.compile(r"\S+")
+
+
+def entity_id(key: str) -> str:
+    """The id of the ``Entity`` node of a normalized name (hashed when very long)."""
+    return f"entity:{key}" if len(key) <= _MAX_ID else stable_id("entity", key)
+
+
+def passage_id(chunk_id: str) -> str:
+    """The id of the ``Passage`` node of a chunk that has no node of its own."""
+    return f"passage:{chunk_id}" if len(chunk_id) <= _MAX_ID else stable_id("passage", chunk_id)
+
+
+@dataclass
+class _Known:
+    """Names already in the knowledge base: a gazetteer whose entries point at nodes."""
+
+    gazetteer: Gazetteer
+    keys: dict[str, str]  # normalized key -> node id
+    names: dict[str, str]  # node id -> display name
+
+
+@dataclass
+class _Link:
+    """Everything one chunk says about one target node (becomes one MENTIONS edge)."""
+
+    target: str
+    mention: str
+    type: str
+    weight: float
+    confidence: float
+    offsets: list[list[int]] = field(default_factory=list)
+    sources: set[str] = field(default_factory=set)
+
+    def add(self, m: Mention, weight: float) -> None:
+        if m.start >= 0 and [m.start, m.end] not in self.offsets:
+            self.offsets.append([m.start, m.end])
+        self.weight = max(self.weight, weight)
+        self.confidence = max(self.confidence, m.confidence)
+        if m.source:
+            self.sources.add(m.source)
+
+
+@dataclass
+class _NewEntity:
+    name: str
+    title: bool
+    aliases: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+
+    def saw(self, text: str, type_: str, *, title: bool) -> None:
+        if title and not self.title:  # a title is the best display name
+            if self.name not in self.aliases:
+                self.aliases.insert(0, self.name)
+            self.name, self.title = text, True
+        elif text != self.name and text not in self.aliases and len(self.aliases) < _MAX_ALIASES:
+            self.aliases.append(text)
+        if type_ and type_ not in self.types:
+            self.types.append(type_)
+
+
+class EntityEnricher:
+    """Ingest enricher: entity mentions, title entities, co-occurrence and synonyms as graph records.
+
+    ``extractor``: any :class:`~cef.extract.base.EntityExtractor` (default: spaCy
+    NER, :class:`~cef.extract.spacy_ner.SpacyEntityExtractor`; raises
+    :class:`~cef.errors.MissingExtraError` when the ``nlp`` extra is missing).
+    ``title_weight``: weight of the MENTIONS edge from a chunk to its title entity.
+    ``cooccurrence``/``synonyms``: write CO_OCCURS_WITH / SYNONYM edges.
+    ``max_cooccur_distance``: co-occurring mentions farther apart than this many
+    words are not paired (``None``: any distance in the chunk).
+    ``synonym_threshold``/``synonym_neighbors``: cosine a synonym pair needs, and
+    partners per name. ``title_in_embedding``: embed a titled chunk as
+    ``title + text`` (the title gives a passage its context). ``container_labels``:
+    node labels that stand for text containers, not things — their names are
+    not looked for in text.
+
+    Example::
+
+        from cef.ingest.pipeline import ingest_sources
+        ingest_sources(kb, ["corpus.jsonl.gz"], enricher=EntityEnricher(title_weight=4.0))
+    """
+
+    def __init__(
+        self,
+        extractor: EntityExtractor | None = None,
+        *,
+        title_weight: float = 4.0,
+        cooccurrence: bool = True,
+        synonyms: bool = True,
+        max_cooccur_distance: int | None = 30,
+        synonym_threshold: float = 0.9,
+        synonym_neighbors: int = 3,
+        title_in_embedding: bool = True,
+        container_labels: Iterable[str] = (PASSAGE_LABEL, "Document"),
+    ) -> None:
+        if title_weight <= 0:
+            raise ValueError("title_weight must be > 0")
+        if max_cooccur_distance is not None and max_cooccur_distance < 0:
+            raise ValueError("max_cooccur_distance must be >= 0 or None")
+        if not 0.0 < synonym_threshold <= 1.0:
+            raise ValueError("synonym_threshold must be in (0, 1]")
+        if extractor is None:
+            _check_spacy()
+            extractor = SpacyEntityExtractor(titles_as_entities=False)
+        self.extractor = extractor
+        self.title_weight = float(title_weight)
+        self.cooccurrence = cooccurrence
+        self.synonyms = synonyms
+        self.max_cooccur_distance = max_cooccur_distance
+        self.synonym_threshold = synonym_threshold
+        self.synonym_neighbors = synonym_neighbors
+        self.title_in_embedding = title_in_embedding
+        self.container_labels = frozenset(container_labels)
+        #: names extracted so far in this run (titles and NER names), matched in later text
+        self.run_gazetteer = Gazetteer()
+        self._known: tuple[tuple[int, int], _Known] | None = None
+
+    # ------------------------------------------------------------------ entry point
+    def __call__(self, kb: KnowledgeBase, doc: ParsedDocument) -> ParsedDocument:
+        batch = doc.batch
+        if not batch.chunks:
+            return doc
+        known = self.known_names(kb)
+        chunks = list(batch.chunks)
+        titles = [_title(c) for c in chunks]
+        texts = [c.content for c in chunks]
+        found = self.extractor.extract(texts, titles)
+        if len(found) != len(chunks):
+            raise ValueError(f"extractor returned {len(found)} mention lists for {len(chunks)} texts")
+        ner = [[m for m in ms if m.start >= 0 and m.normalized] for ms in found]
+        for title in titles:
+            if title:
+                self.run_gazetteer.add(title, TITLE_TYPE)
+        for ms in ner:
+            for m in ms:
+                self.run_gazetteer.add(m.text, m.type)
+
+        build = _DocGraph(kb, known, {n.id for n in batch.nodes}, self.title_weight)
+        gazetteers = (known.gazetteer, self.run_gazetteer)
+        out_chunks = [
+            build.add_chunk(chunk, title, mentions, gazetteers)
+            for chunk, title, mentions in zip(chunks, titles, ner, strict=True)
+        ]
+        new_nodes = build.nodes()
+        edges = build.edges
+        doc_key = _doc_key(doc, chunks)
+        if self.cooccurrence:
+            edges.extend(self._cooccurrence_edges(doc_key, texts, build.co_mentions))
+        warnings = list(doc.warnings)
+        if self.synonyms and kb.embedder is not None:
+            try:
+                edges.extend(self._synonym_edges(kb, doc_key, build.display))
+            except Exception as exc:  # synonyms are a bonus: never lose the document over them
+                log.warning("synonym detection failed: %s", exc)
+                warnings.append(f"synonym detection skipped: {exc}")
+        if self.title_in_embedding and kb.embedder is not None:
+            out_chunks = self._embed_with_titles(kb, out_chunks)
+
+        rel_names = {r.name for r in batch.relation_types}
+        registered = kb.state.graph.rel_types
+        extra_types = [rt for rt in RELATION_TYPES if rt.name not in rel_names and rt.name not in registered]
+        new_batch = Batch(
+            relation_types=[*batch.relation_types, *extra_types],
+            nodes=[*batch.nodes, *new_nodes],
+            edges=[*batch.edges, *edges],
+            chunks=out_chunks,
+        )
+        return doc.model_copy(update={"batch": new_batch, "warnings": warnings})
+
+    # ------------------------------------------------------------------ known names
+    def known_names(self, kb: KnowledgeBase) -> _Known:
+        """The knowledge base's node names as a gazetteer (rebuilt when the graph changed)."""
+        graph = kb.state.graph
+        stamp = (id(graph), graph.generation)
+        if self._known is not None and self._known[0] == stamp:
+            return self._known[1]
+        gaz = Gazetteer()
+        keys: dict[str, str] = {}
+        names: dict[str, str] = {}
+        for node in kb.store.iter_nodes():
+            if node.label in self.container_labels:
+                continue
+            if node.name == node.id and "name" not in node.properties:
+                continue  # an unnamed node: nothing to look for in text
+            names[node.id] = node.name
+            for name in [node.name, *node.aliases]:
+                gaz.add(name, node.label, node.id)
+                for key in alias_keys(name):
+                    # a curated node wins over an extracted entity of the same name
+                    if key not in keys or (node.label != ENTITY_LABEL and keys[key].startswith("entity:")):
+                        keys[key] = node.id
+        known = _Known(gaz, keys, names)
+        self._known = (stamp, known)
+        return known
+
+    # ------------------------------------------------------------------ edges
+    def _cooccurrence_edges(
+        self, doc_key: str, texts: list[str], mentions: list[list[Mention]]
+    ) -> list[Edge]:
+        stats = cooccurrence(texts, mentions, max_distance=self.max_cooccur_distance)
+        out = []
+        for (a, b), st in stats.items():
+            out.append(
+                Edge(
+                    id=stable_id("cooccurs", doc_key, a, b),
+                    relation_type=CO_OCCURS_WITH,
+                    source=a,
+                    target=b,
+                    weight=float(st.doc_count),
+                    # one shared passage is weak evidence; each further one makes it stronger
+                    confidence=round(st.doc_count / (st.doc_count + 1.0), 4),
+                    properties={
+                        "count": st.count,
+                        "doc_count": st.doc_count,
+                        "avg_proximity": round(st.avg_proximity, 3),
+                    },
+                )
+            )
+        return out
+
+    def _synonym_edges(self, kb: KnowledgeBase, doc_key: str, display: dict[str, str]) -> list[Edge]:
+        by_name: dict[str, str] = {}
+        for target, name in display.items():
+            by_name.setdefault(name, target)
+        names = list(by_name)
+        if len(names) < 2:
+            return []
+        assert kb.embedder is not None
+        vectors = kb.embedder.embed(names)
+        out = []
+        for pair in near_duplicates(
+            names, vectors, threshold=self.synonym_threshold, max_neighbors=self.synonym_neighbors
+        ):
+            a, b = sorted((by_name[pair.left], by_name[pair.right]))
+            if a == b:
+                continue
+            out.append(
+                Edge(
+                    id=stable_id("synonym", doc_key, a, b),
+                    relation_type=SYNONYM,
+                    source=a,
+                    target=b,
+                    confidence=min(1.0, max(0.0, pair.similarity)),
+                    properties={"names": [pair.left, pair.right], "similarity": pair.similarity},
+                )
+            )
+        return out
+
+    def _embed_with_titles(self, kb: KnowledgeBase, chunks: list[Chunk]) -> list[Chunk]:
+        todo = [
+            i
+            for i, c in enumerate(chunks)
+            if c.embedding is None and _title(c) and not c.content.lstrip().startswith(_title(c) or "")
+        ]
+        if not todo:
+            return chunks
+        assert kb.embedder is not None
+        vectors = kb.embedder.embed([f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo])
+        out = list(chunks)
+        for i, vec in zip(todo, vectors, strict=True):
+            out[i] = chunks[i].model_copy(update={"embedding": [float(x) for x in vec]})
+        return out
+
+
+class _DocGraph:
+    """The records one document adds: passage nodes, entity nodes, MENTIONS edges, co-mentions."""
+
+    def __init__(self, kb: KnowledgeBase, known: _Known, batch_nodes: set[str], title_weight: float) -> None:
+        self.graph = kb.state.graph
+        self.known = known
+        self.batch_nodes = batch_nodes
+        self.title_weight = title_weight
+        self.passages: list[Node] = []
+        self.entities: dict[str, _NewEntity] = {}
+        self.display: dict[str, str] = {}  # target node id -> name (for synonyms)
+        self.edges: list[Edge] = []
+        self.co_mentions: list[list[Mention]] = []  # per chunk, normalized = target node id
+
+    def resolve(self, key: str) -> str:
+        """The node a normalized name stands for: an existing node that has it, else its entity."""
+        return self.known.keys.get(key) or entity_id(key)
+
+    def note(self, target: str, text: str, type_: str, *, title: bool) -> None:
+        """Remember the target's display name, and the entity node to create if it is new."""
+        if target in self.known.names:
+            self.display.setdefault(target, self.known.names[target])
+        elif title or target not in self.display:
+            self.display[target] = text
+        if target in self.batch_nodes or target in self.known.names or self.graph.has_node(target):
+            return
+        ent = self.entities.get(target)
+        if ent is None:
+            self.entities[target] = _NewEntity(text, title, [], [type_] if type_ else [])
+        else:
+            ent.saw(text, type_, title=title)
+
+    def add_chunk(
+        self, chunk: Chunk, title: str | None, mentions: list[Mention], gazetteers: Sequence[Gazetteer]
+    ) -> Chunk:
+        """Link one chunk to what it mentions; returns the chunk (linked to its passage node if new)."""
+        holder = chunk.node_id
+        if holder is None:
+            holder = passage_id(chunk.id)
+            self.passages.append(
+                Node(
+                    id=holder,
+                    label=PASSAGE_LABEL,
+                    properties={"name": title or _first_words(chunk.content), "chunk_id": chunk.id},
+                    scope=chunk.scope,
+                )
+            )
+            chunk = chunk.model_copy(update={"node_id": holder})
+        links: dict[str, _Link] = {}
+        co: list[Mention] = []
+
+        def link(target: str, m: Mention, weight: float) -> None:
+            if target == holder:
+                return
+            cur = links.get(target)
+            if cur is None:
+                cur = links[target] = _Link(target, m.text, m.type, weight, m.confidence)
+            cur.add(m, weight)
+            co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
+
+        if title:
+            key = normalize_name(title)
+            if key:
+                target = self.resolve(key)
+                self.note(target, title, TITLE_TYPE, title=True)
+                link(target, Mention(title, key, TITLE_TYPE, -1, -1, 1.0, "title"), self.title_weight)
+        for m in mentions:
+            target = self.resolve(m.normalized)
+            self.note(target, m.text, m.type, title=False)
+            link(target, m, 1.0)
+        for gaz in gazetteers:
+            if not len(gaz):
+                continue
+            for m in gaz.match(chunk.content):
+                for entry in gaz.entries(m.normalized):
+                    if entry.ref is not None:
+                        target = entry.ref
+                    else:
+                        keys = alias_keys(entry.name)
+                        if not keys:
+                            continue
+                        target = self.resolve(keys[0])
+                    self.note(target, entry.name, entry.type, title=entry.type == TITLE_TYPE)
+                    link(target, m, 1.0)
+        for lk in links.values():
+            self.edges.append(
+                Edge(
+                    id=stable_id("mentions", chunk.id, lk.target),
+                    relation_type=MENTIONS,
+                    source=holder,
+                    target=lk.target,
+                    weight=lk.weight,
+                    confidence=round(lk.confidence, 4),
+                    properties={
+                        "offsets": lk.offsets,
+                        "mention": lk.mention,
+                        "type": lk.type,
+                        "chunk_id": chunk.id,
+                        "sources": sorted(lk.sources),
+                    },
+                    scope=chunk.scope,
+                )
+            )
+        self.co_mentions.append(co)
+        return chunk
+
+    def nodes(self) -> list[Node]:
+        """The passage nodes and the new entity nodes."""
+        ents = [
+            Node(
+                id=target,
+                label=ENTITY_LABEL,
+                properties={"name": ent.name, "aliases": ent.aliases, "types": ent.types},
+            )
+            for target, ent in self.entities.items()
+        ]
+        return [*self.passages, *ents]
+
+
+def _check_spacy() -> None:
+    if importlib.util.find_spec("spacy") is None:
+        raise MissingExtraError("spaCy entity extraction", "nlp", "spacy")
+    if importlib.util.find_spec(DEFAULT_MODEL) is None:
+        raise MissingExtraError(f"spaCy model {DEFAULT_MODEL!r}", "nlp", DEFAULT_MODEL.replace("_", "-"))
+
+
+def _title(chunk: Chunk) -> str | None:
+    value = chunk.metadata.get("title")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _first_words(text: str) -> str:
+    words = _WORDS.findall(text)
+    head = " ".join(words[:_FIRST_WORDS])
+    return head + ("…" if len(words) > _FIRST_WORDS else "")
+
+
+def _doc_key(doc: ParsedDocument, chunks: Sequence[Chunk]) -> str:
+    if doc.document_id:
+        return doc.document_id
+    path = chunks[0].metadata.get("path")
+    if isinstance(path, str) and path:
+        return path
+    return chunks[0].id
