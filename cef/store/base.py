@@ -9,7 +9,7 @@ whatever a backend lacks. Backend names never appear outside their adapter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -254,8 +254,10 @@ class GraphStore(Protocol):
         ...
 
 
-#: one hop of a breadth-first walk: frontier node ids -> (from node, edge id, to node) moves
-StepFn = Callable[[list[str]], Iterable[tuple[str, str, str]]]
+#: one hop of a breadth-first walk: (frontier node ids, nodes already reached) -> (from node, edge id, to node)
+#: moves. A step may leave out moves into reached nodes and keep, per new node, only its move with the
+#: smallest edge id (what the walk would pick anyway), so a database returns one row per new node.
+StepFn = Callable[[list[str], Collection[str]], Iterable[tuple[str, str, str]]]
 
 
 def bfs_neighbourhood(
@@ -280,7 +282,7 @@ def bfs_neighbourhood(
         if not frontier or len(out) >= limit:
             break
         nxt: list[str] = []
-        for src, edge, dst in sorted(step(frontier), key=lambda m: (m[1], m[0], m[2])):
+        for src, edge, dst in sorted(step(frontier, paths.keys()), key=lambda m: (m[1], m[0], m[2])):
             if dst in paths or src not in paths:
                 continue
             paths[dst] = [*paths[src], edge]
@@ -306,7 +308,7 @@ def bfs_shortest_path(step: StepFn, source: str, target: str, max_depth: int) ->
         if not frontier:
             break
         nxt: list[str] = []
-        for src, edge, dst in sorted(step(frontier), key=lambda m: (m[1], m[0], m[2])):
+        for src, edge, dst in sorted(step(frontier, paths.keys()), key=lambda m: (m[1], m[0], m[2])):
             if dst in paths or src not in paths:
                 continue
             paths[dst] = [*paths[src], edge]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ class MemoryGraphStore:
     def _step(self, relation_types: Sequence[str] | None) -> StepFn:
         g = self.state.graph
 
-        def step(frontier: list[str]) -> list[tuple[str, str, str]]:
+        def step(frontier: list[str], seen: Collection[str]) -> list[tuple[str, str, str]]:
             if relation_types is not None and not relation_types:
                 return []
             flt = g.edge_filter(relation_types=list(relation_types) if relation_types else None)

@@ -12,7 +12,7 @@ drop everything, and translates its driver's errors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from cef.model import Edge, Node
@@ -56,9 +56,13 @@ Q_EDGES_UPSERT = (
 Q_EDGES_DELETE = "UNWIND $ids AS i MATCH ()-[r:CEF_EDGE {id: i}]->() DELETE r"
 Q_NODES_DELETE = "UNWIND $ids AS i MATCH (n:CefNode {id: i}) DETACH DELETE n"
 Q_NODES_EXISTING = "UNWIND $ids AS i MATCH (n:CefNode {id: i}) RETURN n.id"
+#: one row per newly reached node: the move with the smallest edge id (the walk's choice)
 Q_STEP = (
-    "UNWIND $frontier AS fid MATCH (a:CefNode {id: fid})-[r:CEF_EDGE]-(b:CefNode) "
-    "WHERE $rels IS NULL OR r.rel IN $rels RETURN a.id, r.id, b.id"
+    "UNWIND $frontier AS fid MATCH (a:CefNode {id: fid})-[r:CEF_EDGE]-(b) "
+    "WHERE ($rels IS NULL OR r.rel IN $rels) AND NOT b.id IN $seen "
+    "WITH b.id AS bid, collect([r.id, a.id]) AS moves "
+    "WITH bid, reduce(best = head(moves), m IN moves | CASE WHEN m[0] < best[0] THEN m ELSE best END) AS best "
+    "RETURN best[1], best[0], bid"
 )
 Q_MARKER = "MATCH (m:CefMeta {key: 'sync'}) RETURN m.seq"
 Q_MARK = "MERGE (m:CefMeta {key: 'sync'}) SET m.seq = $after"
@@ -151,8 +155,8 @@ class CypherGraphStore:
     def _step(self, relation_types: Sequence[str] | None) -> Any:
         rels = list(relation_types) if relation_types is not None else None
 
-        def step(frontier: list[str]) -> list[tuple[str, str, str]]:
-            rows = self._run(Q_STEP, {"frontier": frontier, "rels": rels})
+        def step(frontier: list[str], seen: Collection[str]) -> list[tuple[str, str, str]]:
+            rows = self._run(Q_STEP, {"frontier": frontier, "rels": rels, "seen": list(seen)})
             return [(r[0], r[1], r[2]) for r in rows]
 
         return step

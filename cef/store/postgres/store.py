@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -548,12 +548,17 @@ class PostgresStore:
     def _step(self, relation_types: Sequence[str] | None) -> Any:
         rels = list(relation_types) if relation_types is not None else None
 
-        def step(frontier: list[str]) -> list[tuple[str, str, str]]:
+        def step(frontier: list[str], seen: Collection[str]) -> list[tuple[str, str, str]]:
+            # one row per newly reached node: its move with the smallest edge id (code point order)
             rows = self._query(
-                "SELECT src, id, dst FROM cef_edges WHERE src = ANY(%(f)s) AND (%(r)s::text[] IS NULL OR rel = ANY(%(r)s)) "
+                "SELECT DISTINCT ON (m.dst) m.src, m.id, m.dst FROM ("
+                "SELECT src, id, dst FROM cef_edges WHERE src = ANY(%(f)s) "
+                "AND (%(r)s::text[] IS NULL OR rel = ANY(%(r)s)) "
                 "UNION ALL "
-                "SELECT dst, id, src FROM cef_edges WHERE dst = ANY(%(f)s) AND (%(r)s::text[] IS NULL OR rel = ANY(%(r)s))",
-                {"f": frontier, "r": rels},
+                "SELECT dst, id, src FROM cef_edges WHERE dst = ANY(%(f)s) "
+                "AND (%(r)s::text[] IS NULL OR rel = ANY(%(r)s))"
+                ') m WHERE NOT (m.dst = ANY(%(seen)s)) ORDER BY m.dst, m.id COLLATE "C", m.src COLLATE "C"',
+                {"f": frontier, "r": rels, "seen": list(seen)},
             )
             return [(a, b, c) for a, b, c in rows]
 

@@ -13,6 +13,7 @@ terms found in more than :data:`MAX_DF_SHARE` of the documents are dropped
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import struct
@@ -32,9 +33,11 @@ B = 0.75
 
 def tokens(text: str) -> list[str]:
     """The terms of a text in order (lower case, diacritics removed, letters and digits)."""
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return [t for t in _TOKEN.findall(folded) if len(t.encode()) <= MAX_LEXEME]
+    low = text.lower()
+    if not low.isascii():
+        low = "".join(ch for ch in unicodedata.normalize("NFKD", low) if not unicodedata.combining(ch))
+        return [t for t in _TOKEN.findall(low) if len(t.encode()) <= MAX_LEXEME]
+    return [t for t in _TOKEN.findall(low) if len(t) <= MAX_LEXEME]
 
 
 def query_terms(text: str, max_terms: int = 64) -> list[str]:
@@ -59,13 +62,20 @@ class TsVector:
 
     def to_binary(self) -> bytes:
         # tsvectorrecv: int32 count; per lexeme: NUL-terminated UTF-8, int16 npos, int16 positions (weight D = 0)
-        lexemes = sorted(self.positions, key=lambda w: w.encode())
-        out = [struct.pack("!i", len(lexemes))]
-        for w in lexemes:
+        out = [struct.pack("!i", len(self.positions))]
+        for w in sorted(self.positions):
             p = self.positions[w]
-            out.append(w.encode() + b"\0")
-            out.append(struct.pack(f"!h{len(p)}H", len(p), *p))
+            out.append(_lexeme(w))
+            out.append(_ONE[p[0]] if len(p) == 1 else struct.pack(f"!h{len(p)}H", len(p), *p))
         return b"".join(out)
+
+
+_ONE = [struct.pack("!hH", 1, i) for i in range(MAX_POS + 1)]
+
+
+@functools.lru_cache(maxsize=200_000)
+def _lexeme(w: str) -> bytes:
+    return w.encode() + b"\0"
 
 
 def register_tsvector(conn: Any) -> None:

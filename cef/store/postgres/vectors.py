@@ -83,9 +83,9 @@ class PgVectorIndex:
                 "SELECT pg_advisory_xact_lock(%s, %s)", (migrations.LOCK_NAMESPACE, migrations.LOCK_DDL)
             )
             conn.execute(
-                sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (({}) vector_cosine_ops)").format(
-                    name, table, typed
-                )
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (({}) vector_cosine_ops) WITH (m = 16, ef_construction = 32)"
+                ).format(name, table, typed)
             )
 
     def _query(self, q: np.ndarray) -> np.ndarray:
