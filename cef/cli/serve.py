@@ -99,6 +99,12 @@ def mcp(
             if transport is Transport.stdio:
                 anyio.run(server.serve_stdio)
             else:
+                if not settings.auth_enabled:
+                    err_console.print(
+                        "[bold red]WARNING: no API keys configured (CEF_API_KEYS): the MCP endpoint"
+                        + (", including its write tools," if server.writable else "")
+                        + f" is open to anyone who can reach {settings.host}:{settings.port}.[/]"
+                    )
                 err_console.print(
                     f"cef MCP server on http://{settings.host}:{settings.port}{path} "
                     f"({'read-write' if server.writable else 'read-only'})"

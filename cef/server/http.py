@@ -11,7 +11,6 @@ a client's mistake is a 4xx, never a 500. The OpenAPI spec is at ``/openapi.json
 
 # no `from __future__ import annotations`: FastAPI reads the route annotations at runtime
 
-import hmac
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -30,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, NotFoundError
 from cef.model import Batch, Chunk, Edge, Node, SearchResult
+from cef.server.auth import API_KEY_HEADER, KeyRing
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.schema import GraphSchema
@@ -40,8 +40,6 @@ from cef.server.tools import format_validation_error, input_models
 log = logging.getLogger(__name__)
 
 __all__ = ["ApiError", "ApiKeyAuth", "create_app"]
-
-API_KEY_HEADER = "X-API-Key"
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text}
@@ -75,42 +73,23 @@ class ApiError(Exception):
 
 
 class ApiKeyAuth:
-    """API keys with read/write scopes, compared in constant time."""
+    """The key ring as FastAPI dependencies (the header is declared in the OpenAPI spec)."""
 
     def __init__(self, keys: dict[str, Scope]) -> None:
-        self._keys = [(k.encode(), scope) for k, scope in keys.items()]
+        self.ring = KeyRing(keys)
         self.header = APIKeyHeader(
             name=API_KEY_HEADER, auto_error=False, description="an API key with read (or write) scope"
         )
 
     @property
     def enabled(self) -> bool:
-        return bool(self._keys)
+        return self.ring.enabled
 
-    def scope_of(self, presented: str | None) -> Scope | None:
-        if presented is None:
-            return None
-        given = presented.encode("utf-8", "surrogateescape")
-        found: Scope | None = None
-        for key, scope in self._keys:  # no early exit: every key is compared
-            if hmac.compare_digest(given, key):
-                found = scope
-        return found
-
-    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, Scope]]:
-        async def check(key: Annotated[str | None, Security(self.header)] = None) -> Scope:
-            if key is None or key == "":
-                raise ApiError(
-                    401, "unauthorized", f"missing API key: send it in the {API_KEY_HEADER} header"
-                )
-            scope = self.scope_of(key)
-            if scope is None:
-                raise ApiError(401, "unauthorized", "unknown API key")
-            if needed == "write" and scope != "write":
-                raise ApiError(
-                    403, "forbidden", "this API key has read scope; writing needs a key with write scope"
-                )
-            return scope
+    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, None]]:
+        async def check(key: Annotated[str | None, Security(self.header)] = None) -> None:
+            denied = self.ring.check(key, needed)
+            if denied is not None:
+                raise ApiError(denied.status, denied.kind, denied.message)
 
         return check
 

@@ -28,10 +28,13 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError
+from cef.server.auth import API_KEY_HEADER, KeyRing
+from cef.server.errors import body
 from cef.server.schema import SchemaTracker
 from cef.server.service import CefService
 from cef.server.settings import ServerSettings
@@ -39,7 +42,7 @@ from cef.server.tools import tool_definitions, tool_spec
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CefMcpServer"]
+__all__ = ["CefMcpServer", "RequireApiKey"]
 
 INSTRUCTIONS = (
     "cef is a knowledge base: a graph of typed nodes and relations with linked text passages. "
@@ -83,6 +86,7 @@ class CefMcpServer:
         self.settings = settings or ServerSettings()
         self.writable = self.settings.writable if writable is None else writable
         self.service = service or CefService(kb, self.settings)
+        self.keys = KeyRing(self.settings.api_keys)
         self.tracker = SchemaTracker(kb, samples=self.settings.schema_samples)
         self.tracker.attach()
         self._tools: tuple[str, list[types.Tool]] | None = None
@@ -126,6 +130,11 @@ class CefMcpServer:
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
+        spec = tool_spec(name)
+        if spec is not None and spec.write:
+            denied = self._write_denied(ctx)
+            if denied is not None:
+                return _error(denied)
         try:
             result = await self.service.call_tool(name, params.arguments, writable=self.writable)
         except CefError as exc:
@@ -134,7 +143,6 @@ class CefMcpServer:
         except Exception as exc:  # a bug must still come back as a tool error, not a dropped connection
             log.exception("tool %s crashed", name)
             return _error(f"internal error in {name}: {type(exc).__name__}: {exc}")
-        spec = tool_spec(name)
         if spec is not None and spec.write:
             try:
                 changed = await self.service.run(self.tracker.refresh)
@@ -148,6 +156,14 @@ class CefMcpServer:
             content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
             structured_content=payload,
         )
+
+    def _write_denied(self, ctx: Any) -> str | None:
+        """Over HTTP with API keys, a write tool needs a key with write scope (stdio needs none)."""
+        request = getattr(ctx, "request", None)
+        if not self.keys.enabled or request is None or not self.writable:
+            return None
+        denied = self.keys.check(request.headers.get(API_KEY_HEADER), "write")
+        return denied.message if denied is not None else None
 
     # ------------------------------------------------------------- notifications
     async def _on_initialized(self, ctx: Any, params: types.NotificationParams) -> None:
@@ -195,9 +211,10 @@ class CefMcpServer:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, *, path: str = "/mcp") -> Starlette:
-        """A Starlette app serving streamable HTTP at ``path``."""
-        return self.server.streamable_http_app(streamable_http_path=path, host=self.settings.host)
+    def http_app(self, *, path: str = "/mcp") -> ASGIApp:
+        """The ASGI app serving streamable HTTP at ``path`` (behind the API keys, when there are any)."""
+        app: ASGIApp = self.server.streamable_http_app(streamable_http_path=path, host=self.settings.host)
+        return RequireApiKey(app, self.keys) if self.keys.enabled else app
 
     async def serve_http(self, *, path: str = "/mcp") -> None:
         """Serve streamable HTTP on the settings' host and port until cancelled."""
@@ -207,6 +224,24 @@ class CefMcpServer:
             self.http_app(path=path), host=self.settings.host, port=self.settings.port, log_level="warning"
         )
         await uvicorn.Server(config).serve()
+
+
+class RequireApiKey:
+    """ASGI middleware: every HTTP request needs a key with read scope (write tools check for write)."""
+
+    def __init__(self, app: ASGIApp, keys: KeyRing) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            presented = dict(scope.get("headers") or []).get(API_KEY_HEADER.lower().encode())
+            denied = self.keys.check(presented, "read")
+            if denied is not None:
+                response = JSONResponse(body(denied.kind, denied.message), status_code=denied.status)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 import cef
 from cef import Node
@@ -71,7 +73,15 @@ class Client:
 
 
 @asynccontextmanager
-async def connect(transport: str, db: Path, log: Path, *, writable: bool = False) -> AsyncIterator[Client]:
+async def connect(
+    transport: str,
+    db: Path,
+    log: Path,
+    *,
+    writable: bool = False,
+    env: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> AsyncIterator[Client]:
     args = [
         "serve",
         "mcp",
@@ -81,7 +91,7 @@ async def connect(transport: str, db: Path, log: Path, *, writable: bool = False
         "none",
         "--writable" if writable else "--read-only",
     ]
-    env = {**os.environ, "CEF_SCHEMA_POLL_SECONDS": "0.2"}
+    env = {**os.environ, "CEF_SCHEMA_POLL_SECONDS": "0.2", **(env or {})}
     inbox: list[Any] = []
 
     async def collect(message: Any) -> None:
@@ -111,7 +121,8 @@ async def connect(transport: str, db: Path, log: Path, *, writable: bool = False
                     assert time.monotonic() < deadline, "the MCP HTTP server did not start"
                     await anyio.sleep(0.1)
             async with (
-                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+                create_mcp_http_client(headers=headers) as http,
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write),
                 ClientSession(read, write, message_handler=collect) as session,
             ):
                 yield Client(session, inbox, await session.initialize())
@@ -125,9 +136,11 @@ def run(clinical_db: Path, tmp_path: Path) -> Iterator[Callable[..., None]]:
     """run(transport, test, writable=False): connect a client and run ``await test(client)``."""
     log = tmp_path / "server.log"
 
-    def runner(transport: str, test: Callable[[Client], Awaitable[None]], *, writable: bool = False) -> None:
+    def runner(
+        transport: str, test: Callable[[Client], Awaitable[None]], *, writable: bool = False, **kw: Any
+    ) -> None:
         async def main() -> None:
-            async with connect(transport, clinical_db, log, writable=writable) as client:
+            async with connect(transport, clinical_db, log, writable=writable, **kw) as client:
                 await test(client)
 
         try:
@@ -329,3 +342,49 @@ def test_cef_tools_prints_what_the_server_lists(run: Callable[..., None], clinic
             assert got["annotations"] == want["annotations"]
 
     run("stdio", test, writable=True)
+
+
+MCP_KEYS = {"CEF_API_KEYS": "mcp-reader-key:read,mcp-writer-key:write"}
+
+
+def test_http_api_keys_guard_the_endpoint_and_the_write_tools(run: Callable[..., None]) -> None:
+    async def as_reader(c: Client) -> None:
+        assert (await c.ok("search_memory", {"query": "warfarin"}))["results"]
+        denied = await c.call("index_nodes", {"nodes": [{"id": "x1", "label": "X"}]})
+        assert denied.is_error
+        text = denied.content[0].text if isinstance(denied.content[0], types.TextContent) else ""
+        assert "write scope" in text
+
+    async def as_writer(c: Client) -> None:
+        assert (await c.ok("index_nodes", {"nodes": [{"id": "x1", "label": "X"}]}))["nodes"] == 1
+
+    run("http", as_reader, writable=True, env=MCP_KEYS, headers={"X-API-Key": "mcp-reader-key"})
+    run("http", as_writer, writable=True, env=MCP_KEYS, headers={"X-API-Key": "mcp-writer-key"})
+
+
+def test_http_without_a_key_is_refused(tmp_path: Path, clinical_db: Path) -> None:
+    port = free_port()
+    env = {**os.environ, **MCP_KEYS}
+    with (tmp_path / "server.log").open("w") as out:
+        proc = subprocess.Popen(
+            [CEF, "serve", "mcp", "--db", str(clinical_db), "--embedder", "none", "--transport", "http",
+             "--port", str(port)],
+            env=env, stdout=out, stderr=out,
+        )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        assert r.status_code == 401
+        assert r.json()["error"] == "unauthorized" and "X-API-Key" in r.json()["message"]
+        wrong = httpx.post(url, json={}, headers={"X-API-Key": "mcp-reader-kez"}, timeout=5)
+        assert wrong.status_code == 401 and wrong.json()["message"] == "unknown API key"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
