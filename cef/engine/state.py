@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,7 @@ class EngineState:
         if vectors is not None and vectors.mirror is not None:
             self.mirrors.append(vectors.mirror)
         self._stale_mirrors: list[Mirror] = []
+        self._mirror_retry_at = 0.0
         dim = embedder.dim if embedder is not None else int(store.get_meta("embedding.dim") or 384)
         self.node_vectors: VectorIndex = vectors.index("node", dim) if vectors else ExactVectorIndex(dim)
         self.chunk_vectors: VectorIndex = vectors.index("chunk", dim) if vectors else ExactVectorIndex(dim)
@@ -199,7 +201,7 @@ class EngineState:
     def sync(self) -> None:
         """Replay commits made by other processes since we last looked."""
         with self.lock:
-            if self._stale_mirrors:
+            if self._stale_mirrors and time.monotonic() >= self._mirror_retry_at:
                 self._retry_mirrors()
             dv = self.store.data_version()
             if dv == self._data_version:
@@ -269,6 +271,9 @@ class EngineState:
             yield
 
     # ------------------------------------------------------------- mirrors
+    #: a failed mirror is retried (from its marker) on the first read or write after this many seconds
+    MIRROR_RETRY_SECONDS = 5.0
+
     def _mirror(self, writes: WriteSet, before: int, after: int) -> None:
         for mirror in self.mirrors:
             if mirror in self._stale_mirrors:
@@ -279,6 +284,7 @@ class EngineState:
             except Exception:  # the record store has the write; the mirror catches up later
                 log.exception("mirror %r failed; it will catch up from the change feed", mirror)
                 self._stale_mirrors.append(mirror)
+                self._mirror_retry_at = time.monotonic() + self.MIRROR_RETRY_SECONDS
 
     def _retry_mirrors(self) -> None:
         stale, self._stale_mirrors = self._stale_mirrors, []
@@ -288,6 +294,7 @@ class EngineState:
             except Exception:
                 log.exception("mirror %r is still failing", mirror)
                 self._stale_mirrors.append(mirror)
+                self._mirror_retry_at = time.monotonic() + self.MIRROR_RETRY_SECONDS
 
     def _catch_up(self, mirror: Mirror) -> None:
         """Bring a mirror to the store's current seq: replay the feed from its marker, else rebuild it."""
