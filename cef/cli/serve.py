@@ -52,6 +52,21 @@ def load_settings(**overrides: Any) -> Any:
         raise typer.Exit(2) from None
 
 
+def _need(module: str, attr: str | None, what: str, extra: str) -> Any:
+    """Import an optional front door; a missing dependency names the extra to install."""
+    import importlib
+
+    from cef.errors import MissingExtraError
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("cef"):
+            raise
+        raise MissingExtraError(what, extra, exc.name or module) from None
+    return getattr(mod, attr) if attr else mod
+
+
 def _open(settings: Any) -> Any:
     from cef.engine.kb import open_kb
 
@@ -89,10 +104,9 @@ def mcp(
     """
     import anyio
 
-    from cef.server.mcp import CefMcpServer
-
     settings = load_settings(db=db, embedder=embedder, host=host, port=port, writable=writable)
     with cli_errors():
+        CefMcpServer = _need("cef.server.mcp", "CefMcpServer", "cef serve mcp", "mcp")
         kb = _open(settings)
         server = CefMcpServer(kb, settings)
         try:
@@ -132,10 +146,6 @@ def http(
 
     Example:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --port 8080
     """
-    import uvicorn
-
-    from cef.server.http import create_app
-
     settings = load_settings(db=db, embedder=embedder, host=host, port=port)
     if not settings.auth_enabled:
         loopback = settings.host in ("127.0.0.1", "localhost", "::1")
@@ -145,6 +155,8 @@ def http(
             + ("" if loopback else " [bold red]It listens on a non-loopback address.[/]")
         )
     with cli_errors():
+        create_app = _need("cef.server.http", "create_app", "cef serve http", "server")
+        uvicorn = _need("uvicorn", None, "cef serve http", "server")
         kb = _open(settings)
         try:
             app = create_app(kb, settings)
