@@ -222,6 +222,7 @@ class Run:
     errors: int
     seconds: float
     latencies: list[float]
+    timed_out: int = 0
 
     @property
     def rps(self) -> float:
@@ -237,6 +238,7 @@ class Run:
 async def load(url: str, queries: list[str], concurrency: int, duration: float, depth: int) -> Run:
     latencies: list[float] = []
     errors = 0
+    timed_out = 0
     counter = 0
     stop = time.perf_counter() + duration
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -245,7 +247,7 @@ async def load(url: str, queries: list[str], concurrency: int, duration: float, 
     ) as client:
 
         async def worker() -> None:
-            nonlocal errors, counter
+            nonlocal errors, counter, timed_out
             while time.perf_counter() < stop:
                 q = queries[counter % len(queries)]
                 counter += 1
@@ -253,13 +255,14 @@ async def load(url: str, queries: list[str], concurrency: int, duration: float, 
                 r = await client.post("/api/v1/search", json={"query": q, "limit": 10, "graph_depth": depth})
                 if r.status_code == 200:
                     latencies.append(time.perf_counter() - t)
+                    timed_out += b'"timed_out":true' in r.content
                 else:
                     errors += 1
 
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         seconds = time.perf_counter() - t0
-    return Run(len(latencies) + errors, errors, seconds, latencies)
+    return Run(len(latencies) + errors, errors, seconds, latencies, timed_out)
 
 
 def measure(
@@ -282,6 +285,7 @@ def measure(
                         f"{run.pct(95):.1f}",
                         f"{run.pct(99):.1f}",
                         str(run.errors),
+                        str(run.timed_out),
                         f"{rss_mb(server.proc.pid):.0f}",
                     ]
                 )
@@ -306,7 +310,7 @@ def main() -> None:
     print(
         f"cef REST search benchmark on {os.cpu_count()} cores (client and server share them); load {load1:.1f}"
     )
-    print("  graph | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | server RSS MB")
+    print("  graph | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out | server RSS MB")
     try:
         clinical = work / "clinical.db"
         build_clinical(clinical)
@@ -320,7 +324,9 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
     print()
-    header = ["graph", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "server RSS MB"]
+    header = [
+        "graph", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out", "server RSS MB"
+    ]  # fmt: skip
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:
