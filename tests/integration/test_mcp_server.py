@@ -28,6 +28,8 @@ from tests.conftest import clinical_batch
 CEF = str(Path(sys.executable).parent / "cef")
 TRANSPORTS = ["stdio", "http"]
 
+pytestmark = pytest.mark.slow  # each test starts a server process
+
 
 def free_port() -> int:
     with socket.socket() as s:
