@@ -93,14 +93,19 @@ LOCK_WRITE = 2
 LOCK_DDL = 3
 
 
-def migrate(conn: Any) -> list[int]:
-    """Apply every pending migration in one transaction; returns the versions applied.
+def migrate(conn: Any, schema: str = "public") -> list[int]:
+    """Create ``schema`` if needed and apply every pending migration in one transaction.
 
-    ``conn`` is a psycopg connection in autocommit mode whose ``search_path``
-    names cef's schema first.
+    ``conn`` is a psycopg connection in autocommit mode; it is left with
+    ``search_path`` set to the schema (then ``public``). Returns the versions applied.
     """
+    from psycopg import sql
+
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_MIGRATE))
+        if schema != "public":
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema)))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS cef_schema_migrations("
             "version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"

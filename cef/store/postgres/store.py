@@ -85,12 +85,7 @@ class PostgresStore:
         self._vector_store: Any = None
         try:
             with pg.connect(self.dsn, autocommit=True, connect_timeout=int(timeout)) as conn:
-                if self.schema != "public":
-                    conn.execute(
-                        sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
-                    )
-                conn.execute(self._search_path)
-                applied = migrations.migrate(conn)
+                applied = migrations.migrate(conn, self.schema)
                 if applied:
                     log.info("PostgreSQL schema %s: applied migrations %s", self.schema, applied)
             self._pool = ConnectionPool(
