@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp
 import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -390,3 +391,49 @@ def test_http_without_a_key_is_refused(tmp_path: Path, clinical_db: Path) -> Non
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_modern_protocol_client_listens_for_tool_changes(
+    transport: str, clinical_db: Path, tmp_path: Path
+) -> None:
+    """mcp.Client negotiates the 2026-07-28 protocol (server/discover) and subscribes with subscriptions/listen."""
+    args = ["serve", "mcp", "--db", str(clinical_db), "--embedder", "none", "--writable"]
+    proc: subprocess.Popen[bytes] | None = None
+    if transport == "stdio":
+        target: Any = StdioServerParameters(command=CEF, args=args, env=dict(os.environ))
+    else:
+        port = free_port()
+        proc = subprocess.Popen(
+            [CEF, *args, "--transport", "http", "--port", str(port)], stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        target = f"http://127.0.0.1:{port}/mcp"
+
+    async def main() -> None:
+        async with mcp.Client(target) as client:
+            assert client.session.protocol_version == "2026-07-28"
+            async with client.listen(tools_list_changed=True) as sub:
+                assert sub.honored.tools_list_changed
+                result = await client.call_tool("index_nodes", {"nodes": [{"id": "z1", "label": "Zebra"}]})
+                assert not result.is_error
+                with anyio.fail_after(10):
+                    async for event in sub:
+                        assert type(event).__name__ == "ToolsListChanged"
+                        break
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "- Zebra" in (tools["retrieve_knowledge"].description or "")
+
+    try:
+        anyio.run(main)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
