@@ -130,6 +130,7 @@ def make(name: str, tmp: Path, servers: dict[str, Any]) -> Deployment:
         assert gs is not None and hasattr(gs, "reset")
         gs.reset()
         dep.close()
-        Path(db).unlink()
+        for suffix in ("", "-wal", "-shm"):
+            Path(db + suffix).unlink(missing_ok=True)
         return dep
     raise ValueError(name)
