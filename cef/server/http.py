@@ -142,6 +142,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await svc.warm_up()
         yield
         svc.close()
 

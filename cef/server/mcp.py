@@ -197,6 +197,7 @@ class CefMcpServer:
     @asynccontextmanager
     async def _lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         await self.service.run(self.tracker.refresh)  # the schema the first tools/list shows
+        await self.service.warm_up()
         async with anyio.create_task_group() as tg:
             if self.settings.schema_poll_seconds > 0:
                 tg.start_soon(self._poll_schema)

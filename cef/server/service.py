@@ -155,6 +155,16 @@ class CefService:
     def _on_write(self, writes: WriteSet) -> None:
         self.cache.clear()
 
+    async def warm_up(self) -> None:
+        """Run one small retrieval so the first client does not pay one-time costs (loading the
+        embedding model, lazy imports, first index builds) inside its time limit. Failures are logged."""
+        t0 = time.perf_counter()
+        try:
+            await self.run(lambda: self.kb.retrieve(GraphQuery(query="warm up", top_k=1, min_results=0)))
+        except Exception:
+            log.warning("warm-up retrieval failed", exc_info=True)
+        log.info("warm-up took %.0f ms", (time.perf_counter() - t0) * 1000)
+
     # ----------------------------------------------------------- limits
     def check_text(self, text: str, what: str = "query") -> None:
         limit = self.settings.max_query_length
@@ -194,7 +204,10 @@ class CefService:
     def _stamp(self) -> Hashable:
         return (self.kb.state.seq, self.kb.store.data_version())
 
-    async def _cached(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+    async def _cached(
+        self, key: Hashable, compute: Callable[[], Awaitable[T]], keep: Callable[[T], bool] = lambda _: True
+    ) -> tuple[T, bool]:
+        """``compute()``, or its cached value; a value ``keep`` refuses (a degraded answer) is not cached."""
         if not self.cache.enabled:
             return await compute(), False
         stamp = await self.run(self._stamp)
@@ -202,7 +215,8 @@ class CefService:
         if hit is not None:
             return hit, True
         value = await compute()
-        self.cache.put(key, stamp, value)
+        if keep(value):
+            self.cache.put(key, stamp, value)
         return value, False
 
     async def _retrieve(self, q: GraphQuery) -> tuple[SearchResult, bool]:
@@ -262,7 +276,9 @@ class CefService:
         async def compute() -> SearchResult:
             return (await self._retrieve(q))[0]
 
-        result, cached = await self._cached(("retrieve", q.model_dump_json()), compute)
+        result, cached = await self._cached(
+            ("retrieve", q.model_dump_json()), compute, keep=lambda r: not r.metadata.get("timed_out")
+        )
         if cached:
             result = result.model_copy(update={"metadata": {**result.metadata, "cached": True}})
         return result
@@ -363,7 +379,9 @@ class CefService:
 
             return await self.run(build)
 
-        response, cached = await self._cached(key, compute)
+        response, cached = await self._cached(
+            key, compute, keep=lambda r: not r.exploration_summary.timed_out
+        )
         return response.model_copy(update={"cached": True}) if cached else response
 
     async def provide_context(self, request: BaseModel) -> BaseModel:

@@ -22,7 +22,8 @@ from cef.server.tools import RetrieveContextInput, SearchMemoryInput
 
 
 def make(kb: cef.KnowledgeBase, **settings: Any) -> CefService:
-    return CefService(kb, ServerSettings(**settings), context=False)
+    # no time limit unless a test sets one: a first retrieval in a process pays one-time costs
+    return CefService(kb, ServerSettings(**{"graph_timeout_ms": 0, **settings}), context=False)
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def slow_graph_exploration(seconds: float) -> Iterator[None]:
 
 
 def test_graph_time_limit_falls_back_to_vector_search(clinical_kb: cef.KnowledgeBase) -> None:
-    svc = make(clinical_kb, graph_timeout_ms=100, cache_ttl_seconds=0)
+    svc = make(clinical_kb, graph_timeout_ms=100)
     with slow_graph_exploration(0.5):
         t0 = time.perf_counter()
         r = search(svc, query="Which medications interact with warfarin?")
@@ -231,6 +232,7 @@ def test_graph_time_limit_falls_back_to_vector_search(clinical_kb: cef.Knowledge
     assert r.results
     assert elapsed >= 0.5  # the abandoned exploration still held the engine until it finished
     normal = search(svc, query="Which medications interact with warfarin?")
+    assert not normal.cached  # a degraded (timed-out) answer is never cached
     assert not normal.exploration_summary.timed_out
     assert normal.exploration_summary.strategy.value == "hybrid"
 
