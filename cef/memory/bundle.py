@@ -54,7 +54,7 @@ QUOTAS: dict[str, float] = {
     "supporting": 0.2,
 }
 #: the order sections are offered room in
-PRIORITY: tuple[Section, ...] = ("core_facts", "conflicts", "beliefs", "temporal", "supporting")
+PRIORITY: tuple[Section, ...] = ("core_facts", "conflicts", "beliefs", "supporting", "temporal")
 JOIN_SLACK = 2
 
 
@@ -444,18 +444,19 @@ class ContextBundle(_Model):
             packed = _Packed("", 0, empty, len(self._candidates))
             self._packed[fmt.value] = packed
             return packed
-        by_section: dict[Section, list[_Model]] = {s: [] for s in SECTIONS}
-        for section, item in self._candidates:
-            by_section[section].append(item)
-        chosen: dict[Section, list[tuple[_Model, str]]] = {s: [] for s in SECTIONS}
+        by_section: dict[Section, list[tuple[int, _Model]]] = {s: [] for s in SECTIONS}
+        for index, (section, item) in enumerate(self._candidates):
+            by_section[section].append((index, item))
+        # per section: (candidate index, item as placed, fragment); rendered in candidate order
+        chosen: dict[Section, list[tuple[int, _Model, str]]] = {s: [] for s in SECTIONS}
         section_used: dict[Section, int] = dict.fromkeys(SECTIONS, 0)
-        order: list[tuple[Section, int]] = []  # (section, index in chosen) in the order items were added
-        waiting: list[tuple[Section, _Model]] = []
+        added: list[tuple[Section, int]] = []  # (section, candidate index) in the order items went in
+        waiting: list[tuple[Section, int, _Model]] = []
         shortened = 0
         for passes, quota in ((0, True), (1, False)):
-            todo = [(s, it) for s in PRIORITY for it in by_section[s]] if passes == 0 else waiting
+            todo = [(s, i, it) for s in PRIORITY for i, it in by_section[s]] if passes == 0 else waiting
             waiting = []
-            for section, item in todo:
+            for section, index, item in todo:
                 opening = (
                     0
                     if chosen[section]
@@ -477,26 +478,30 @@ class ContextBundle(_Model):
                                 fitted = (smaller, f2, c2)
                                 break
                     if fitted is None:
-                        waiting.append((section, item))
+                        waiting.append((section, index, item))
                         continue
                     item, frag, cost = fitted
                     shortened += 1
-                chosen[section].append((item, frag))
-                order.append((section, len(chosen[section]) - 1))
+                chosen[section].append((index, item, frag))
+                added.append((section, index))
                 used += cost
                 section_used[section] += cost
 
         def text_of() -> str:
-            return r.compose(meta, {s: [f for _, f in chosen[s]] for s in SECTIONS})
+            return r.compose(
+                meta, {s: [f for _, _, f in sorted(chosen[s], key=lambda x: x[0])] for s in SECTIONS}
+            )
 
         text = text_of()
         tokens = counter.count(text)
-        while tokens > budget and order:  # a join counted more than its parts: drop the last items
-            section, _ = order.pop()
-            chosen[section].pop()
+        while tokens > budget and added:  # a join counted more than its parts: drop the last items
+            section, index = added.pop()
+            chosen[section] = [x for x in chosen[section] if x[0] != index]
             text = text_of()
             tokens = counter.count(text)
-        selected = {s: [it for it, _ in chosen[s]] for s in SECTIONS}
+        for sec in SECTIONS:
+            chosen[sec].sort(key=lambda x: x[0])
+        selected = {s: [it for _, it, _ in chosen[s]] for s in SECTIONS}
         dropped = len(self._candidates) - sum(len(v) for v in selected.values()) + shortened
         packed = _Packed(text, tokens, selected, dropped)
         self._packed[fmt.value] = packed

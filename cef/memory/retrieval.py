@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -63,6 +63,13 @@ HOP_DECAY = 0.7
 UNNAMED_RELATION = 0.5
 #: a node of a type the question does not name keeps this share (named: 1)
 UNNAMED_TYPE = 0.8
+#: neighbour priority × clip(SIM_BASE + SIM_SLOPE × cosine(question, neighbour), SIM_BASE, 1)
+SIM_BASE = 0.4
+SIM_SLOPE = 1.2
+#: final score factor of facts whose type the question names
+HINTED_TYPE_BOOST = 1.5
+#: share of a contained node's score its container gains (a file defining relevant functions)
+CONTAINER_SHARE = 0.3
 #: most neighbours of one node offered to the queue (hubs)
 FANOUT = 48
 #: a node-vector match below this cosine is not an anchor
@@ -71,8 +78,10 @@ MIN_VECTOR = 0.3
 CORE_SHARE = 0.35
 #: properties never shown in facts (bookkeeping)
 HIDDEN_PROPS = frozenset({"aliases", "usage", "source_document", "embedding"})
-MAX_RELATIONS_PER_FACT = 12
-EXCERPT_CHARS = 360
+MAX_RELATIONS_PER_FACT = 8
+#: relations shown under a node the question names
+MAX_RELATIONS_NAMED = 20
+EXCERPT_CHARS = 240
 _DEFAULT_WINDOW = timedelta(days=30)
 
 
@@ -310,6 +319,11 @@ def _anchors(run: _Run) -> list[_Reached]:
             if run.scope is not None and ch.scope is not None and ch.scope != run.scope:
                 continue
             add(ch.node_id, s, "passage")
+    # in the current state (or as of T), a node whose every fact has ended is history, not an anchor
+    if run.temporal.mode != "history":
+        for pos in [p for p, a in found.items() if a.anchor_how not in ("name", "synonym", "self")]:
+            if g.incident_edges(pos) and not len(g.step(np.array([pos], dtype=np.int64), run.flt)[0]):
+                del found[pos]
     # type-hinted anchors first among equals
     for a in found.values():
         if hinted and not any(reg.is_a(g.label_of(a.pos), t) for t in hinted):
@@ -343,22 +357,29 @@ def _node_vector_hits(run: _Run, vec: np.ndarray, k: int) -> list[tuple[str, flo
 
 
 # --------------------------------------------------------------- expansion
+def _relation_boosts(run: _Run) -> dict[str, float]:
+    """Relation name → how much the questions name it (0..1); an inverse name counts for its base."""
+    g = run.memory.kb.state.graph
+    boost: dict[str, float] = {}
+    for u in run.understandings:
+        for name, w in u.relation_hints.items():
+            boost[name] = max(boost.get(name, 0.0), w)
+    for name, rt in g.rel_types.items():
+        if rt.inverse and rt.inverse in boost:
+            boost[name] = max(boost.get(name, 0.0), boost[rt.inverse])
+    return boost
+
+
 def _expand(run: _Run, anchors: list[_Reached]) -> tuple[dict[int, _Reached], dict[int, tuple[int, int]]]:
     """Best-first expansion; returns reached nodes and every allowed edge seen (edge → (src, dst))."""
     memory = run.memory
-    g = memory.kb.state.graph
+    st = memory.kb.state
+    g = st.graph
     reg = memory.registry
     c = run.constraints
-    rel_boost: dict[str, float] = {}
-    hinted: set[str] = set()
-    for u in run.understandings:
-        hinted.update(u.type_hints)
-        for name, w in u.relation_hints.items():
-            rel_boost[name] = max(rel_boost.get(name, 0.0), w)
-    # inverse names boost their base relation
-    for name, rt in g.rel_types.items():
-        if rt.inverse and rt.inverse in rel_boost:
-            rel_boost[name] = max(rel_boost.get(name, 0.0), rel_boost[rt.inverse])
+    qvec = run.embed(run.query_text) if len(st.node_vectors) else None
+    rel_boost = _relation_boosts(run)
+    hinted = {t for u in run.understandings for t in u.type_hints}
     rel_codes = {name: g.relations.get(name) for name in g.relations.names}
     boost_by_code = np.ones(len(g.relations), dtype=np.float64)
     skip_by_code = np.zeros(len(g.relations), dtype=np.bool_)
@@ -403,6 +424,9 @@ def _expand(run: _Run, anchors: list[_Reached]) -> tuple[dict[int, _Reached], di
             (label_boost.get(int(x), 1.0) for x in tlabels), dtype=np.float64, count=len(tlabels)
         )
         prio = (-negp) * HOP_DECAY * g.e_conf.view[edges].astype(np.float64) * boost_by_code[codes] * tboost
+        if qvec is not None:  # meaning steers the walk: a neighbour unlike the question costs more
+            sims = st.node_vectors.similarities(qvec, [g.node_ids[t] for t in targets.tolist()])
+            prio *= np.clip(SIM_BASE + SIM_SLOPE * sims.astype(np.float64), SIM_BASE, 1.0)
         order = np.argsort(-prio, kind="stable")[:FANOUT]
         for i in order.tolist():
             t = int(targets[i])
@@ -443,14 +467,29 @@ def _assemble(
     c = run.constraints
     ids = [g.node_ids[p] for p in reached]
     nodes = {n.id: n for n in st.get_nodes(ids)}
-    # score: expansion priority × meaning × importance
+    # score: expansion priority (relations, types, meaning along the path) × importance
     qvec = run.embed(run.query_text)
-    sims = st.node_vectors.similarities(qvec, ids) if qvec is not None else np.zeros(len(ids))
     scores: dict[int, float] = {}
-    for (pos, r), sim in zip(reached.items(), sims.tolist(), strict=True):
+    for pos, r in reached.items():
         node = nodes.get(g.node_ids[pos])
         imp = importance(node.properties, node.updated, run.now) if node is not None else 0.5
-        scores[pos] = r.priority * (0.7 + 0.6 * max(sim, 0.0)) * (0.5 + imp)
+        scores[pos] = r.priority * (0.5 + imp)
+    # a container of relevant parts is relevant (a file that defines what the question is about)
+    bonus: dict[int, float] = {}
+    for e, (s, t) in edges_seen.items():
+        if s in reached and t in reached:
+            rt = g.rel_types.get(g.relations.names[int(g.e_rel[e])])
+            if rt is not None and rt.semantics.value == "CONTAINMENT" and rt.parent_end is not None:
+                parent, child = (s, t) if rt.parent_end == "source" else (t, s)
+                bonus[parent] = bonus.get(parent, 0.0) + CONTAINER_SHARE * scores[child]
+    for pos, extra in bonus.items():
+        scores[pos] += min(extra, scores[pos])
+    # the kinds of things the question asks for come first ("which files", "what medications")
+    hinted = {t for u in run.understandings for t in u.type_hints}
+    if hinted:
+        for pos in scores:
+            if any(reg.is_a(g.label_of(pos), t) for t in hinted):
+                scores[pos] *= HINTED_TYPE_BOOST
 
     fact_positions = [
         p for p in reached if reg.kind_of(g.label_of(p)) not in (NodeKind.BELIEF, NodeKind.OBSERVATION)
@@ -459,7 +498,9 @@ def _assemble(
     fact_positions.sort(key=lambda p: (-scores[p], g.node_ids[p]))
     in_facts = set(fact_positions)
 
-    # relations among the facts, attached to the better-scored end
+    # relations among the facts, attached to the better-scored end, named relations first
+    rel_boost = _relation_boosts(run)
+    asked = {name for name, w in rel_boost.items() if w >= 0.5}
     edge_list = [e for e, (s, t) in edges_seen.items() if s in in_facts and t in in_facts]
     records = {e.id: e for e in st.store.get_edges([g.edge_ids[e] for e in edge_list])}
     attached: dict[int, list[tuple[float, Relation]]] = {}
@@ -481,7 +522,8 @@ def _assemble(
             valid_to=rec.valid_to,
         )
         owner = s if scores[s] >= scores[t] else t
-        attached.setdefault(owner, []).append((scores[s] + scores[t], rel))
+        weight = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(rec.relation_type, 0.0))
+        attached.setdefault(owner, []).append(((scores[s] + scores[t]) * weight, rel))
 
     # passages for the top facts
     excerpts = _excerpts(run, [g.node_ids[p] for p in fact_positions[:15]], qvec)
@@ -493,7 +535,8 @@ def _assemble(
         if node is None:
             continue
         r = reached[p]
-        rels = [rel for _, rel in sorted(attached.get(p, []), key=lambda x: -x[0])][:MAX_RELATIONS_PER_FACT]
+        named = r.anchor_how in ("name", "synonym", "self")
+        rels = _diverse(attached.get(p, []), MAX_RELATIONS_NAMED if named else MAX_RELATIONS_PER_FACT, asked)
         kind = reg.kind_of(node.label)
         fact = Fact(
             node_id=node.id,
@@ -504,15 +547,16 @@ def _assemble(
             relations=rels,
             score=round(scores[p], 4),
             depth=r.depth,
-            path=_path(g, reached, p, nodes) if r.depth > 0 else None,
+            path=_path(g, reached, p, nodes) if r.depth > 1 else None,  # one hop shows as a relation
             excerpt=excerpts.get(node.id),
         )
-        section: Section = "core_facts" if (r.depth == 0 or scores[p] >= CORE_SHARE * best) else "supporting"
+        named = r.anchor_how in ("name", "synonym", "self")
+        section: Section = "core_facts" if (named or scores[p] >= CORE_SHARE * best) else "supporting"
         facts.append((section, fact))
 
     parents = {p: reached[p].parent for p in belief_positions}
     beliefs, conflicts = _beliefs(run, fact_positions, parents, nodes, scores)
-    temporal_ctx, changes = _temporal(run, fact_positions, nodes)
+    temporal_ctx, changes = _temporal(run, fact_positions, nodes, scores)
     candidates: list[tuple[Section, Any]] = list(facts)
     if c.include_beliefs:
         candidates.extend(("beliefs", b) for b in beliefs)
@@ -521,6 +565,27 @@ def _assemble(
     if c.include_temporal_context:
         candidates.extend(("temporal", x) for x in changes)
     return candidates, temporal_ctx, set(ids)
+
+
+def _diverse(
+    scored: list[tuple[float, Relation]], limit: int, asked: Collection[str] = frozenset()
+) -> list[Relation]:
+    """Up to ``limit`` relations: those the question names first, then round-robin across
+    relation types (best type first), so one busy relation does not hide the others."""
+    ranked = sorted(scored, key=lambda x: (-x[0], x[1].relation, x[1].target_name))
+    out = [rel for _, rel in ranked if rel.relation in asked][:limit]
+    groups: dict[str, list[tuple[float, Relation]]] = {}
+    for item in ranked:
+        if item[1].relation not in asked:
+            groups.setdefault(item[1].relation, []).append(item)
+    order = sorted(groups.values(), key=lambda grp: -grp[0][0])
+    i = 0
+    while len(out) < limit and any(i < len(grp) for grp in order):
+        for grp in order:
+            if i < len(grp) and len(out) < limit:
+                out.append(grp[i][1])
+        i += 1
+    return out
 
 
 _EDGE_HIDDEN = frozenset({"source_document", "superseded_at", "supersedes_edge", "version_of"})
@@ -659,7 +724,7 @@ def _beliefs(
 
 
 def _temporal(
-    run: _Run, fact_positions: list[int], nodes: dict[str, Node]
+    run: _Run, fact_positions: list[int], nodes: dict[str, Node], scores: dict[int, float]
 ) -> tuple[TemporalContext, list[TemporalChange]]:
     t = run.temporal
     ref = t.as_of if t.mode == "as_of" and t.as_of is not None else run.now
@@ -678,6 +743,14 @@ def _temporal(
         limit=60,
     )
     changes = [ch for ch in changes if ch.relation not in BELIEF_RELATIONS]
+    # the changes that touch the most relevant facts first, newest first among equals
+    relevance = {g.node_ids[p]: scores.get(p, 0.0) for p in fact_positions}
+    changes.sort(
+        key=lambda ch: (
+            -max(relevance.get(ch.source, 0.0), relevance.get(ch.target, 0.0)),
+            -ch.at.timestamp(),
+        )
+    )
     missing = [i for ch in changes for i in (ch.source, ch.target) if i not in nodes]
     if missing:
         nodes = {**nodes, **{n.id: n for n in run.memory.kb.state.get_nodes(list(dict.fromkeys(missing)))}}

@@ -270,7 +270,7 @@ def understand_query(
         if spec is not None and u.type_hints:
             ends = {*spec.source_types, *spec.target_types}
             if any(reg.is_a(t, e) or e == t for t in u.type_hints for e in ends):
-                u.relation_hints[name] = max(u.relation_hints.get(name, 0.0), 0.5)
+                u.relation_hints[name] = max(u.relation_hints.get(name, 0.0), 0.25)
 
     # entities: node names in the (rewritten) question
     texts = [query] if u.rewritten is None else [query, u.rewritten]
