@@ -1,0 +1,571 @@
+"""PPR strategy: personalized PageRank over the entity–passage graph, seeded by the question.
+
+The graph is the ``MENTIONS`` edges ingest writes (see :mod:`cef.ingest.enrich`):
+every chunk's node (its passage) is joined to the entities it mentions, the
+passage's title entity with a heavier edge. No co-occurrence, synonym or
+passage–passage edges: they did not help ranking.
+
+For a question:
+
+1. **Entities** named in it are linked to graph nodes (:func:`link_query_entities`:
+   spaCy NER plus a query gazetteer of every graph name, matched by exact
+   name, alias key, then fuzzy similarity).
+2. **Seeds**: each entity ∝ link confidence × log(1 + N/df) (df = passages that
+   mention it, N = passages), together 1.0; the 5 passages closest to the
+   question by embedding ∝ (cosine − 5th cosine + 0.001), together 0.5; no
+   seed at all → the 5 closest passages, uniformly.
+3. **PPR** (damping 0.5, 30 iterations) over the MENTIONS graph; passages score
+   the min-max of their PPR mass.
+4. **Bridge**: a passage titled by an entity of one of the 3 best passages gets
+   ``0.4 × (parent score / best score) × min-max cosine`` on top — the second
+   hop of a multi-hop question is usually the page of an entity the first hop
+   mentions.
+
+The matrix, passage lists, title owners and the query gazetteer are built once
+per graph generation (:func:`entity_index`). Every :class:`~cef.model.RankedChunk`
+says why it is there: PPR and cosine scores, the entities linked to its
+passage, the seed entities, and a path from a seed entity to the passage.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cef.errors import CefError
+from cef.extract.base import Mention
+from cef.extract.normalize import alias_keys, normalize_name
+from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor
+from cef.graph.index import GraphIndex
+from cef.ingest.enrich import CO_OCCURS_WITH, ENTITY_LABEL, MENTIONS, PASSAGE_LABEL, TITLE_TYPE
+from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContext, SearchStrategy
+from cef.retrieve.anchors import resolve_anchors
+from cef.retrieve.context import Anchor, QueryContext
+from cef.retrieve.expand import path_for
+from cef.retrieve.presets import EntityLinkingSettings, PPRSettings, settings_for
+
+if TYPE_CHECKING:
+    from scipy import sparse
+
+    from cef.engine.state import EngineState
+
+__all__ = [
+    "CONTAINER_LABELS",
+    "TEXT_RELATIONS",
+    "EntityIndex",
+    "LinkedEntity",
+    "entity_index",
+    "link_query_entities",
+    "minmax",
+    "ppr_search",
+]
+
+log = logging.getLogger(__name__)
+
+#: node labels that stand for text, not things (never query entities)
+CONTAINER_LABELS = frozenset({PASSAGE_LABEL, "Document"})
+#: relations that are not traversed as facts between entities
+TEXT_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH})
+
+
+@dataclass(frozen=True)
+class LinkedEntity:
+    """A graph node the question names: ``how`` is ``exact``, ``alias``, ``fuzzy`` or ``target``."""
+
+    pos: int
+    node_id: str
+    name: str
+    mention: str
+    confidence: float
+    how: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "name": self.name,
+            "mention": self.mention,
+            "confidence": round(self.confidence, 4),
+            "how": self.how,
+        }
+
+
+@dataclass
+class EntityIndex:
+    """Names and the MENTIONS graph of one graph generation (what the graph strategies read).
+
+    Positions are :class:`~cef.graph.index.GraphIndex` node positions.
+    ``passages`` are the nodes with MENTIONS edges out (chunk holders), in
+    position order; ``passage_entities[i]`` the entity positions passage ``i``
+    links to; ``ent_ptr``/``ent_passage``/``ent_weight``/``ent_edge`` a CSR
+    from entity position to the passages that mention it (weight, edge position);
+    ``title_owners`` maps an entity position to the passages it titles.
+    """
+
+    stamp: tuple[int, int]
+    gazetteer: Gazetteer
+    key_index: dict[str, int]
+    names: dict[int, str]
+    types: dict[int, list[str]]
+    matrix: sparse.csr_matrix | None = None
+    passages: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    passage_index: dict[int, int] = field(default_factory=dict)
+    passage_entities: list[np.ndarray] = field(default_factory=list)
+    df: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ent_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    ent_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ent_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ent_edge: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    title_owners: dict[int, list[int]] = field(default_factory=dict)
+    chunk_ids: list[str] = field(default_factory=list)  # grouped by passage
+    chunk_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    passage_chunks: list[list[str]] = field(default_factory=list)
+    extractor: SpacyEntityExtractor | None = None
+    ner_failed: bool = False
+
+    @property
+    def has_mentions(self) -> bool:
+        return self.matrix is not None and len(self.passages) > 0
+
+    def passages_of(self, entity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(passage indices, edge weights, edge positions) of the passages that mention an entity."""
+        if entity + 1 >= len(self.ent_ptr):
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, np.zeros(0), empty
+        a, b = int(self.ent_ptr[entity]), int(self.ent_ptr[entity + 1])
+        return self.ent_passage[a:b], self.ent_weight[a:b], self.ent_edge[a:b]
+
+
+_cache: weakref.WeakKeyDictionary[EngineState, EntityIndex] = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def entity_index(state: EngineState) -> EntityIndex:
+    """The :class:`EntityIndex` of the engine's current graph (rebuilt when the graph changed)."""
+    g = state.graph
+    stamp = (id(g), g.generation)
+    with _cache_lock:
+        cur = _cache.get(state)
+        if cur is not None and cur.stamp == stamp:
+            return cur
+    built = _build(state, g, stamp)
+    with _cache_lock:
+        _cache[state] = built
+    return built
+
+
+def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityIndex:
+    from scipy import sparse
+
+    n = len(g.node_ids)
+    alive = g.e_alive.view[: len(g.edge_ids)]
+    code = g.relations.get(MENTIONS)
+    edges = np.zeros(0, dtype=np.int64)
+    if code is not None:
+        edges = np.flatnonzero(alive & (g.e_rel.view[: len(alive)] == code)).astype(np.int64)
+    src = g.e_src.view[edges].astype(np.int64)
+    dst = g.e_dst.view[edges].astype(np.int64)
+    w = g.e_weight.view[edges].astype(np.float64)
+    keep = g.node_alive.view[src] & g.node_alive.view[dst] if len(edges) else np.zeros(0, dtype=bool)
+    edges, src, dst, w = edges[keep], src[keep], dst[keep], w[keep]
+
+    entity_pos = np.unique(dst)
+    mention_targets = set(entity_pos.tolist())
+    other = [
+        p
+        for p in np.flatnonzero(g.node_alive.view[:n]).tolist()
+        if p not in mention_targets and g.label_of(p) not in CONTAINER_LABELS
+    ]
+    nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
+    title_of: dict[int, list[int]] = {}
+    passages = np.unique(src)
+    pidx = {int(p): i for i, p in enumerate(passages.tolist())}
+    if len(edges):
+        for rec in state.store.get_edges([g.edge_ids[int(e)] for e in edges]):
+            if rec.properties.get("type") == TITLE_TYPE:
+                sp, tp = g.pos(rec.source), g.pos(rec.target)
+                if sp is not None and tp is not None and sp in pidx:
+                    title_of.setdefault(tp, []).append(pidx[sp])
+
+    gaz = Gazetteer(require_capital=False)
+    key_index: dict[str, int] = {}
+    names: dict[int, str] = {}
+    types: dict[int, list[str]] = {}
+
+    def describe(pos: int) -> Node | None:
+        node = nodes.get(g.node_ids[pos])
+        if node is None:
+            return None
+        names[pos] = node.name
+        raw = node.properties.get("types")
+        extra = [t for t in raw if isinstance(t, str)] if isinstance(raw, list) else []
+        types[pos] = list(dict.fromkeys([node.label, *extra]))
+        return node
+
+    # 1. every entity of the MENTIONS graph by its key (the research recipe's query gazetteer)
+    for p in entity_pos.tolist():
+        node = describe(p)
+        if node is None:
+            continue
+        key = _entity_key(node)
+        if key:
+            key_index.setdefault(key, p)
+            gaz.add(key, "ENTITY", node.id, aliases=False)
+        for alias in node.aliases:
+            ak = normalize_name(alias)
+            if ak:
+                key_index.setdefault(ak, p)
+    # 2. titles, with their alias keys (``WUIN (FM)`` is also ``wuin``)
+    for p in title_of:
+        node = nodes.get(g.node_ids[p])
+        if node is not None:
+            gaz.add(node.name, TITLE_TYPE, node.id)
+    # 3. every other named node (domain nodes of a curated graph)
+    for p in other:
+        node = describe(p)
+        if node is None or (node.name == node.id and "name" not in node.properties):
+            continue
+        for name in [node.name, *node.aliases]:
+            gaz.add(name, node.label, node.id)
+            for key in alias_keys(name):
+                key_index.setdefault(key, p)
+
+    index = EntityIndex(stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types)
+    if not len(edges):
+        return index
+    rows = np.concatenate([src, dst])
+    cols = np.concatenate([dst, src])
+    index.matrix = sparse.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
+    index.passages = passages
+    index.passage_index = pidx
+    order = np.lexsort((dst, src))
+    s_sorted, d_sorted = src[order], dst[order]
+    bounds = [*np.searchsorted(s_sorted, passages, side="left").tolist(), len(s_sorted)]
+    index.passage_entities = [np.unique(d_sorted[bounds[i] : bounds[i + 1]]) for i in range(len(passages))]
+    pairs = np.unique(np.stack([dst, src], axis=1), axis=0)
+    index.df = np.bincount(pairs[:, 0], minlength=n).astype(np.float64)
+    order = np.argsort(dst, kind="stable")
+    index.ent_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=index.ent_ptr[1:])
+    index.ent_passage = np.array([pidx[int(s)] for s in src[order].tolist()], dtype=np.int64)
+    index.ent_weight = w[order]
+    index.ent_edge = edges[order]
+    index.title_owners = title_of
+    holder_ids = [g.node_ids[int(p)] for p in passages]
+    linked = state.store.chunks_for_nodes(holder_ids)
+    index.passage_chunks = [sorted(linked.get(h, [])) for h in holder_ids]
+    index.chunk_ids = [c for cs in index.passage_chunks for c in cs]
+    index.chunk_passage = np.repeat(
+        np.arange(len(passages), dtype=np.int64), [len(cs) for cs in index.passage_chunks]
+    )
+    return index
+
+
+def _entity_key(node: Node) -> str:
+    if node.id.startswith("entity:") and node.label == ENTITY_LABEL:
+        return node.id[len("entity:") :]
+    return normalize_name(node.name)
+
+
+# ----------------------------------------------------------------------------- linking
+def _query_mentions(index: EntityIndex, text: str) -> list[Mention]:
+    """NER ∪ gazetteer mentions of a question (gazetteer only when spaCy is not installed)."""
+    if index.extractor is None and not index.ner_failed:
+        index.extractor = SpacyEntityExtractor(titles_as_entities=False, gazetteer=index.gazetteer)
+    if index.extractor is not None:
+        try:
+            return index.extractor.extract_query(text)
+        except CefError as exc:  # the nlp extra is missing: names from the graph still work
+            log.info("query NER unavailable (%s); matching graph names only", exc)
+            index.ner_failed = True
+            index.extractor = None
+    found = index.gazetteer.match(text, case_sensitive=True)
+    return found or index.gazetteer.match(text, case_sensitive=False)
+
+
+def link_query_entities(
+    index: EntityIndex, state: EngineState, text: str, settings: EntityLinkingSettings
+) -> list[LinkedEntity]:
+    """Graph nodes a question names, best link per node, in order of position."""
+    g = state.graph
+    found: dict[int, LinkedEntity] = {}
+
+    def add(pos: int | None, m: Mention, conf: float, how: str) -> None:
+        if pos is None or not g.node_alive[pos]:
+            return
+        if settings.entity_types and not set(settings.entity_types) & set(index.types.get(pos, [])):
+            return
+        cur = found.get(pos)
+        if cur is None or conf > cur.confidence:
+            found[pos] = LinkedEntity(pos, g.node_ids[pos], index.names.get(pos, m.text), m.text, conf, how)
+
+    for m in _query_mentions(index, text):
+        pos = index.key_index.get(m.normalized)
+        how = "exact"
+        if pos is None:
+            how = "alias"
+            for ak in alias_keys(m.text):
+                pos = index.key_index.get(ak)
+                if pos is not None:
+                    break
+        if pos is not None:
+            add(pos, m, m.confidence, how)
+        elif settings.fuzzy:
+            for nm in index.gazetteer.lookup(
+                m.text, cutoff=settings.fuzzy_cutoff, limit=settings.fuzzy_limit
+            ):
+                hit = index.key_index.get(nm.key)
+                if hit is None and nm.entry.ref is not None:
+                    hit = g.pos(nm.entry.ref)
+                add(hit, m, nm.score * settings.fuzzy_confidence, "fuzzy")
+    return [found[p] for p in sorted(found)]
+
+
+def target_entities(qc: QueryContext) -> list[LinkedEntity]:
+    """The query's explicit targets, resolved to nodes (anchors), as linked entities."""
+    if not qc.query.targets:
+        return []
+    if not qc.anchors:
+        resolve_anchors(qc)
+    g = qc.state.graph
+    return [
+        LinkedEntity(a.pos, a.node_id, a.target or a.node_id, a.target, float(a.score), "target")
+        for a in qc.anchors
+        if g.node_alive[a.pos]
+    ]
+
+
+def record_entities(qc: QueryContext, linked: Sequence[LinkedEntity]) -> None:
+    """Put the query's entities in the result metadata and among the anchors."""
+    qc.metadata["query_entities"] = [e.as_dict() for e in linked]
+    have = {a.pos for a in qc.anchors}
+    for e in linked:
+        if e.pos not in have:
+            qc.anchors.append(Anchor(e.pos, e.node_id, e.confidence, "entity", e.mention))
+            have.add(e.pos)
+
+
+def minmax(x: np.ndarray) -> np.ndarray:
+    """``x`` scaled to 0..1 (all zeros when constant)."""
+    if not len(x):
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x, dtype=np.float64)
+
+
+def passage_cosines(qc: QueryContext, index: EntityIndex) -> np.ndarray | None:
+    """Cosine of the question to each passage (its best chunk); None without an embedder."""
+    vec = qc.query_vector
+    if vec is None or not len(qc.state.chunk_vectors) or not index.chunk_ids:
+        return None
+    sims = np.asarray(qc.state.chunk_vectors.similarities(vec, index.chunk_ids), dtype=np.float64)
+    out = np.full(len(index.passages), -1.0)
+    np.maximum.at(out, index.chunk_passage, sims)
+    return out
+
+
+# ----------------------------------------------------------------------------- strategy
+def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
+    """Rank chunks by personalized PageRank from the question's entities and closest passages.
+
+    ``None`` (not applicable) when the graph has no MENTIONS edges; ``[]`` when
+    there is nothing to seed from (no entity found and no embeddings).
+    """
+    settings = settings_for(PPRSettings, qc.query)
+    st = qc.state
+    index = entity_index(st)
+    if not index.has_mentions:
+        return None
+    g = st.graph
+    linked = link_query_entities(index, st, qc.query.query, settings.linking)
+    linked += [t for t in target_entities(qc) if t.pos not in {e.pos for e in linked}]
+    record_entities(qc, linked)
+    n_pass = len(index.passages)
+    dense = passage_cosines(qc, index)
+
+    seeds: dict[int, float] = {}
+    ent_w = []
+    for e in linked:
+        df = float(index.df[e.pos]) if e.pos < len(index.df) else 0.0
+        if df <= 0 and e.pos not in index.passage_index:
+            continue  # not in the MENTIONS graph: it would only leak seed mass
+        ent_w.append((e.pos, e.confidence * math.log(1.0 + n_pass / max(df, 1.0))))
+    total = sum(w for _, w in ent_w)
+    if total > 0 and settings.entity_seed_weight > 0:
+        for pos, w in ent_w:
+            seeds[pos] = seeds.get(pos, 0.0) + settings.entity_seed_weight * w / total
+    if dense is not None and settings.dense_seeds and settings.dense_seed_weight > 0:
+        top = np.argsort(-dense, kind="stable")[: settings.dense_seeds]
+        sw = np.maximum(dense[top] - dense[top].min() + 1e-3, 0.0)
+        for i, w in zip(top.tolist(), (settings.dense_seed_weight * sw / sw.sum()).tolist(), strict=True):
+            pos = int(index.passages[i])
+            seeds[pos] = seeds.get(pos, 0.0) + w
+    if not seeds and dense is not None:
+        for i in np.argsort(-dense, kind="stable")[:5].tolist():
+            seeds[int(index.passages[i])] = 1.0
+    if not seeds:
+        qc.notes.append("ppr: no query entity in the graph and no embeddings to seed from")
+        return []
+
+    pr = g.personalized_pagerank(
+        seeds, damping=settings.damping, iterations=settings.iterations, tol=settings.tol, matrix=index.matrix
+    )
+    score = minmax(pr[index.passages])
+    final = score.copy()
+    bonus = np.zeros(n_pass)
+    via: dict[int, tuple[int, int]] = {}  # bridged passage -> (parent passage, entity)
+    order = np.argsort(-score, kind="stable")
+    if settings.bridge_weight > 0 and settings.bridge_top and dense is not None and n_pass:
+        top_s = float(score[order[0]]) or 1.0
+        for i in order[: settings.bridge_top].tolist():
+            for j in index.passage_entities[i].tolist():
+                for o in index.title_owners.get(j, ()):
+                    if o != i and score[i] / top_s > bonus[o]:
+                        bonus[o] = score[i] / top_s
+                        via[o] = (i, j)
+        final = score + settings.bridge_weight * bonus * top_s * minmax(dense)
+    ranking = np.argsort(-final, kind="stable")
+
+    results = _collect(qc, index, ranking, final, score, dense)
+    _explain(qc, index, settings, results, linked, pr, score, bonus, via)
+    return [r for r, _ in results]
+
+
+def _collect(
+    qc: QueryContext,
+    index: EntityIndex,
+    ranking: np.ndarray,
+    final: np.ndarray,
+    score: np.ndarray,
+    dense: np.ndarray | None,
+) -> list[tuple[RankedChunk, int]]:
+    """The top-k chunks of the best passages (a passage's chunks in cosine order)."""
+    k = qc.query.top_k
+    vec = qc.query_vector
+    out: list[tuple[RankedChunk, int]] = []
+    batch = max(k * 2, 20)
+    start = 0
+    while len(out) < k and start < len(ranking):
+        idx = ranking[start : start + batch].tolist()
+        start += batch
+        ids = [c for i in idx for c in index.passage_chunks[i]]
+        chunks = qc.chunks(ids)
+        sims = (
+            dict(zip(ids, qc.state.chunk_vectors.similarities(vec, ids).tolist(), strict=True))
+            if vec is not None and ids
+            else {}
+        )
+        for rank, i in enumerate(idx, start - batch + 1):
+            mine = [c for c in index.passage_chunks[i] if c in chunks]
+            mine.sort(key=lambda c: -sims.get(c, 0.0))
+            for cid in mine:
+                expl = Explanation(
+                    strategy=SearchStrategy.PPR,
+                    graph_score=round(float(score[i]), 6),
+                    vector_score=round(float(sims[cid]), 6) if cid in sims else None,
+                    rank_sources={"ppr": rank},
+                )
+                out.append((RankedChunk(chunk=chunks[cid], score=float(final[i]), explanation=expl), i))
+                if len(out) >= k:
+                    break
+            if len(out) >= k:
+                break
+    return out
+
+
+def _explain(
+    qc: QueryContext,
+    index: EntityIndex,
+    settings: PPRSettings,
+    results: list[tuple[RankedChunk, int]],
+    linked: Sequence[LinkedEntity],
+    pr: np.ndarray,
+    score: np.ndarray,
+    bonus: np.ndarray,
+    via: dict[int, tuple[int, int]],
+) -> None:
+    """Entities, seeds, paths and notes on each result; related entities in the metadata."""
+    st = qc.state
+    g = st.graph
+    seed_pos = [e.pos for e in linked if e.pos < len(index.df) and index.df[e.pos] > 0]
+    seed_ids = [g.node_ids[p] for p in seed_pos]
+    names = dict(index.names)
+    for p in {int(index.passages[i]) for _, i in results}:
+        names.setdefault(p, g.node_ids[p])
+    exp = None
+    if seed_pos and settings.path_depth > 0:
+        flt = g.edge_filter(relation_types=[MENTIONS], valid_at=None)
+        exp = g.expand(seed_pos, settings.path_depth, flt, max_nodes=50_000)
+    holder_names = {
+        n.id: n.name for n in st.get_nodes([g.node_ids[int(index.passages[i])] for _, i in results])
+    }
+    id_names = {g.node_ids[p]: nm for p, nm in names.items()}
+    id_names.update(holder_names)
+    seed_set = set(seed_pos)
+    paths: list[GraphPath] = []
+    for r, i in results:
+        e = r.explanation
+        e.anchors = list(seed_ids)
+        ents = index.passage_entities[i].tolist()
+        ents.sort(key=lambda p: (p not in seed_set, -float(pr[p])))
+        e.entities = [names[p] for p in ents[: settings.explain_entities] if p in names]
+        holder = int(index.passages[i])
+        if exp is not None:
+            try:
+                path = path_for(g, exp, holder, id_names)
+            except KeyError:
+                path = None
+            if path is not None and path.length:
+                e.path = path
+                paths.append(path)
+        if bonus[i] > 0 and i in via:
+            parent, ent = via[i]
+            e.notes.append(
+                f"bridge: titled by {names.get(ent, g.node_ids[ent])!r}, "
+                f"which {holder_names.get(g.node_ids[int(index.passages[parent])], 'a top passage')!r} mentions"
+            )
+        if not seed_pos:
+            e.notes.append("seeded by the passages closest to the question (no query entity in the graph)")
+    # related entities: most PPR mass among non-seed entities
+    ent_pos = np.flatnonzero(index.df > 0)
+    related: list[dict[str, Any]] = []
+    if len(ent_pos) and settings.related_entities:
+        mass = pr[ent_pos]
+        top = ent_pos[np.argsort(-mass, kind="stable")]
+        peak = float(mass.max()) or 1.0
+        for p in top.tolist():
+            if p in seed_set:
+                continue
+            related.append(
+                {
+                    "node_id": g.node_ids[p],
+                    "name": names.get(p, g.node_ids[p]),
+                    "score": round(float(pr[p]) / peak, 4),
+                }
+            )
+            if len(related) >= settings.related_entities:
+                break
+    qc.metadata["related_entities"] = related
+    qc.metadata["ppr"] = {
+        "seed_entities": seed_ids,
+        "passages": len(index.passages),
+        "bridged": int((bonus > 0).sum()),
+    }
+    if len(results) >= max(qc.query.min_results, 1) and qc.query.include_reasoning_context:
+        roots = st.get_nodes(seed_ids)
+        rel_nodes = st.get_nodes([x["node_id"] for x in related])
+        qc.reasoning = ReasoningContext(
+            root_nodes=roots,
+            related_nodes=rel_nodes,
+            paths=paths,
+            context_keywords=[x["name"] for x in related],
+            semantic_groups={"mentioned_with": [x["node_id"] for x in related]},
+            depth=settings.path_depth,
+            metadata={"strategy": "ppr", "seeds": len(seed_ids)},
+        )

@@ -1,0 +1,255 @@
+"""Retrieval settings as pydantic models, and named presets.
+
+The graph strategies read their settings from these models; a query may
+override any of them in :attr:`~cef.model.GraphQuery.options`, either nested
+under the strategy's key or flat::
+
+    GraphQuery(query="...", strategy="ppr", options={"ppr": {"damping": 0.7}})
+    GraphQuery(query="...", strategy="graph", options={"vector_weight": 0.5, "graph_weight": 0.5})
+    GraphQuery(query="...", options={"preset": "graph_first"})   # start from a preset's settings
+
+A :class:`RetrievalPreset` bundles a strategy, its fallback chain and the
+settings of every strategy; :data:`PRESETS` holds the named ones
+(:data:`HYBRID_DEFAULT`, :data:`GRAPH_FIRST`, :data:`PPR_DEFAULT`,
+:data:`VECTOR_ONLY`, :data:`BM25_ONLY`). :data:`DEFAULT_CHAIN` is what
+``strategy=auto`` runs (chosen by measurement: see ``bench/README.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from cef.errors import ValidationError
+from cef.model import GraphQuery, SearchStrategy
+
+__all__ = [
+    "BM25_ONLY",
+    "DEFAULT_CHAIN",
+    "GRAPH_FIRST",
+    "HYBRID_DEFAULT",
+    "PPR_DEFAULT",
+    "PRESETS",
+    "VECTOR_ONLY",
+    "EntityLinkingSettings",
+    "GraphFirstSettings",
+    "PPRSettings",
+    "RetrievalPreset",
+    "settings_for",
+]
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EntityLinkingSettings(_Settings):
+    """How a question's entity mentions are matched to graph nodes.
+
+    A mention matches by exact normalized name, then by alias key, then (with
+    ``fuzzy``) by string similarity ≥ ``fuzzy_cutoff`` (best ``fuzzy_limit``
+    names, link confidence = similarity × ``fuzzy_confidence``).
+    ``entity_types``: keep only nodes whose label or extracted ``types`` is one
+    of these (empty: all).
+    """
+
+    fuzzy: bool = True
+    fuzzy_cutoff: float = Field(default=0.85, gt=0.0, le=1.0)
+    fuzzy_limit: int = Field(default=2, ge=1, le=50)
+    fuzzy_confidence: float = Field(default=0.9, gt=0.0, le=1.0)
+    entity_types: list[str] = Field(default_factory=list)
+
+
+class PPRSettings(_Settings):
+    """Personalized PageRank over the entity–passage (MENTIONS) graph.
+
+    Seeds: the question's entities (each ∝ link confidence × log(1 + N/df),
+    together ``entity_seed_weight``) and the ``dense_seeds`` passages closest to
+    the question (∝ cosine − the k-th cosine + 0.001, together
+    ``dense_seed_weight``). Passages are ranked by min-max PPR score plus
+    ``bridge_weight`` × bonus × min-max cosine, where the bonus goes to passages
+    titled by an entity of one of the ``bridge_top`` best passages.
+    """
+
+    damping: float = Field(default=0.5, gt=0.0, lt=1.0)
+    iterations: int = Field(default=30, ge=1, le=1000)
+    tol: float = Field(default=1e-8, ge=0.0)
+    entity_seed_weight: float = Field(default=1.0, ge=0.0)
+    dense_seeds: int = Field(default=5, ge=0, le=1000)
+    dense_seed_weight: float = Field(default=0.5, ge=0.0)
+    bridge_weight: float = Field(default=0.4, ge=0.0)
+    bridge_top: int = Field(default=3, ge=0, le=1000)
+    path_depth: int = Field(
+        default=3, ge=0, le=8, description="edges of the explaining path from a seed entity to a passage"
+    )
+    explain_entities: int = Field(default=10, ge=0, le=1000, description="entity names per result")
+    related_entities: int = Field(default=10, ge=0, le=1000, description="related entities in metadata")
+    linking: EntityLinkingSettings = Field(default_factory=EntityLinkingSettings)
+
+    @model_validator(mode="after")
+    def _some_seed(self) -> PPRSettings:
+        if self.entity_seed_weight <= 0 and (self.dense_seed_weight <= 0 or self.dense_seeds == 0):
+            raise ValueError("PPR needs seeds: give entity_seed_weight > 0 or dense seeds with a weight > 0")
+        return self
+
+
+class GraphFirstSettings(_Settings):
+    """The graph-first pipeline (seed 001): entities → traversal → chunks → vector/BM25 → combine.
+
+    ``depth``: hops from the question's entities (None: the query's
+    ``traversal.depth``; 0–3 usual, up to 10 on request). Edges below
+    ``min_confidence`` and paths whose confidence product falls below
+    ``min_path_confidence`` are not followed (the query's traversal hint may
+    raise both). ``relation_types``: relations to traverse (empty: the query's,
+    else every relation except MENTIONS and CO_OCCURS_WITH, which have their own
+    steps). ``cooccurrence``: add the ``max_cooccurring`` entities most often
+    mentioned with each query entity. Chunks score ``vector_weight`` × cosine +
+    ``graph_weight`` × graph relevance + ``bm25_weight`` × BM25 (normalized), or
+    reciprocal-rank fusion with ``fusion="rrf"``.
+    """
+
+    depth: int | None = Field(default=None, ge=0, le=10)
+    min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    min_path_confidence: float = Field(default=0.1, ge=0.0, le=1.0)
+    relation_types: list[str] = Field(default_factory=list)
+    cooccurrence: bool = True
+    max_cooccurring: int = Field(default=10, ge=0, le=10_000)
+    hop_decay: float = Field(default=0.7, gt=0.0, le=1.0)
+    vector_weight: float = Field(default=0.6, ge=0.0)
+    graph_weight: float = Field(default=0.4, ge=0.0)
+    bm25_weight: float = Field(default=0.0, ge=0.0)
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    rrf_k: float = Field(default=60.0, gt=0.0)
+    expand_query: bool = True
+    expansion_terms: int = Field(default=5, ge=0, le=100)
+    candidates: int = Field(default=100, ge=1, le=100_000, description="vector and BM25 hits considered")
+    max_graph_nodes: int = Field(default=500, ge=1, le=1_000_000)
+    linking: EntityLinkingSettings = Field(default_factory=EntityLinkingSettings)
+
+    @model_validator(mode="after")
+    def _weights(self) -> GraphFirstSettings:
+        if self.vector_weight + self.graph_weight + self.bm25_weight <= 0:
+            raise ValueError("at least one of vector_weight, graph_weight and bm25_weight must be > 0")
+        return self
+
+
+class RetrievalPreset(_Settings):
+    """A named retrieval setup: the strategy to run, its fallback chain, and each strategy's settings."""
+
+    name: str = Field(min_length=1, pattern=r"^[a-z][a-z0-9_]*$")
+    strategy: SearchStrategy
+    chain: list[SearchStrategy] = Field(min_length=1)
+    graph_first: GraphFirstSettings = Field(default_factory=GraphFirstSettings)
+    ppr: PPRSettings = Field(default_factory=PPRSettings)
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _chain(self) -> RetrievalPreset:
+        if SearchStrategy.AUTO in self.chain:
+            raise ValueError("a chain lists concrete strategies, not auto")
+        if self.strategy is not SearchStrategy.AUTO and self.chain[0] is not self.strategy:
+            raise ValueError(f"the chain of a {self.strategy.value} preset starts with {self.strategy.value}")
+        if len(set(self.chain)) != len(self.chain):
+            raise ValueError("a strategy appears twice in the chain")
+        return self
+
+    def query(self, text: str, **fields: Any) -> GraphQuery:
+        """A :class:`GraphQuery` that runs this preset (its strategy and settings)."""
+        options = dict(fields.pop("options", {}) or {})
+        options.setdefault("preset", self.name)
+        return GraphQuery(query=text, strategy=self.strategy, options=options, **fields)
+
+
+HYBRID_DEFAULT = RetrievalPreset(
+    name="hybrid_default",
+    strategy=SearchStrategy.HYBRID,
+    chain=[SearchStrategy.HYBRID, SearchStrategy.VECTOR, SearchStrategy.BM25],
+    description="anchors from the question, graph traversal, vector ranking within the reached nodes' chunks",
+)
+GRAPH_FIRST = RetrievalPreset(
+    name="graph_first",
+    strategy=SearchStrategy.GRAPH,
+    chain=[SearchStrategy.GRAPH, SearchStrategy.VECTOR, SearchStrategy.BM25],
+    description="seed 001: query entities, traversal and co-occurrence, then vector + graph relevance",
+)
+PPR_DEFAULT = RetrievalPreset(
+    name="ppr_default",
+    strategy=SearchStrategy.PPR,
+    chain=[SearchStrategy.PPR, SearchStrategy.VECTOR, SearchStrategy.BM25],
+    description="personalized PageRank over the entity–passage graph from query entities and dense hits",
+)
+VECTOR_ONLY = RetrievalPreset(
+    name="vector_only",
+    strategy=SearchStrategy.VECTOR,
+    chain=[SearchStrategy.VECTOR, SearchStrategy.BM25],
+    description="cosine similarity of chunk embeddings (BM25 when there are no vectors)",
+)
+BM25_ONLY = RetrievalPreset(
+    name="bm25_only",
+    strategy=SearchStrategy.BM25,
+    chain=[SearchStrategy.BM25],
+    description="full-text BM25 over chunk text",
+)
+
+PRESETS: dict[str, RetrievalPreset] = {
+    p.name: p for p in (HYBRID_DEFAULT, GRAPH_FIRST, PPR_DEFAULT, VECTOR_ONLY, BM25_ONLY)
+}
+
+#: what ``strategy=auto`` runs: PPR where text was turned into a graph (it is skipped where there
+#: are no MENTIONS edges), then the anchored hybrid search, then vector, then BM25
+DEFAULT_CHAIN: list[SearchStrategy] = [
+    SearchStrategy.PPR,
+    SearchStrategy.HYBRID,
+    SearchStrategy.VECTOR,
+    SearchStrategy.BM25,
+]
+
+S = TypeVar("S", bound=_Settings)
+
+#: option keys under which each settings model may be given as a nested object
+_KEYS: dict[type[_Settings], tuple[str, str]] = {
+    PPRSettings: ("ppr", "ppr"),
+    GraphFirstSettings: ("graph_first", "graph"),
+}
+_ATTR = {PPRSettings: "ppr", GraphFirstSettings: "graph_first"}
+
+
+def settings_for(model: type[S], query: GraphQuery) -> S:
+    """The settings of a strategy for one query: the preset's (``options["preset"]``, default
+    the strategy's own), overridden by flat option keys that name a field, then by the nested
+    object under the strategy's key. Raises :class:`~cef.errors.ValidationError` on bad values."""
+    options = query.options or {}
+    preset_name = options.get("preset")
+    attr = _ATTR.get(model)
+    if attr is None:
+        raise TypeError(f"no settings key for {model.__name__}")
+    if preset_name is not None:
+        preset = PRESETS.get(str(preset_name))
+        if preset is None:
+            raise ValidationError(
+                f"unknown preset {preset_name!r}; known presets: {', '.join(sorted(PRESETS))}"
+            )
+        base: dict[str, Any] = getattr(preset, attr).model_dump()
+    else:
+        base = model().model_dump()
+    flat = {k: v for k, v in options.items() if k in model.model_fields}
+    linking_flat = {k: v for k, v in options.items() if k in EntityLinkingSettings.model_fields}
+    nested: dict[str, Any] = {}
+    for key in _KEYS[model]:
+        value = options.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ValidationError(f"options[{key!r}] must be an object of {model.__name__} fields")
+        nested.update(value)
+    merged = {**base, **flat, **nested}
+    if linking_flat:
+        merged["linking"] = {**dict(merged.get("linking") or {}), **linking_flat}
+    try:
+        return model.model_validate(merged)
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or model.__name__
+        raise ValidationError(f"options: {where}: {str(err['msg']).removeprefix('Value error, ')}") from None

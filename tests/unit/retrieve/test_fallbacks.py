@@ -1,0 +1,75 @@
+"""The graph strategies fall back along their chains: GRAPH/PPR → VECTOR → BM25."""
+
+from __future__ import annotations
+
+import cef
+from cef import GraphQuery, SearchStrategy
+from cef.retrieve import pipeline
+from cef.retrieve.presets import DEFAULT_CHAIN, GRAPH_FIRST, PPR_DEFAULT
+
+
+def test_chains_are_registered() -> None:
+    assert (
+        pipeline.CHAINS[SearchStrategy.PPR]
+        == PPR_DEFAULT.chain
+        == [
+            SearchStrategy.PPR,
+            SearchStrategy.VECTOR,
+            SearchStrategy.BM25,
+        ]
+    )
+    assert pipeline.CHAINS[SearchStrategy.GRAPH] == GRAPH_FIRST.chain
+    assert pipeline.CHAINS[SearchStrategy.AUTO] == DEFAULT_CHAIN
+    # they link the question themselves: no anchor resolution before them
+    assert SearchStrategy.PPR not in pipeline.GRAPH_STRATEGIES
+    assert SearchStrategy.GRAPH not in pipeline.GRAPH_STRATEGIES
+
+
+def test_graph_falls_back_to_vector_when_no_entity_is_named(text_kb: cef.KnowledgeBase) -> None:
+    res = text_kb.retrieve(
+        GraphQuery(query="a spice made from dried peppers", strategy=SearchStrategy.GRAPH, top_k=3)
+    )
+    assert res.strategy is SearchStrategy.VECTOR
+    assert res.fallbacks and res.fallbacks[0].startswith("graph: 0 result(s)")
+    assert res.results[0].chunk.id == "paprika"
+    assert "graph: the question names no entity of the graph" in res.metadata["notes"]
+
+
+def test_ppr_and_graph_fall_back_to_bm25_without_vectors(text_kb_plain: cef.KnowledgeBase) -> None:
+    for strategy in (SearchStrategy.PPR, SearchStrategy.GRAPH):
+        res = text_kb_plain.retrieve(
+            GraphQuery(query="spice made from dried peppers", strategy=strategy, top_k=3, min_results=1)
+        )
+        assert res.strategy is SearchStrategy.BM25, strategy
+        assert [f.split(":")[0] for f in res.fallbacks] == [strategy.value, "vector"]
+        assert res.results[0].chunk.id == "paprika"
+
+
+def test_ppr_without_vectors_still_ranks_from_entities(text_kb_plain: cef.KnowledgeBase) -> None:
+    res = text_kb_plain.retrieve(
+        GraphQuery(query="Where was Elena Varga born?", strategy=SearchStrategy.PPR, top_k=3)
+    )
+    assert res.strategy is SearchStrategy.PPR
+    assert res.results[0].chunk.id == "varga"
+    assert res.results[0].explanation.vector_score is None
+
+
+def test_ppr_is_skipped_where_no_text_became_a_graph(clinical_embedded: cef.KnowledgeBase) -> None:
+    """No MENTIONS edges: PPR does not apply, so it is not a failed attempt — the chain goes on."""
+    res = clinical_embedded.retrieve(
+        GraphQuery(query="blood thinner that needs no INR checks", strategy=SearchStrategy.PPR, top_k=3)
+    )
+    assert res.strategy is SearchStrategy.VECTOR
+    assert res.fallbacks == []
+    assert res.results[0].chunk.id == "drug-apixaban"
+    auto = clinical_embedded.retrieve(GraphQuery(query="blood thinner that needs no INR checks", top_k=3))
+    assert auto.strategy in (SearchStrategy.HYBRID, SearchStrategy.VECTOR)
+    assert not any(f.startswith("ppr") for f in auto.fallbacks)
+
+
+def test_auto_uses_ppr_on_text(text_kb: cef.KnowledgeBase) -> None:
+    from tests.unit.retrieve.corpus import GOLD, QUESTION
+
+    res = text_kb.retrieve(GraphQuery(query=QUESTION, top_k=5))
+    assert res.strategy is SearchStrategy.PPR
+    assert set(GOLD) <= {r.chunk.id for r in res.results[:2]}
