@@ -3,7 +3,9 @@
 Strategies are plain functions ``(QueryContext) -> list[RankedChunk]`` in a
 registry, so new ones (graph-first, PageRank...) plug in without touching the
 template. Each strategy names the chain it falls back along when it returns
-fewer than ``min_results`` chunks.
+fewer than ``min_results`` chunks. A strategy returns ``None`` when it does not
+apply to this knowledge base (PPR where no text was turned into a graph): it is
+skipped without counting as a fallback.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from cef.retrieve.expand import expand_anchors
 from cef.retrieve.patterns import match_query_patterns, pattern_search
 from cef.retrieve.search import bm25_search, hybrid_search, vector_search
 
-StrategyFn = Callable[[QueryContext], list[RankedChunk]]
+StrategyFn = Callable[[QueryContext], list[RankedChunk] | None]
 
 STRATEGIES: dict[SearchStrategy, StrategyFn] = {
     SearchStrategy.HYBRID: hybrid_search,
@@ -55,6 +57,8 @@ def register_strategy(
     CHAINS[strategy] = chain or [strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
     if graph:
         GRAPH_STRATEGIES.add(strategy)
+    else:  # the strategy finds its own way into the graph
+        GRAPH_STRATEGIES.discard(strategy)
 
 
 def set_default_chain(chain: list[SearchStrategy]) -> None:
@@ -94,6 +98,8 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
             if fn is None:
                 continue
             attempt = fn(qc)
+            if attempt is None:  # does not apply to this knowledge base: not a fallback
+                continue
             if best is None or len(attempt) > len(best[0]):
                 best = (attempt, strategy)
             if len(attempt) >= max(query.min_results, 1):
@@ -136,3 +142,17 @@ def _dedupe(results: list[RankedChunk]) -> list[RankedChunk]:
             seen.add(r.chunk.id)
             out.append(r)
     return out
+
+
+def _register_graph_strategies() -> None:
+    """GRAPH (seed 001's graph-first pipeline) and PPR, and the default chain (see cef.retrieve.presets)."""
+    from cef.retrieve.graphfirst import graph_first_search
+    from cef.retrieve.ppr import ppr_search
+    from cef.retrieve.presets import DEFAULT_CHAIN, GRAPH_FIRST, PPR_DEFAULT
+
+    register_strategy(SearchStrategy.GRAPH, graph_first_search, list(GRAPH_FIRST.chain), graph=False)
+    register_strategy(SearchStrategy.PPR, ppr_search, list(PPR_DEFAULT.chain), graph=False)
+    set_default_chain(DEFAULT_CHAIN)
+
+
+_register_graph_strategies()
