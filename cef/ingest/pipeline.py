@@ -32,6 +32,10 @@ MANIFEST_PREFIX = "ingest:"
 #: turns a parsed document into a richer one (entity extraction); given the knowledge base for its gazetteer
 Enricher = Callable[[KnowledgeBase, ParsedDocument], ParsedDocument]
 
+#: labels of nodes extracted from text (``cef.ingest.enrich.ENTITY_LABEL``): many files may mention one,
+#: and it is removed only when nothing references it any more (see :func:`_shared_removals`)
+SHARED_LABELS = frozenset({"Entity"})
+
 
 @dataclass
 class FileOutcome:
@@ -171,10 +175,13 @@ def _ingest_file(
         }
         old = previous or {}
         manifest = {"fingerprint": info.fingerprint, "parser": parser.name, **ids}
+        remove_edges = _gone(old.get("edges"), ids["edges"])
         kb.indexer.upsert_batch(
             batch,
-            remove_nodes=_gone(old.get("nodes"), ids["nodes"], kb, mkey),
-            remove_edges=_gone(old.get("edges"), ids["edges"]),
+            remove_nodes=_shared_removals(
+                kb, _gone(old.get("nodes"), ids["nodes"], kb, mkey), remove_edges, batch
+            ),
+            remove_edges=remove_edges,
             remove_chunks=_gone(old.get("chunks"), ids["chunks"]),
             meta={mkey: manifest},
         )
@@ -212,6 +219,52 @@ def _claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
     return claimed
 
 
+def _shared_removals(
+    kb: KnowledgeBase, remove_nodes: Sequence[str], remove_edges: Sequence[str], batch: Batch
+) -> list[str]:
+    """The nodes a write removes, with the reference rule applied to shared (extracted entity) nodes.
+
+    A shared node is removed only when nothing references it after the write: a
+    file that created an entity keeps it alive while another file's MENTIONS
+    (or any other) edge points to it, and the write that removes the last edge
+    to an entity removes the entity too, whichever file created it.
+    """
+    with kb.state.reading():
+        g = kb.state.graph
+
+        def shared(node_id: str) -> bool:
+            pos = g.pos(node_id)
+            return pos is not None and g.label_of(pos) in SHARED_LABELS
+
+        plain = [n for n in remove_nodes if not shared(n)]
+        doomed = set(remove_edges)
+        if plain:
+            doomed.update(kb.store.edges_for_nodes(plain))
+        candidates = {n for n in remove_nodes if shared(n)}
+        for eid in doomed:
+            p = g.edge_pos(eid)
+            if p is None or not g.e_alive[p]:
+                continue
+            for end in (int(g.e_src[p]), int(g.e_dst[p])):
+                if shared(g.node_ids[end]):
+                    candidates.add(g.node_ids[end])
+        if not candidates:
+            return sorted(plain)
+        kept = {n.id for n in batch.nodes}
+        kept.update(x for e in batch.edges for x in (e.source, e.target))
+        kept.update(c.node_id for c in batch.chunks if c.node_id)
+        linked = kb.store.chunks_for_nodes(sorted(candidates))
+        out = set(plain)
+        for node_id in candidates - kept:
+            if linked.get(node_id):
+                continue
+            pos = g.pos(node_id)
+            live = {g.edge_ids[e] for e in g.incident_edges(pos)} if pos is not None else set()
+            if not live - doomed:
+                out.add(node_id)
+        return sorted(out)
+
+
 def _manifests(kb: KnowledgeBase) -> list[tuple[str, dict[str, Any]]]:
     return [(k, v) for k, v in kb.store.meta_items(MANIFEST_PREFIX) if isinstance(v, dict)]
 
@@ -226,7 +279,7 @@ def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOut
         nodes = set(manifest.get("nodes", [])) - _claimed_elsewhere(kb, set(manifest.get("nodes", [])), mkey)
         kb.indexer.upsert_batch(
             Batch(),
-            remove_nodes=sorted(nodes),
+            remove_nodes=_shared_removals(kb, sorted(nodes), manifest.get("edges", []), Batch()),
             remove_edges=manifest.get("edges", []),
             remove_chunks=manifest.get("chunks", []),
             meta={mkey: None},
