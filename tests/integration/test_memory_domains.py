@@ -59,7 +59,9 @@ def clock() -> MutableClock:
 
 
 @pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory, embedder, clock: MutableClock) -> Iterator[SemanticMemory]:  # type: ignore[no-untyped-def]
+def memory(
+    tmp_path_factory: pytest.TempPathFactory, embedder, clock: MutableClock
+) -> Iterator[SemanticMemory]:  # type: ignore[no-untyped-def]
     import httpx
 
     kb = cef.open(tmp_path_factory.mktemp("domains") / "memory.db", embedder=embedder)
@@ -112,7 +114,11 @@ def test_rpg_game_master(memory: SemanticMemory) -> None:
     b = ask(memory, "rpg")
     raven = fact(b, "Raven")
     assert b.core_facts[0].node_id == "npc-raven"
-    assert raven.type == "npc" and raven.properties["disposition"] == "secretive" and raven.properties["threat_level"] == 3
+    assert (
+        raven.type == "npc"
+        and raven.properties["disposition"] == "secretive"
+        and raven.properties["threat_level"] == 3
+    )
     assert relations(raven, "trusts") == {"Aria": {"affinity": 7}, "Bram": {"affinity": 4}}  # Voss no longer
     assert set(relations(raven, "involved_in")) == {"The Missing Artifact", "The Guild War"}
     assert "Sunken Library" in relations(raven, "knows_about")["The Missing Artifact"]["detail"]
@@ -124,7 +130,10 @@ def test_rpg_game_master(memory: SemanticMemory) -> None:
     (conflict,) = [c for c in b.conflicts if c.statement == "Raven is trustworthy"]
     assert conflict.confidence < 0.5 and len(conflict.supporting) == 2
     assert [o.source_type for o in conflict.contradicting] == ["observed"]
-    assert any(x.statement == "Raven's disposition is secretive" and x.confidence == pytest.approx(0.9) for x in b.beliefs)
+    assert any(
+        x.statement == "Raven's disposition is secretive" and x.confidence == pytest.approx(0.9)
+        for x in b.beliefs
+    )
 
 
 def test_rpg_vector_anchor_without_names(memory: SemanticMemory) -> None:
@@ -142,13 +151,19 @@ def test_code_which_files_for_oauth(memory: SemanticMemory) -> None:
     assert "httpx/_client.py" in relations(auth_file, "imports", "in")  # the import graph between them
     names = {f.name for f in b.facts()}
     assert "Auth" in names and {"BasicAuth", "DigestAuth"} & names
-    assert {"Auth.auth_flow", "Auth.sync_auth_flow", "BaseClient._build_auth"} & names  # functions in the auth flow
+    assert {
+        "Auth.auth_flow",
+        "Auth.sync_auth_flow",
+        "BaseClient._build_auth",
+    } & names  # functions in the auth flow
     assert "Generator-based auth flow" in names  # the pattern used
     auth = fact(b, "Auth")
     assert auth.excerpt is not None and "authentication" in auth.excerpt.lower()
 
 
-def test_code_recent_changes_to_auth_files(memory: SemanticMemory, clock: MutableClock, tmp_path: Path) -> None:
+def test_code_recent_changes_to_auth_files(
+    memory: SemanticMemory, clock: MutableClock, tmp_path: Path
+) -> None:
     import httpx
 
     src = Path(httpx.__file__).parent / "_auth.py"
@@ -156,18 +171,25 @@ def test_code_recent_changes_to_auth_files(memory: SemanticMemory, clock: Mutabl
     copy.parent.mkdir()
     shutil.copy(src, copy)
     with copy.open("a") as f:
-        f.write('\n\nclass OAuth2Auth(Auth):\n    """OAuth 2 bearer tokens."""\n\n    def auth_flow(self, request):\n        yield request\n')
+        f.write(
+            '\n\nclass OAuth2Auth(Auth):\n    """OAuth 2 bearer tokens."""\n\n    def auth_flow(self, request):\n        yield request\n'
+        )
     clock.now = NOW + timedelta(days=1)
     try:
         report = memory.ingest_path(copy, "python", scope=SCOPES["code"], root=tmp_path)
         assert report.documents == 1
-        b = memory.retrieve_context(
-            "what changed recently in the authentication code?", scope=SCOPES["code"]
-        )
+        b = memory.retrieve_context("what changed recently in the authentication code?", scope=SCOPES["code"])
         changes = {(c.kind, c.relation, c.target_name) for c in b.temporal.changes}  # type: ignore[union-attr]
         assert ("added", "defines", "OAuth2Auth") in changes
-        delta = {(c.kind, c.relation, c.source, c.target) for c in memory.changed_since(NOW, scope=SCOPES["code"])}
-        assert ("added", "subclass_of", "py:class:httpx._auth.OAuth2Auth", "py:class:httpx._auth.Auth") in delta
+        delta = {
+            (c.kind, c.relation, c.source, c.target) for c in memory.changed_since(NOW, scope=SCOPES["code"])
+        }
+        assert (
+            "added",
+            "subclass_of",
+            "py:class:httpx._auth.OAuth2Auth",
+            "py:class:httpx._auth.Auth",
+        ) in delta
         assert all(c.source.startswith("py:") for c in memory.changed_since(NOW, scope=SCOPES["code"]))
     finally:
         clock.now = NOW
@@ -177,7 +199,11 @@ def test_pharma_field_rep(memory: SemanticMemory) -> None:
     b = ask(memory, "pharma")
     patient = b.core_facts[0]
     assert patient.node_id == "patient-12345" and patient.properties["conditions"]
-    assert set(relations(patient, "has_condition")) == {"Atrial fibrillation", "Type 2 diabetes", "Chronic kidney disease"}
+    assert set(relations(patient, "has_condition")) == {
+        "Atrial fibrillation",
+        "Type 2 diabetes",
+        "Chronic kidney disease",
+    }
     assert set(relations(patient, "has_prescription")) == {
         "Warfarin 5 mg daily",
         "Metformin 500 mg twice daily",
@@ -206,7 +232,11 @@ def test_fitness_coach(memory: SemanticMemory) -> None:
     assert {"Alex", "Bench press", "Bench press 100 kg"} <= names
     june = {f"Bench press 1RM on 2025-06-{d}" for d in ("02", "09", "16")}
     assert june <= names
-    assert b.temporal is not None and b.temporal.mode == "history" and b.temporal.since == datetime(2025, 6, 1, tzinfo=UTC)
+    assert (
+        b.temporal is not None
+        and b.temporal.mode == "history"
+        and b.temporal.since == datetime(2025, 6, 1, tzinfo=UTC)
+    )
     measured = {c.source_name for c in b.temporal.changes if c.relation == "measures"}
     assert measured == june  # this month's progression, not May's
     values = sorted(fact(b, n).properties["value"] for n in june)
@@ -224,7 +254,11 @@ def test_educational_tutor(memory: SemanticMemory) -> None:
     maya = b.core_facts[0]
     assert maya.name == "Maya"
     mastery = relations(maya, "understands")
-    assert mastery["Fractions"]["mastery_level"] == 0.9 and set(mastery) == {"Fractions", "Decimals", "Negative numbers"}
+    assert mastery["Fractions"]["mastery_level"] == 0.9 and set(mastery) == {
+        "Fractions",
+        "Decimals",
+        "Negative numbers",
+    }
     assert relations(maya, "struggles_with") == {"Ratios": {"attempts": 3}}
     active = {x.statement for x in b.beliefs if x.subject_name == "Maya"}
     assert active == {
@@ -244,7 +278,9 @@ def test_domains_are_scoped(memory: SemanticMemory) -> None:
             if other == domain:
                 continue
             leaked = {f.node_id for f in memory.retrieve_context(query, scope=scope).facts()}
-            scoped_nodes = {n.id for n in memory.kb.store.get_nodes(sorted(leaked)) if n.scope == SCOPES[domain]}
+            scoped_nodes = {
+                n.id for n in memory.kb.store.get_nodes(sorted(leaked)) if n.scope == SCOPES[domain]
+            }
             assert not scoped_nodes, (domain, other, scoped_nodes)
         assert own_ids[domain]
 

@@ -70,7 +70,10 @@ def test_python_package(code: SemanticMemory, tmp_path: Path) -> None:
     assert ("py:file:shop/__init__.py", "py:file:shop/cart.py") in edges(code, "imports")
     assert ("py:file:shop/cart.py", "py:module:json") in edges(code, "imports")
     defines = edges(code, "defines")
-    assert {("py:file:shop/cart.py", "py:class:shop.cart.Cart"), ("py:class:shop.cart.Cart", "py:func:shop.cart.Cart.add")} <= defines
+    assert {
+        ("py:file:shop/cart.py", "py:class:shop.cart.Cart"),
+        ("py:class:shop.cart.Cart", "py:func:shop.cart.Cart.add"),
+    } <= defines
     calls = edges(code, "calls")
     assert ("py:func:shop.cart.Cart.total", "py:func:shop.pricing.round_price") in calls  # imported function
     assert ("py:func:shop.cart.Cart.dump", "py:func:shop.cart.Cart.total") in calls  # self.method
@@ -82,12 +85,16 @@ def test_python_package(code: SemanticMemory, tmp_path: Path) -> None:
     assert code.ingest_path(pkg, "python", scope="dev").skipped == 3
 
 
-def test_reingest_closes_removed_facts_instead_of_deleting(code: SemanticMemory, clock: Clock, tmp_path: Path) -> None:
+def test_reingest_closes_removed_facts_instead_of_deleting(
+    code: SemanticMemory, clock: Clock, tmp_path: Path
+) -> None:
     pkg = write_pkg(tmp_path / "src", PKG)
     code.ingest_path(pkg, "python", scope="dev")
     t0 = clock.now
     clock.advance(days=1)
-    changed = PKG["shop/cart.py"].replace("return json.dumps({'total': self.total()})", "return str(self.items)")
+    changed = PKG["shop/cart.py"].replace(
+        "return json.dumps({'total': self.total()})", "return str(self.items)"
+    )
     changed = changed.replace("import json\n", "")
     changed += "\n\ndef checkout(cart: Cart) -> float:\n    return cart.total()\n"
     (pkg / "cart.py").write_text(changed)
@@ -153,7 +160,13 @@ def test_parser_protocol_for_a_user_pipeline(memory: SemanticMemory) -> None:
             nodes = []
             for line in content.splitlines():
                 key, _, value = line.partition("=")
-                nodes.append(Node(id=f"{context.document_id}:{key}", label="attribute", properties={"name": key, "value": value}))
+                nodes.append(
+                    Node(
+                        id=f"{context.document_id}:{key}",
+                        label="attribute",
+                        properties={"name": key, "value": value},
+                    )
+                )
             return Batch(nodes=nodes)
 
     memory.registry.register_ingestion_pipeline("kv", KeyValue(), extensions=[".kv"])
