@@ -450,14 +450,7 @@ class SemanticMemory:
         t0 = time.perf_counter()
         self.refresh()
         key = content_type.strip().lower()
-        pipe = self.registry.pipeline(key)
-        if pipe is None:
-            known = ", ".join(sorted(self.registry.pipelines)) or "(none)"
-            raise ConfigurationError(
-                f"no ingestion pipeline for content type {content_type!r}: register one with "
-                f"register_ingestion_pipeline (registered: {known})"
-            )
-        parser, decomposer = pipe
+        parser, decomposer = self._pipeline_for(content_type)
         s = normalize_scope(scope)
         now = self.now()
         contexts = []
@@ -505,6 +498,16 @@ class SemanticMemory:
         report.seconds = time.perf_counter() - t0
         return report
 
+    def _pipeline_for(self, content_type: str) -> tuple[Any, Any]:
+        pipe = self.registry.pipeline(content_type)
+        if pipe is None:
+            known = ", ".join(sorted(self.registry.pipelines)) or "(none)"
+            raise ConfigurationError(
+                f"no ingestion pipeline for content type {content_type!r}: register one with "
+                f"register_ingestion_pipeline (registered: {known})"
+            )
+        return pipe
+
     def ingest_path(
         self,
         path: str | Path,
@@ -522,6 +525,8 @@ class SemanticMemory:
         p = Path(path)
         if not p.exists():
             raise NotFoundError(f"{p} does not exist")
+        if content_type is not None and self.registry.pipeline(content_type) is None:
+            self._pipeline_for(content_type)  # raises, naming the registered ones
         files: list[Path]
         if p.is_dir():
             suffixes: set[str] = set()
