@@ -56,7 +56,7 @@ def clinical_embedded(clinical_db_embedded: Path, embedder, tmp_path: Path) -> I
     """A private copy of the embedded clinical knowledge base (tests may write to it)."""
     import shutil
 
-    dst = tmp_path / "clinical.db"
+    dst = tmp_path / "clinical-embedded.db"
     shutil.copy(clinical_db_embedded, dst)
     with cef.open(dst, embedder=embedder) as k:
         yield k

@@ -1,0 +1,5 @@
+"""python -m cef.cli"""
+
+from cef.cli import main
+
+main()
