@@ -56,6 +56,8 @@ QUOTAS: dict[str, float] = {
 #: the order sections are offered room in
 PRIORITY: tuple[Section, ...] = ("core_facts", "conflicts", "beliefs", "supporting", "temporal")
 JOIN_SLACK = 2
+#: no item renders in fewer tokens than this
+MIN_ITEM_TOKENS = 4
 
 
 class _Model(BaseModel):
@@ -453,25 +455,30 @@ class ContextBundle(_Model):
         added: list[tuple[Section, int]] = []  # (section, candidate index) in the order items went in
         waiting: list[tuple[Section, int, _Model]] = []
         shortened = 0
+        open_cost = {s: counter.count(r.open(s, meta) + r.close(s)) + JOIN_SLACK for s in SECTIONS}
         for passes, quota in ((0, True), (1, False)):
             todo = [(s, i, it) for s in PRIORITY for i, it in by_section[s]] if passes == 0 else waiting
             waiting = []
             for section, index, item in todo:
-                opening = (
-                    0
-                    if chosen[section]
-                    else counter.count(r.open(section, meta) + r.close(section)) + JOIN_SLACK
-                )
+                opening = 0 if chosen[section] else open_cost[section]
                 room = budget - used
                 if quota:
                     room = min(room, int(QUOTAS[section] * budget) - section_used[section])
+                if room <= opening + JOIN_SLACK + MIN_ITEM_TOKENS:  # nothing fits any more
+                    waiting.append((section, index, item))
+                    continue
                 frag = r.item(section, item)
                 cost = counter.count(frag) + JOIN_SLACK + opening
                 if cost > room:
                     # a section's most important item, or anything in the last pass, may go in shortened
                     fitted = None
-                    if not quota or not chosen[section]:
-                        for smaller in _shorter(item):
+                    variants = _shorter(item) if not quota or not chosen[section] else []
+                    if variants:  # try the shortest first: if even that does not fit, none will
+                        f_min = r.item(section, variants[-1])
+                        if counter.count(f_min) + JOIN_SLACK + opening > room:
+                            variants = []
+                    if variants:
+                        for smaller in variants:
                             f2 = r.item(section, smaller)
                             c2 = counter.count(f2) + JOIN_SLACK + opening
                             if c2 <= room:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -72,6 +72,10 @@ HINTED_TYPE_BOOST = 1.5
 CONTAINER_SHARE = 0.3
 #: most neighbours of one node offered to the queue (hubs)
 FANOUT = 48
+#: a scope holding more than this share of the nodes is searched by filtering a global search
+ALLOWED_SHARE = 0.5
+#: nodes taken from the queue and expanded together
+EXPAND_BATCH = 8
 #: a node-vector match below this cosine is not an anchor
 MIN_VECTOR = 0.3
 #: facts scoring at least this share of the best one are core facts
@@ -214,10 +218,10 @@ def retrieve_context(
         anchors = _anchors(run)
         run.timings["anchors"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        reached, edges_seen = _expand(run, anchors)
+        reached = _expand(run, anchors)
         run.timings["expand"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        candidates, temporal_ctx, used_ids = _assemble(run, reached, edges_seen)
+        candidates, temporal_ctx = _assemble(run, reached)
         run.timings["assemble"] = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
     bundle = ContextBundle.assemble(
@@ -244,7 +248,6 @@ def retrieve_context(
         shown = [f.node_id for f in bundle.facts()] + [b.belief_id for b in bundle.beliefs]
         if shown:
             memory.record_feedback(shown, "used")
-    del used_ids
     return bundle
 
 
@@ -296,12 +299,9 @@ def _anchors(run: _Run) -> list[_Reached]:
             if sim >= MIN_VECTOR:
                 add(nid, 0.9 * sim, "vector")
         for t in hinted:
-            allowed = _ids_of_type(run, t)
-            if allowed and len(allowed) <= 50_000:
-                for nid, sim in st.node_vectors.search(qvec, 6, allowed=allowed):
-                    pos = g.pos(nid)
-                    if pos is not None and sim >= MIN_VECTOR and _scope_ok(run, pos):
-                        add(nid, 0.9 * sim + 0.05, "type")
+            for nid, sim in _node_vector_hits(run, qvec, 6, t):
+                if sim >= MIN_VECTOR:
+                    add(nid, 0.9 * sim + 0.05, "type")
     # chunks by meaning and by words lend their nodes
     chunk_hits: list[tuple[str, float]] = []
     if qvec is not None and len(st.chunk_vectors):
@@ -332,26 +332,42 @@ def _anchors(run: _Run) -> list[_Reached]:
     return ranked[: run.constraints.max_anchors]
 
 
-def _ids_of_type(run: _Run, type_name: str) -> list[str]:
+def _allowed_ids(run: _Run, type_name: str | None = None) -> list[str] | None:
+    """Ids of the live nodes the query may see (its scope, of a type); None when that is (nearly) all."""
     g = run.memory.kb.state.graph
-    reg = run.memory.registry
-    labels = [lb for lb in g.labels.names if reg.is_a(lb, type_name)]
-    ids: list[str] = []
-    for lb in labels:
-        ids.extend(g.node_ids[int(p)] for p in g.nodes_with_label(lb))
-    return ids
+    n = len(g.node_ids)
+    mask = g.node_alive.view[:n].copy()
+    if run.scope is not None:
+        code = g.scopes.get(run.scope)
+        sc = g.node_scope.view[:n]
+        mask &= (sc == -1) | (sc == (code if code is not None else -2))
+    if type_name is not None:
+        reg = run.memory.registry
+        codes = [c for c, lb in enumerate(g.labels.names) if reg.is_a(lb, type_name)]
+        mask &= np.isin(g.node_label.view[:n], codes)
+    positions = np.flatnonzero(mask)
+    if type_name is None and len(positions) > ALLOWED_SHARE * max(1, int(g.node_alive.view[:n].sum())):
+        return None
+    ids = g.node_ids
+    return [ids[p] for p in positions.tolist()]
 
 
-def _node_vector_hits(run: _Run, vec: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """Top-k nodes by cosine, in scope (fetching more while other scopes crowd the top)."""
+def _node_vector_hits(
+    run: _Run, vec: np.ndarray, k: int, type_name: str | None = None
+) -> list[tuple[str, float]]:
+    """Top-k nodes by cosine among those the query may see (its scope; a type, if given)."""
     st = run.memory.kb.state
+    allowed = _allowed_ids(run, type_name)
+    if allowed is not None:
+        return st.node_vectors.search(vec, k, allowed=allowed) if allowed else []
     g = st.graph
     fetch = k if run.scope is None else k * 4
-    for _ in range(4):
+    kept: list[tuple[str, float]] = []
+    for _ in range(4):  # the scope holds most nodes: search all, drop the few others
         hits = st.node_vectors.search(vec, fetch)
         kept = [(i, s) for i, s in hits if (p := g.pos(i)) is not None and _scope_ok(run, p)]
         if len(kept) >= k or len(hits) < fetch:
-            return kept[:k]
+            break
         fetch *= 4
     return kept[:k]
 
@@ -370,8 +386,8 @@ def _relation_boosts(run: _Run) -> dict[str, float]:
     return boost
 
 
-def _expand(run: _Run, anchors: list[_Reached]) -> tuple[dict[int, _Reached], dict[int, tuple[int, int]]]:
-    """Best-first expansion; returns reached nodes and every allowed edge seen (edge → (src, dst))."""
+def _expand(run: _Run, anchors: list[_Reached]) -> dict[int, _Reached]:
+    """Best-first expansion from the anchors, bounded by max_depth and max_nodes."""
     memory = run.memory
     st = memory.kb.state
     g = st.graph
@@ -388,9 +404,11 @@ def _expand(run: _Run, anchors: list[_Reached]) -> tuple[dict[int, _Reached], di
             continue
         boost_by_code[code] = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(name, 0.0))
         skip_by_code[code] = name in BELIEF_RELATIONS
-    label_boost: dict[int, float] = {}
-    for code, lb in enumerate(g.labels.names):
-        label_boost[code] = 1.0 if not hinted or any(reg.is_a(lb, t) for t in hinted) else UNNAMED_TYPE
+    label_boost_arr = np.array(
+        [1.0 if not hinted or any(reg.is_a(lb, t) for t in hinted) else UNNAMED_TYPE for lb in g.labels.names]
+        or [1.0],
+        dtype=np.float64,
+    )
 
     heap: list[tuple[float, int, int, int, int, int, bool]] = []
     counter = 0
@@ -399,44 +417,77 @@ def _expand(run: _Run, anchors: list[_Reached]) -> tuple[dict[int, _Reached], di
         counter += 1
     anchor_how = {a.pos: a.anchor_how for a in anchors}
     reached: dict[int, _Reached] = {}
-    edges_seen: dict[int, tuple[int, int]] = {}
     while heap and len(reached) < c.max_nodes:
-        negp, _, pos, depth, parent, edge, fwd = heapq.heappop(heap)
-        if pos in reached:
+        # the best few nodes of the queue are expanded together (one vectorized step)
+        batch: list[_Reached] = []
+        while heap and len(batch) < EXPAND_BATCH and len(reached) < c.max_nodes:
+            negp, _, pos, depth, parent, edge, fwd = heapq.heappop(heap)
+            if pos in reached:
+                continue
+            r = reached[pos] = _Reached(pos, -negp, depth, parent, edge, fwd, anchor_how.get(pos))
+            if depth < c.max_depth:
+                batch.append(r)
+        if not batch:
             continue
-        reached[pos] = _Reached(pos, -negp, depth, parent, edge, fwd, anchor_how.get(pos))
-        if depth >= c.max_depth:
-            continue
-        edges, _, targets, forward = g.step(np.array([pos], dtype=np.int64), run.flt)
+        edges, owners, targets, forward = g.step(np.array([r.pos for r in batch], dtype=np.int64), run.flt)
         if not len(edges):
             continue
         codes = g.e_rel.view[edges]
         keep = ~skip_by_code[codes]
-        edges, targets, forward, codes = edges[keep], targets[keep], forward[keep], codes[keep]
+        if reached:
+            keep &= ~np.isin(targets, np.fromiter(reached, dtype=np.int64, count=len(reached)))
+        edges, owners, targets, forward, codes = (
+            edges[keep],
+            owners[keep],
+            targets[keep],
+            forward[keep],
+            codes[keep],
+        )
         if not len(edges):
             continue
-        for e, s, t in zip(
-            edges.tolist(), g.e_src.view[edges].tolist(), g.e_dst.view[edges].tolist(), strict=True
-        ):
-            edges_seen[e] = (s, t)
-        tlabels = g.node_label.view[targets]
-        tboost = np.fromiter(
-            (label_boost.get(int(x), 1.0) for x in tlabels), dtype=np.float64, count=len(tlabels)
+        by_pos = {r.pos: r for r in batch}
+        owner_prio = np.fromiter(
+            (by_pos[int(o)].priority for o in owners), dtype=np.float64, count=len(owners)
         )
-        prio = (-negp) * HOP_DECAY * g.e_conf.view[edges].astype(np.float64) * boost_by_code[codes] * tboost
+        tboost = label_boost_arr[g.node_label.view[targets]]
+        prio = (
+            owner_prio * HOP_DECAY * g.e_conf.view[edges].astype(np.float64) * boost_by_code[codes] * tboost
+        )
+        order = np.argsort(-prio, kind="stable")[: FANOUT * len(batch)]
+        edges, owners, targets, forward, prio = (
+            edges[order],
+            owners[order],
+            targets[order],
+            forward[order],
+            prio[order],
+        )
         if qvec is not None:  # meaning steers the walk: a neighbour unlike the question costs more
             sims = st.node_vectors.similarities(qvec, [g.node_ids[t] for t in targets.tolist()])
-            prio *= np.clip(SIM_BASE + SIM_SLOPE * sims.astype(np.float64), SIM_BASE, 1.0)
-        order = np.argsort(-prio, kind="stable")[:FANOUT]
-        for i in order.tolist():
-            t = int(targets[i])
-            if t in reached:
-                continue
-            heapq.heappush(
-                heap, (-float(prio[i]), counter, t, depth + 1, pos, int(edges[i]), bool(forward[i]))
-            )
+            prio = prio * np.clip(SIM_BASE + SIM_SLOPE * sims.astype(np.float64), SIM_BASE, 1.0)
+        for p_, t, o, e, f in zip(
+            prio.tolist(), targets.tolist(), owners.tolist(), edges.tolist(), forward.tolist(), strict=True
+        ):
+            heapq.heappush(heap, (-p_, counter, t, by_pos[o].depth + 1, o, e, f))
             counter += 1
-    return reached, edges_seen
+    return reached
+
+
+def _edges_among(run: _Run, positions: Sequence[int]) -> list[tuple[int, int, int]]:
+    """Allowed edges (position, source, target) between the given nodes, belief relations left out."""
+    g = run.memory.kb.state.graph
+    if not positions:
+        return []
+    arr = np.asarray(sorted(positions), dtype=np.int64)
+    edges, owners, targets, _ = g.step(arr, run.flt)
+    keep = np.isin(targets, arr) & (owners < targets)  # each edge once (it is seen from both ends)
+    edges = edges[keep]
+    skip = {g.relations.get(name) for name in BELIEF_RELATIONS}
+    out = []
+    for e in np.unique(edges).tolist():
+        if int(g.e_rel[e]) in skip:
+            continue
+        out.append((e, int(g.e_src[e]), int(g.e_dst[e])))
+    return out
 
 
 # ---------------------------------------------------------------- assembly
@@ -457,9 +508,7 @@ def _dt(x: float) -> datetime | None:
     return datetime.fromtimestamp(x, UTC) if math.isfinite(x) else None
 
 
-def _assemble(
-    run: _Run, reached: dict[int, _Reached], edges_seen: dict[int, tuple[int, int]]
-) -> tuple[list[tuple[Section, Any]], TemporalContext, set[str]]:
+def _assemble(run: _Run, reached: dict[int, _Reached]) -> tuple[list[tuple[Section, Any]], TemporalContext]:
     memory = run.memory
     st = memory.kb.state
     g = st.graph
@@ -475,13 +524,13 @@ def _assemble(
         imp = importance(node.properties, node.updated, run.now) if node is not None else 0.5
         scores[pos] = r.priority * (0.5 + imp)
     # a container of relevant parts is relevant (a file that defines what the question is about)
+    among = _edges_among(run, list(reached))
     bonus: dict[int, float] = {}
-    for e, (s, t) in edges_seen.items():
-        if s in reached and t in reached:
-            rt = g.rel_types.get(g.relations.names[int(g.e_rel[e])])
-            if rt is not None and rt.semantics.value == "CONTAINMENT" and rt.parent_end is not None:
-                parent, child = (s, t) if rt.parent_end == "source" else (t, s)
-                bonus[parent] = bonus.get(parent, 0.0) + CONTAINER_SHARE * scores[child]
+    for e, s, t in among:
+        rt = g.rel_types.get(g.relations.names[int(g.e_rel[e])])
+        if rt is not None and rt.semantics.value == "CONTAINMENT" and rt.parent_end is not None:
+            parent, child = (s, t) if rt.parent_end == "source" else (t, s)
+            bonus[parent] = bonus.get(parent, 0.0) + CONTAINER_SHARE * scores[child]
     for pos, extra in bonus.items():
         scores[pos] += min(extra, scores[pos])
     # the kinds of things the question asks for come first ("which files", "what medications")
@@ -501,29 +550,44 @@ def _assemble(
     # relations among the facts, attached to the better-scored end, named relations first
     rel_boost = _relation_boosts(run)
     asked = {name for name, w in rel_boost.items() if w >= 0.5}
-    edge_list = [e for e, (s, t) in edges_seen.items() if s in in_facts and t in in_facts]
-    records = {e.id: e for e in st.store.get_edges([g.edge_ids[e] for e in edge_list])}
-    attached: dict[int, list[tuple[float, Relation]]] = {}
-    for e in edge_list:
-        s, t = edges_seen[e]
-        rec = records.get(g.edge_ids[e])
-        if rec is None:
+    candidates_by_owner: dict[int, list[tuple[float, str, str, int]]] = {}
+    for e, s, t in among:
+        if s not in in_facts or t not in in_facts:
             continue
-        src, dst = nodes.get(rec.source), nodes.get(rec.target)
-        rel = Relation(
-            source_id=rec.source,
-            source_name=src.name if src else rec.source,
-            relation=rec.relation_type,
-            target_id=rec.target,
-            target_name=dst.name if dst else rec.target,
-            properties={k: v for k, v in rec.properties.items() if k not in _EDGE_HIDDEN},
-            confidence=round(rec.confidence, 4),
-            valid_from=rec.valid_from,
-            valid_to=rec.valid_to,
+        name = g.relations.names[int(g.e_rel[e])]
+        owner, other = (s, t) if scores[s] >= scores[t] else (t, s)
+        weight = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(name, 0.0))
+        candidates_by_owner.setdefault(owner, []).append(
+            ((scores[s] + scores[t]) * weight, name, g.node_ids[other], e)
         )
-        owner = s if scores[s] >= scores[t] else t
-        weight = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(rec.relation_type, 0.0))
-        attached.setdefault(owner, []).append(((scores[s] + scores[t]) * weight, rel))
+    chosen_edges: dict[int, list[int]] = {}
+    for owner, cands in candidates_by_owner.items():
+        named_owner = reached[owner].anchor_how in ("name", "synonym", "self")
+        chosen_edges[owner] = _diverse(
+            cands, MAX_RELATIONS_NAMED if named_owner else MAX_RELATIONS_PER_FACT, asked
+        )
+    wanted = [g.edge_ids[e] for es in chosen_edges.values() for e in es]
+    records = {e.id: e for e in st.store.get_edges(wanted)}
+    attached: dict[int, list[Relation]] = {}
+    for owner, es in chosen_edges.items():
+        for e in es:
+            rec = records.get(g.edge_ids[e])
+            if rec is None:
+                continue
+            src, dst = nodes.get(rec.source), nodes.get(rec.target)
+            attached.setdefault(owner, []).append(
+                Relation(
+                    source_id=rec.source,
+                    source_name=src.name if src else rec.source,
+                    relation=rec.relation_type,
+                    target_id=rec.target,
+                    target_name=dst.name if dst else rec.target,
+                    properties={k: v for k, v in rec.properties.items() if k not in _EDGE_HIDDEN},
+                    confidence=round(rec.confidence, 4),
+                    valid_from=rec.valid_from,
+                    valid_to=rec.valid_to,
+                )
+            )
 
     # passages for the top facts
     excerpts = _excerpts(run, [g.node_ids[p] for p in fact_positions[:15]], qvec)
@@ -536,7 +600,7 @@ def _assemble(
             continue
         r = reached[p]
         named = r.anchor_how in ("name", "synonym", "self")
-        rels = _diverse(attached.get(p, []), MAX_RELATIONS_NAMED if named else MAX_RELATIONS_PER_FACT, asked)
+        rels = attached.get(p, [])
         kind = reg.kind_of(node.label)
         fact = Fact(
             node_id=node.id,
@@ -564,26 +628,30 @@ def _assemble(
         candidates.extend(("conflicts", x) for x in conflicts)
     if c.include_temporal_context:
         candidates.extend(("temporal", x) for x in changes)
-    return candidates, temporal_ctx, set(ids)
+    return candidates, temporal_ctx
+
+
+T = TypeVar("T")
 
 
 def _diverse(
-    scored: list[tuple[float, Relation]], limit: int, asked: Collection[str] = frozenset()
-) -> list[Relation]:
-    """Up to ``limit`` relations: those the question names first, then round-robin across
-    relation types (best type first), so one busy relation does not hide the others."""
-    ranked = sorted(scored, key=lambda x: (-x[0], x[1].relation, x[1].target_name))
-    out = [rel for _, rel in ranked if rel.relation in asked][:limit]
-    groups: dict[str, list[tuple[float, Relation]]] = {}
-    for item in ranked:
-        if item[1].relation not in asked:
-            groups.setdefault(item[1].relation, []).append(item)
-    order = sorted(groups.values(), key=lambda grp: -grp[0][0])
+    scored: list[tuple[float, str, str, T]], limit: int, asked: Collection[str] = frozenset()
+) -> list[T]:
+    """Up to ``limit`` of ``(score, relation, tiebreak, item)``: relations the question names first,
+    then round-robin across relation types (best type first), so one busy relation does not hide
+    the others."""
+    ranked = sorted(scored, key=lambda x: (-x[0], x[1], x[2]))
+    out = [x[3] for x in ranked if x[1] in asked][:limit]
+    groups: dict[str, list[T]] = {}
+    for x in ranked:
+        if x[1] not in asked:
+            groups.setdefault(x[1], []).append(x[3])
+    order = list(groups.values())  # groups appear in the order of their best item
     i = 0
     while len(out) < limit and any(i < len(grp) for grp in order):
         for grp in order:
             if i < len(grp) and len(out) < limit:
-                out.append(grp[i][1])
+                out.append(grp[i])
         i += 1
     return out
 

@@ -245,20 +245,23 @@ def changed_edges(
     n = len(graph.edge_ids)
     if n == 0:
         return []
-    alive = graph.e_alive.view[:n]
     rec = graph.e_rec.view[:n]
-    mask = alive & (rec > lo) & (rec <= hi)
     if node_positions is not None:
-        touch = np.zeros(len(graph.node_ids), dtype=np.bool_)
-        touch[node_positions] = True
-        mask &= touch[graph.e_src.view[:n]] | touch[graph.e_dst.view[:n]]
-    if scope is not None:
-        code = graph.scopes.get(scope)
-        sc = graph.e_scope.view[:n]
-        mask &= (sc == -1) | (sc == (code if code is not None else -2))
-    # current knowledge only: the superseded versions are history, their closed copies say what changed
-    mask &= graph.e_tx_end.view[:n] == POS_INF
-    idx = np.flatnonzero(mask)
+        # the edges around these nodes (scope and current knowledge filtered by the graph)
+        edges, _, _, _ = graph.step(
+            np.asarray(node_positions, dtype=np.int64), graph.edge_filter(scope=scope)
+        )
+        idx = np.unique(edges).astype(np.int64)
+        idx = idx[(rec[idx] > lo) & (rec[idx] <= hi)]
+    else:
+        mask = graph.e_alive.view[:n] & (rec > lo) & (rec <= hi)
+        if scope is not None:
+            code = graph.scopes.get(scope)
+            sc = graph.e_scope.view[:n]
+            mask &= (sc == -1) | (sc == (code if code is not None else -2))
+        # current knowledge only: the superseded versions are history, their closed copies say what changed
+        mask &= graph.e_tx_end.view[:n] == POS_INF
+        idx = np.flatnonzero(mask)
     idx = idx[np.argsort(-rec[idx], kind="stable")][:limit]
     out: list[FactChange] = []
     for p in idx.tolist():
