@@ -254,6 +254,13 @@ def understand_query(
         for t, ts in type_stems.items():
             if "_" not in t and s == ts:
                 u.type_hints.append(type_names[t])
+    # class extensions: a term placed under a class hints at that class ("metformin" → medication)
+    for gram in _ngrams(words):
+        ext = reg.class_of_term(gram)
+        if ext is not None:
+            key = normalize_name(ext.class_name).replace(" ", "_")
+            if key in type_names:
+                u.type_hints.append(type_names[key])
     u.type_hints = list(dict.fromkeys(u.type_hints))
 
     # relation hints: relation names whose words the question uses

@@ -251,3 +251,12 @@ def test_observations_are_immutable(memory: SemanticMemory) -> None:
 def test_unknown_pipeline_is_a_configuration_error(memory: SemanticMemory) -> None:
     with pytest.raises(ConfigurationError, match="no ingestion pipeline for content type 'cobol'"):
         memory.ingest("IDENTIFICATION DIVISION.", "cobol")
+
+
+def test_universal_vocabulary_yields_to_existing_names() -> None:
+    from cef.memory.vocab import universal_relation_types
+
+    types = {rt.name: rt for rt in universal_relation_types({"contains", "owns"})}
+    assert "owns" not in types  # taken: left to its owner
+    assert types["located_in"].inverse is None  # its inverse name is taken: two separate types
+    assert types["part_of"].inverse == "has_part"

@@ -48,3 +48,9 @@ def test_names_are_found_even_when_many_nodes_share_them(memory: SemanticMemory)
     assert [(node_id, name) for node_id, name, _, _ in found] == [("npc-raven", "Raven")]
     assert memory.resolve_name("the missing artifact", scope) == "plot-artifact"
     assert memory.resolve_name("Raven", "another-scope") is None
+
+
+def test_class_extensions_hint_their_class(memory: SemanticMemory) -> None:
+    scope = load_example(memory, "pharma")
+    u = understand_query(memory, "Is metformin safe with kidney disease?", scope, NOW)
+    assert u.type_hints == ["medication"]
