@@ -35,6 +35,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,6 +43,9 @@ import cef
 from cef import Batch, Edge, Node
 from cef.memory import RetrievalConstraints, SemanticMemory
 from cef.memory.temporal import supersession
+
+if TYPE_CHECKING:
+    from cef.embed.base import Embedder
 
 FIRST = tuple(
     [
@@ -288,7 +292,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
 
-    embedder: object
+    embedder: ComposedEmbedder | Embedder | None
     if args.embedder == "composed":
         embedder = ComposedEmbedder()
     elif args.embedder == "real":
@@ -305,7 +309,7 @@ def main(argv: list[str] | None = None) -> None:
         path = folder / "memory.db"
         if path.exists():
             sys.exit(f"{path} exists: remove it first (the bench builds a fresh memory)")
-        kb = cef.open(path, embedder=embedder)  # type: ignore[arg-type]
+        kb = cef.open(path, embedder=embedder)
         memory = SemanticMemory(kb, clock=lambda: NOW, extractor=None, owns_kb=True)
         t0 = time.perf_counter()
         n_nodes, n_edges, names = build(memory, args.nodes, rng)
@@ -322,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
 
         t0 = time.perf_counter()
         memory.close()
-        kb = cef.open(path, embedder=embedder)  # type: ignore[arg-type]
+        kb = cef.open(path, embedder=embedder)
         memory = SemanticMemory(kb, clock=lambda: NOW, extractor=None, owns_kb=True)
         open_s = time.perf_counter() - t0
         rows.append(("reopen (graph + vectors + registry)", f"{open_s:.2f} s"))
@@ -349,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
         totals, no_embed, stages = (
             [],
             [],
-            {k: [] for k in ("understand", "anchors", "expand", "assemble", "pack")},
+            {k: list[float]() for k in ("understand", "anchors", "expand", "assemble", "pack")},
         )
         facts = []
         for q, scope in queries:

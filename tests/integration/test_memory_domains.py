@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -60,8 +61,8 @@ def clock() -> MutableClock:
 
 @pytest.fixture(scope="module")
 def memory(
-    tmp_path_factory: pytest.TempPathFactory, embedder, clock: MutableClock
-) -> Iterator[SemanticMemory]:  # type: ignore[no-untyped-def]
+    tmp_path_factory: pytest.TempPathFactory, embedder: Any, clock: MutableClock
+) -> Iterator[SemanticMemory]:
     import httpx
 
     kb = cef.open(tmp_path_factory.mktemp("domains") / "memory.db", embedder=embedder)
@@ -87,7 +88,7 @@ def fact(bundle: ContextBundle, name: str) -> Fact:
     return found[0]
 
 
-def relations(f: Fact, relation: str, direction: str = "out") -> dict[str, dict]:  # type: ignore[type-arg]
+def relations(f: Fact, relation: str, direction: str = "out") -> dict[str, dict[str, Any]]:
     """Relations of a fact by the other end's name: outgoing (``out``), incoming (``in``) or both."""
     out = {}
     for r in f.relations:

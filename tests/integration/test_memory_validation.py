@@ -112,7 +112,7 @@ CHAIN = {  # prescriptions only: the interactions are three hops from the patien
 
 
 @pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[SemanticMemory]:  # type: ignore[no-untyped-def]
+def memory(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[SemanticMemory]:
     kb = cef.open(tmp_path_factory.mktemp("validation") / "memory.db", embedder=embedder)
     m = SemanticMemory(kb, clock=lambda: NOW, owns_kb=True)
     for domain in CASES:

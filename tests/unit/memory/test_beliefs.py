@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,7 +25,7 @@ def world(memory: SemanticMemory) -> SemanticMemory:
     return memory
 
 
-def belief(memory: SemanticMemory, belief_id: str) -> dict:  # type: ignore[type-arg]
+def belief(memory: SemanticMemory, belief_id: str) -> dict[str, Any]:
     return memory.kb.store.get_nodes([belief_id])[0].properties
 
 

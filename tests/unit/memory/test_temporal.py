@@ -175,10 +175,10 @@ def test_as_of_queries_equal_a_replay_of_what_was_known(
                 elif not is_open and fact in open_edge:
                     eid, vf = open_edge.pop(fact)
                     memory.supersede(eid, valid_to=day(rec + offset), at=day(rec))
-                    vt = max(rec + offset, vf)
-                    history.append((rec, fact, vf, vt))
+                    history.append((rec, fact, vf, max(rec + offset, vf)))
             g = memory.kb.state.graph
-            for known, valid in [*queries, (None, 10), (None, 45)]:  # type: ignore[list-item]
+            checks: list[tuple[int | None, int]] = [*queries, (None, 10), (None, 45)]
+            for known, valid in checks:
                 known_intervals: dict[int, list[tuple[int, int | None]]] = {}
                 for rec, fact, vf, vt in history:
                     if known is not None and rec > known:
