@@ -132,6 +132,7 @@ class _Link:
     type: str
     weight: float
     confidence: float
+    title: bool = False  # the chunk's title names this target
     offsets: list[list[int]] = field(default_factory=list)
     sources: set[str] = field(default_factory=set)
 
@@ -351,11 +352,7 @@ class EntityEnricher:
         return out
 
     def _embed_with_titles(self, kb: KnowledgeBase, chunks: list[Chunk]) -> list[Chunk]:
-        todo = [
-            i
-            for i, c in enumerate(chunks)
-            if c.embedding is None and _title(c) and not c.content.lstrip().startswith(_title(c) or "")
-        ]
+        todo = [i for i, c in enumerate(chunks) if c.embedding is None and _title(c)]
         if not todo:
             return chunks
         assert kb.embedder is not None
@@ -417,12 +414,12 @@ class _DocGraph:
         links: dict[str, _Link] = {}
         co: list[Mention] = []
 
-        def link(target: str, m: Mention, weight: float) -> None:
+        def link(target: str, m: Mention, weight: float, *, is_title: bool = False) -> None:
             if target == holder:
                 return
             cur = links.get(target)
             if cur is None:
-                cur = links[target] = _Link(target, m.text, m.type, weight, m.confidence)
+                cur = links[target] = _Link(target, m.text, m.type, weight, m.confidence, is_title)
             cur.add(m, weight)
             co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
 
@@ -431,7 +428,12 @@ class _DocGraph:
             if key:
                 target = self.resolve(key)
                 self.note(target, title, TITLE_TYPE, title=True)
-                link(target, Mention(title, key, TITLE_TYPE, -1, -1, 1.0, "title"), self.title_weight)
+                link(
+                    target,
+                    Mention(title, key, TITLE_TYPE, -1, -1, 1.0, "title"),
+                    self.title_weight,
+                    is_title=True,
+                )
         for m in mentions:
             target = self.resolve(m.normalized)
             self.note(target, m.text, m.type, title=False)
@@ -463,6 +465,7 @@ class _DocGraph:
                         "offsets": lk.offsets,
                         "mention": lk.mention,
                         "type": lk.type,
+                        "title": lk.title,
                         "chunk_id": chunk.id,
                         "sources": sorted(lk.sources),
                     },

@@ -19,7 +19,8 @@ For a question:
 4. **Bridge**: a passage titled by an entity of one of the 3 best passages gets
    ``0.4 × (parent score / best score) × min-max cosine`` on top — the second
    hop of a multi-hop question is usually the page of an entity the first hop
-   mentions.
+   mentions (when several passages share that title, the one closest to the
+   question by embedding).
 
 The matrix, passage lists, title owners and the query gazetteer are built once
 per graph generation (:func:`entity_index`). Every :class:`~cef.model.RankedChunk`
@@ -188,7 +189,7 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
     pidx = {int(p): i for i, p in enumerate(passages.tolist())}
     if len(edges):
         for rec in state.store.get_edges([g.edge_ids[int(e)] for e in edges]):
-            if rec.properties.get("type") == TITLE_TYPE:
+            if rec.properties.get("title") is True:
                 sp, tp = g.pos(rec.source), g.pos(rec.target)
                 if sp is not None and tp is not None and sp in pidx:
                     title_of.setdefault(tp, []).append(pidx[sp])
@@ -425,8 +426,11 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
         top_s = float(score[order[0]]) or 1.0
         for i in order[: settings.bridge_top].tolist():
             for j in index.passage_entities[i].tolist():
-                for o in index.title_owners.get(j, ()):
-                    if o != i and score[i] / top_s > bonus[o]:
+                owners = [o for o in index.title_owners.get(j, ()) if o != i]
+                if len(owners) > 1:  # several passages share the title: the one closest to the question
+                    owners = [max(owners, key=lambda o: (dense[o], -o))]
+                for o in owners:
+                    if score[i] / top_s > bonus[o]:
                         bonus[o] = score[i] / top_s
                         via[o] = (i, j)
         final = score + settings.bridge_weight * bonus * top_s * minmax(dense)

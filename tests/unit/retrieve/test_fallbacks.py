@@ -73,3 +73,6 @@ def test_auto_uses_ppr_on_text(text_kb: cef.KnowledgeBase) -> None:
     res = text_kb.retrieve(GraphQuery(query=QUESTION, top_k=5))
     assert res.strategy is SearchStrategy.PPR
     assert set(GOLD) <= {r.chunk.id for r in res.results[:2]}
+    # HYBRID's anchor resolution and traversal run only if the chain reaches it
+    assert [a["how"] for a in res.metadata["anchors"]] == ["entity"]
+    assert res.reasoning_context is not None and res.reasoning_context.metadata["strategy"] == "ppr"
