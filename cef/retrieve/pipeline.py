@@ -80,13 +80,23 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         qc = QueryContext(state=state, query=query, started=t0)
         chain = CHAINS.get(query.strategy) or [query.strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
         graph_chain = any(s in GRAPH_STRATEGIES for s in chain)
-        if graph_chain:
+        prepared = False
+
+        def prepare() -> None:
+            """Anchors and traversal, once, right before the first strategy that needs them."""
+            nonlocal prepared
+            if prepared:
+                return
+            prepared = True
             resolve_anchors(qc)
             ctx = expand_anchors(qc)
             if ctx is not None and ctx.context_keywords:
                 extra = [k for k in ctx.context_keywords if k not in query.query.lower()][:10]
                 qc.enhanced_query = f"{query.query} {' '.join(extra)}".strip() if extra else query.query
+
         if query.patterns:  # matched paths rank first; the requested chain is the fallback
+            if graph_chain:
+                prepare()
             chain = [SearchStrategy.PATTERN, *(s for s in chain if s is not SearchStrategy.PATTERN)]
             match_query_patterns(qc, anchors_resolved=graph_chain)
         results: list[RankedChunk] = []
@@ -97,6 +107,8 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
             fn = STRATEGIES.get(strategy)
             if fn is None:
                 continue
+            if strategy in GRAPH_STRATEGIES:
+                prepare()
             attempt = fn(qc)
             if attempt is None:  # does not apply to this knowledge base: not a fallback
                 continue
