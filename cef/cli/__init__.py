@@ -29,6 +29,7 @@ COMMANDS = [
     "cef.cli.context",
     "cef.cli.transfer",
     "cef.cli.memory",
+    "cef.cli.bench",
 ]
 
 
