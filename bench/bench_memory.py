@@ -379,14 +379,21 @@ def main(argv: list[str] | None = None) -> None:
         )
         rows.append(("  facts per bundle (median)", f"{statistics.median(facts):.0f}"))
 
+        # a pool of subjects small enough that observations repeat, contradict and supersede each other
+        pool = [(scope, rng.choice(names[scope])) for scope in rng.sample(scopes, 10) for _ in range(5)]
+        claims = [
+            "is reliable",
+            "is not reliable",
+            "leads the platform team",
+            "no longer leads the platform team",
+            "'s office is in Lisbon",
+            "'s office is in Oslo",
+        ]
         obs = []
         for i in range(args.observations):
-            scope = rng.choice(scopes)
-            who = rng.choice(names[scope])
-            claim = rng.choice(
-                ["is reliable", "is not reliable", "prefers morning meetings", "no longer leads the team"]
-            )
-            obs.append((f"{who} {claim}", scope, i))
+            scope, who = rng.choice(pool)
+            claim = rng.choice(claims)
+            obs.append((f"{who}{'' if claim.startswith(chr(39)) else ' '}{claim}", scope, i))
         t0 = time.perf_counter()
         actions: dict[str, int] = {}
         for text, scope, i in obs:
