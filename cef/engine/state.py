@@ -103,7 +103,12 @@ class EngineState:
             graph.add_node_arrays(ids, labels, scopes)
             del ids, labels, scopes
             cols: list[list[Any]] = [[] for _ in range(11)]
+            known = graph.has_node
             for row in self.store.iter_edge_rows():
+                # an edge whose endpoint the node scan did not see was committed after it (and after the
+                # seq read above): the change feed replays that commit, so skip the edge here
+                if not (known(row[2]) and known(row[3])):
+                    continue
                 for c, v in zip(cols, row, strict=False):
                     c.append(v)
                 if len(row) < 11:  # stores without the optional superseded_at column

@@ -133,3 +133,29 @@ def test_sigkill_mid_batch_leaves_batch_wholly_absent_or_present(tmp_path: Path)
         # the store still takes writes
         kb.index_node(Node(id="after", label="Leaf"))
         assert kb.find_node("after") is not None
+
+
+def test_reload_while_another_writer_commits_between_scans(tmp_path: Path) -> None:
+    """A commit landing between the node scan and the edge scan of a reload is replayed, not a crash."""
+    db = str(tmp_path / "kb.db")
+    with cef.open(db, embedder=None) as setup:
+        setup.initialize([Node(id="hub", label="Hub")], [RelationType(name="LINK")])
+    writer = cef.open(db, embedder=None)
+    reader = cef.open(db, embedder=None)
+    scan = reader.store.iter_node_rows
+
+    def nodes_then_commit():  # type: ignore[no-untyped-def]
+        yield from scan()
+        writer.index_batch(
+            Batch(
+                nodes=[Node(id="late", label="Leaf")],
+                edges=[Edge(id="e", relation_type="LINK", source="hub", target="late")],
+            )
+        )
+
+    reader.store.iter_node_rows = nodes_then_commit  # type: ignore[method-assign]
+    reader.state.reload()
+    reader.store.iter_node_rows = scan  # type: ignore[method-assign]
+    assert {n.id for n in reader.get_neighbors("hub")} == {"late"}
+    writer.close()
+    reader.close()
