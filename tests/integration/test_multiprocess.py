@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import cef
-from cef import Edge, Node, RelationType
+from cef import Batch, Edge, Node, RelationType
 
 from ..conftest import CLINICAL
 
