@@ -33,14 +33,14 @@ EmbedderOption = Annotated[
 ]
 
 
-def db_path(db: Path | None) -> Path:
+def db_path(db: str | Path | None) -> str:
     if db is not None:
-        return db
+        return str(db)
     env = os.environ.get("CEF_DB")
-    return Path(env) if env else Path("cef.db")
+    return env if env else "cef.db"
 
 
-def open_engine(db: Path | None, embedder: str = "default") -> Any:
+def open_engine(db: str | Path | None, embedder: str = "default") -> Any:
     from cef.engine.kb import open_kb
 
     path = db_path(db)

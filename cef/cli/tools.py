@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from enum import StrEnum
 from typing import Annotated
 
@@ -42,7 +43,7 @@ def tools(
     settings = load_settings(db=db, writable=writable)
     graph_schema: GraphSchema | None = None
     path = db_path(db)
-    if schema and path.exists():
+    if schema and ("://" in path or Path(path).exists()):
         from cef.engine.kb import open_kb
 
         with cli_errors():
