@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
