@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import heapq
-import math
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -500,12 +499,6 @@ def _props(node: Node) -> dict[str, Any]:
             v = v[:197] + "..."
         out[k] = v
     return out
-
-
-def _dt(x: float) -> datetime | None:
-    from datetime import UTC
-
-    return datetime.fromtimestamp(x, UTC) if math.isfinite(x) else None
 
 
 def _assemble(run: _Run, reached: dict[int, _Reached]) -> tuple[list[tuple[Section, Any]], TemporalContext]:

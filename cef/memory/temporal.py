@@ -282,14 +282,3 @@ def changed_edges(
             )
         )
     return out
-
-
-def window_note(hint: TemporalConstraint) -> str:
-    parts = []
-    if hint.mode == "as_of" and hint.as_of is not None:
-        parts.append(f"as known on {hint.as_of.isoformat(timespec='minutes')}")
-    if hint.since is not None:
-        parts.append(f"changes since {hint.since.date().isoformat()}")
-    if hint.mode == "history":
-        parts.append("including ended facts")
-    return "; ".join(parts)
