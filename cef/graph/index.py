@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -183,10 +184,10 @@ class GraphIndex:
         self._rel_bidir = np.zeros(n, dtype=np.bool_)
         self._rel_sem = np.full(n, sems.index(RelationSemantics.CUSTOM), dtype=np.int16)
         for name, code in ((nm, self.relations.code(nm)) for nm in self.relations.names):
-            rt = self.rel_types.get(name)
-            if rt is not None:
-                self._rel_bidir[code] = rt.bidirectional
-                self._rel_sem[code] = sems.index(rt.semantics)
+            known = self.rel_types.get(name)
+            if known is not None:
+                self._rel_bidir[code] = known.bidirectional
+                self._rel_sem[code] = sems.index(known.semantics)
         self.generation += 1
 
     def relation_name(self, edge: int, forward: bool) -> str:
@@ -684,7 +685,7 @@ class GraphIndex:
         fwd.reverse()
         return nodes, edges_out, fwd, dist[target]
 
-    def adjacency(self, flt: EdgeFilter | None = None, *, weighted: bool = True):  # type: ignore[no-untyped-def]
+    def adjacency(self, flt: EdgeFilter | None = None, *, weighted: bool = True) -> Any:
         """A scipy CSR matrix (nodes × nodes) of the allowed moves (both directions as allowed)."""
         from scipy import sparse
 
@@ -713,7 +714,7 @@ class GraphIndex:
         damping: float = 0.5,
         iterations: int = 30,
         tol: float = 1e-8,
-        matrix=None,  # type: ignore[no-untyped-def]
+        matrix: Any = None,
     ) -> np.ndarray:
         """Personalized PageRank from weighted seeds over the (filtered) graph; returns a score per node."""
         n = len(self.node_ids)

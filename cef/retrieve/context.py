@@ -78,9 +78,9 @@ class QueryContext:
         scope = self.query.scope
         out = {}
         for i in ids:
-            c = self._chunk_cache.get(i)
-            if c is not None and (scope is None or c.scope is None or c.scope == scope):
-                out[i] = c
+            cached = self._chunk_cache.get(i)
+            if cached is not None and (scope is None or cached.scope is None or cached.scope == scope):
+                out[i] = cached
         return out
 
     def nodes(self, ids: list[str]) -> dict[str, Node]:

@@ -113,9 +113,9 @@ def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedCh
             )
         )
     scored.sort(key=lambda x: (-x[1], x[0]))
-    top = scored[: qc.query.top_k]
-    _name_paths(qc, [e for _, _, e in top])
-    return _ranked(qc, top)
+    best = scored[: qc.query.top_k]
+    _name_paths(qc, [e for _, _, e in best])
+    return _ranked(qc, best)
 
 
 def _name_paths(qc: QueryContext, explanations: list[Explanation]) -> None:
