@@ -83,6 +83,8 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 #: terms in more than this share of the documents carry almost no BM25 signal and cost a full scan
 MAX_DF_SHARE = 0.25
+#: below this many documents no term is dropped
+MIN_DOCS_FOR_PRUNING = 5000
 
 
 def query_terms(text: str, max_terms: int = 64) -> list[str]:
@@ -521,6 +523,8 @@ class SQLiteStore:
         if not present:
             return []
         n = self._doc_count(table)
+        if n < MIN_DOCS_FOR_PRUNING:  # small collections are fast anyway; keep every term's evidence
+            return present
         selective = [t for t in present if df[t] <= MAX_DF_SHARE * n]
         return selective or sorted(present, key=lambda t: df[t])[:1]
 
