@@ -453,8 +453,11 @@ class PostgresStore:
             present = [t for t in terms if t in df]
             if not present or not docs:
                 return []
-            chosen = [t for t in present if df[t] <= text.MAX_DF_SHARE * docs]
-            chosen = chosen or sorted(present, key=lambda t: df[t])[:1]
+            if docs < text.MIN_DOCS_FOR_PRUNING:  # same rule as the SQLite store
+                chosen = present
+            else:
+                chosen = [t for t in present if df[t] <= text.MAX_DF_SHARE * docs]
+                chosen = chosen or sorted(present, key=lambda t: df[t])[:1]
             params: dict[str, Any] = {
                 "q": text.tsquery(chosen),
                 "terms": chosen,

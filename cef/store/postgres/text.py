@@ -27,6 +27,8 @@ MAX_POS = 16383
 MAX_POSITIONS = 256
 MAX_LEXEME = 2046
 MAX_DF_SHARE = 0.25
+#: below this many documents no term is dropped (as in the SQLite store)
+MIN_DOCS_FOR_PRUNING = 5000
 K1 = 1.2
 B = 0.75
 
