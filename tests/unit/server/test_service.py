@@ -202,6 +202,11 @@ def slow_graph_exploration(seconds: float) -> Iterator[None]:
     from cef.retrieve.search import hybrid_search
 
     chain = list(pipeline.CHAINS[SearchStrategy.AUTO])
+    saved = (
+        pipeline.STRATEGIES.get(SearchStrategy.GRAPH),
+        pipeline.CHAINS.get(SearchStrategy.GRAPH),
+        SearchStrategy.GRAPH in pipeline.GRAPH_STRATEGIES,
+    )
 
     def slow(qc: Any) -> Any:
         time.sleep(seconds)
@@ -213,8 +218,16 @@ def slow_graph_exploration(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        pipeline.STRATEGIES.pop(SearchStrategy.GRAPH, None)
-        pipeline.CHAINS.pop(SearchStrategy.GRAPH, None)
+        # put back exactly what was registered before (the real GRAPH strategy, its chain and flag)
+        strategy, graph_chain_before, was_graph = saved
+        if strategy is not None and graph_chain_before is not None:
+            pipeline.STRATEGIES[SearchStrategy.GRAPH] = strategy
+            pipeline.CHAINS[SearchStrategy.GRAPH] = graph_chain_before
+        else:
+            pipeline.STRATEGIES.pop(SearchStrategy.GRAPH, None)
+            pipeline.CHAINS.pop(SearchStrategy.GRAPH, None)
+        if not was_graph:
+            pipeline.GRAPH_STRATEGIES.discard(SearchStrategy.GRAPH)
         pipeline.set_default_chain(chain)
 
 
