@@ -35,7 +35,7 @@ import re
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -62,10 +62,15 @@ from cef.patterns import TraversalStep as Step
 
 __all__ = [
     "METAQA_ROLES",
+    "BenchReport",
+    "HopSignatures",
     "KgqaLine",
     "LoadReport",
+    "ModeScore",
     "NameIndex",
+    "NameMention",
     "PathScoring",
+    "QuestionCues",
     "RelationHop",
     "RelationPath",
     "RoleMap",
@@ -75,13 +80,18 @@ __all__ = [
     "bracket_mentions",
     "ceiling",
     "format_table",
+    "limit_torch_threads",
     "load_triples",
     "pattern_for_relation_path",
+    "question_files",
     "read_jsonl",
     "read_triples",
     "relation_paths",
+    "relation_words",
+    "run_benchmark",
     "run_questions",
     "score_entities",
+    "spacy_lemmatizer",
     "verbalize",
     "write_run",
 ]
@@ -267,20 +277,76 @@ METAQA_ROLES = RoleMap(
 )
 
 
-def relation_paths(graph: GraphIndex, start: int, max_hops: int = 3) -> dict[RelationPath, int]:
-    """Every relation path of 1..``max_hops`` hops that exists from node position ``start``.
+class HopSignatures:
+    """Which hops (relation × direction) leave each node: a boolean matrix over the graph's live edges.
 
-    Paths never return to the start (as answers exclude it). Values are the
-    number of distinct nodes each path reaches.
+    Hop code ``2 * relation code + forward``. Built once per graph generation;
+    used to list the last hop of relation paths without walking it, and to
+    derive the relation paths the schema allows (:meth:`schema_paths`).
+    """
+
+    def __init__(self, graph: GraphIndex) -> None:
+        self.graph = graph
+        self.generation = graph.generation
+        n, r = len(graph.node_ids), len(graph.relations)
+        alive = np.flatnonzero(graph.e_alive.view)
+        rel = graph.e_rel.view[alive].astype(np.int64)
+        self.src = graph.e_src.view[alive].astype(np.int64)
+        self.dst = graph.e_dst.view[alive].astype(np.int64)
+        self.rel = rel
+        self.matrix = np.zeros((n, 2 * r), dtype=np.bool_)
+        self.matrix[self.src, 2 * rel + 1] = True  # walk the edge forward from its source
+        self.matrix[self.dst, 2 * rel] = True  # walk it backward from its target
+
+    def hop(self, code: int) -> RelationHop:
+        return RelationHop(self.graph.relations.names[code // 2], bool(code % 2))
+
+    def leaving(self, nodes: np.ndarray) -> list[int]:
+        """Hop codes that leave at least one of ``nodes``."""
+        if not len(nodes):
+            return []
+        return np.flatnonzero(self.matrix[nodes].any(axis=0)).tolist()
+
+    def schema_paths(self, max_hops: int = 3) -> list[RelationPath]:
+        """Every relation path the graph's shape allows (a hop may follow another when some node the
+        first reaches has the second leaving it); a superset of the paths from any one node."""
+        codes = np.flatnonzero(self.matrix.any(axis=0)).tolist()
+        after: dict[int, list[int]] = {}
+        for code in codes:
+            mask = self.rel == code // 2
+            reached = np.unique(self.dst[mask] if code % 2 else self.src[mask])
+            after[code] = self.leaving(reached)
+        out: list[RelationPath] = []
+        level: list[tuple[int, ...]] = [(c,) for c in codes]
+        for _ in range(max_hops):
+            out.extend(tuple(self.hop(c) for c in p) for p in level)
+            level = [(*p, c) for p in level for c in after[p[-1]]]
+        return out
+
+
+def relation_paths(
+    graph: GraphIndex, start: int, max_hops: int = 3, signatures: HopSignatures | None = None
+) -> list[RelationPath]:
+    """The relation paths of 1..``max_hops`` hops that exist from node position ``start``.
+
+    Walks never come back to the start (answers exclude it). The last hop is
+    read from ``signatures`` when given (faster from big frontiers; it may list
+    a hop whose only move returns to the start).
     """
     flt = graph.edge_filter()
-    out: dict[RelationPath, int] = {}
+    out: list[RelationPath] = []
     level: dict[RelationPath, np.ndarray] = {(): np.asarray([start], dtype=np.int64)}
     names = graph.relations.names
     rel = graph.e_rel.view
-    for _ in range(max_hops):
+    if signatures is not None and signatures.generation != graph.generation:
+        signatures = None
+    for depth in range(max_hops):
         nxt: dict[RelationPath, np.ndarray] = {}
+        last = depth == max_hops - 1
         for path, frontier in level.items():
+            if last and signatures is not None:
+                out.extend((*path, signatures.hop(c)) for c in signatures.leaving(frontier))
+                continue
             edges, _, targets, fwd = graph.step(frontier, flt)
             keep = targets != start
             if not keep.all():
@@ -296,9 +362,9 @@ def relation_paths(graph: GraphIndex, start: int, max_hops: int = 3) -> dict[Rel
             ):
                 code = int(group_keys[0])
                 hop = RelationHop(names[code // 2], bool(code % 2))
-                reached = np.unique(group_targets)
-                nxt[(*path, hop)] = reached
-                out[(*path, hop)] = len(reached)
+                out.append((*path, hop))
+                if not last:
+                    nxt[(*path, hop)] = np.unique(group_targets)
         level = nxt
     return out
 
@@ -552,6 +618,25 @@ class TextAnswerer:
         self.lemmatize = lemmatize
         self.scoring = scoring or PathScoring()
         self._vectors: dict[str, np.ndarray] = {}
+        self._signatures: HopSignatures | None = None
+
+    def signatures(self) -> HopSignatures:
+        g = self.kb.state.graph
+        sig = self._signatures
+        if sig is None or sig.graph is not g or sig.generation != g.generation:
+            sig = self._signatures = HopSignatures(g)
+        return sig
+
+    def prepare(self) -> int:
+        """Embed the verbalization of every relation path the graph's shape allows (from the graph
+        alone, before any question); returns how many texts were embedded."""
+        with self.kb.state.reading():
+            paths = self.signatures().schema_paths(self.scoring.max_hops)
+        texts = list(dict.fromkeys([*map(verbalize, paths), *map(verbalize_relations, paths)]))
+        before = len(self._vectors)
+        for i in range(0, len(texts), 512):
+            self._embed(texts[i : i + 512])
+        return len(self._vectors) - before
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
@@ -595,10 +680,10 @@ class TextAnswerer:
         with self.kb.state.reading():
             g = self.kb.state.graph
             pos = g.pos(anchor)
-            paths = relation_paths(g, pos, self.scoring.max_hops) if pos is not None else {}
-        if not paths:
+            sig = self.signatures()
+            cands = relation_paths(g, pos, self.scoring.max_hops, sig) if pos is not None else []
+        if not cands:
             return anchor, []
-        cands = list(paths)
         relations = sorted({h.relation for p in cands for h in p})
         cues = QuestionCues.of(question, span, relations, self.lemmatize)
         s = self.scoring
@@ -649,6 +734,7 @@ class KgqaLine:
     ranked: list[str]
     answers: list[str]
     latency_ms: float
+    cpu_ms: float = 0.0
     anchor: str | None = None
     path: str | None = None
 
@@ -670,7 +756,7 @@ def run_questions(
         raise ValidationError("text mode needs a TextAnswerer (an embedder for the question and paths)")
     lines: list[KgqaLine] = []
     for n, q in enumerate(questions, 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         if mode == "pattern":
             topic = str(q["topic_entity"])
             path = roles.relation_path(str(q["qtype"]))
@@ -681,8 +767,12 @@ def run_questions(
             assert text is not None
             anchor, chosen, ranked = text.answer(str(q["question"]))
             path = chosen or ()
-        ms = (time.perf_counter() - t0) * 1000
-        lines.append(KgqaLine(str(q["id"]), ranked, ranked, round(ms, 3), anchor, verbalize(path) or None))
+        ms, cpu = (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000
+        lines.append(
+            KgqaLine(
+                str(q["id"]), ranked, ranked, round(ms, 3), round(cpu, 3), anchor, verbalize(path) or None
+            )
+        )
         if progress is not None and n % 500 == 0:
             progress(f"{n}/{len(questions)} questions")
     return lines
@@ -737,6 +827,9 @@ def score_entities(lines: Sequence[KgqaLine], questions: Sequence[dict[str, Any]
     if lat:
         out["latency_ms_p50"] = _pct(lat, 0.5) or 0.0
         out["latency_ms_p95"] = _pct(lat, 0.95) or 0.0
+        cpu = [x.cpu_ms for x in lines]
+        out["cpu_ms_p50"] = _pct(cpu, 0.5) or 0.0
+        out["cpu_ms_p95"] = _pct(cpu, 0.95) or 0.0
     return out
 
 
@@ -783,7 +876,7 @@ def ceiling(
 
 @dataclass
 class ModeScore:
-    """One mode on one question file."""
+    """One mode on one question file: score.py's metrics and the ceiling of the gold relation paths."""
 
     mode: str
     hops: str
@@ -792,27 +885,100 @@ class ModeScore:
 
 
 def format_table(scores: Sequence[ModeScore]) -> str:
-    """A Markdown table: Hits@1, F1, ceiling, latency per mode and question file."""
+    """A Markdown table: Hits@1, F1 and the ceiling, wall-clock and CPU latency per mode and question file."""
+    nan = float("nan")
     rows = [
-        "| mode | hops | questions | Hits@1 | F1 | ceiling F1 | ceiling recall | p50 ms | p95 ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| mode | hops | questions | Hits@1 | F1 | ceiling F1 | ceiling recall | p50 ms | p95 ms | p95 CPU ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in scores:
         m = s.metrics
         rows.append(
             f"| {s.mode} | {s.hops} | {int(m['questions'])} | {m['hits@1']:.1f} | {m['f1']:.1f} | "
-            f"{s.ceiling.get('f1', float('nan')):.1f} | {s.ceiling.get('recall', float('nan')):.1f} | "
-            f"{m.get('latency_ms_p50', float('nan')):.2f} | {m.get('latency_ms_p95', float('nan')):.2f} |"
+            f"{s.ceiling.get('f1', nan):.1f} | {s.ceiling.get('recall', nan):.1f} | "
+            f"{m.get('latency_ms_p50', nan):.2f} | {m.get('latency_ms_p95', nan):.2f} | "
+            f"{m.get('cpu_ms_p95', nan):.2f} |"
         )
     return "\n".join(rows)
 
 
-def iter_question_files(data_dir: str | Path) -> Iterator[tuple[str, Path]]:
-    """``(hops, path)`` of ``questions_<n>hop.jsonl(.gz)`` files in a folder, by hop count."""
+def question_files(data_dir: str | Path) -> list[tuple[str, Path]]:
+    """``(hops, path)`` of the ``questions_<n>hop.jsonl(.gz)`` files in a folder, by hop count."""
     found = []
     for p in Path(data_dir).iterdir():
         m = re.fullmatch(r"questions_(\d+)hop\.jsonl(?:\.gz)?", p.name)
         if m:
             found.append((int(m.group(1)), p))
-    for n, p in sorted(found):
-        yield str(n), p
+    return [(str(n), p) for n, p in sorted(found)]
+
+
+def limit_torch_threads(n: int | None) -> None:
+    """Run the embedding model on ``n`` threads (one query at a time gains nothing from more, and
+    loses much on a busy machine); no-op without torch or with ``None``."""
+    if n is None:
+        return
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch comes with the default embedder
+        return
+    torch.set_num_threads(n)
+
+
+@dataclass
+class BenchReport:
+    """Everything one benchmark run measured."""
+
+    load: LoadReport
+    scores: list[ModeScore]
+    text_prepare_s: float | None = None
+    text_prepared: int = 0
+    lemmatizer: bool = False
+    runs: dict[tuple[str, str], list[KgqaLine]] = field(default_factory=dict)
+
+
+def run_benchmark(
+    triples_path: str | Path,
+    files: Sequence[tuple[str, Path]],
+    modes: Sequence[Mode],
+    db: str | Path,
+    *,
+    embedder: Embedder | None = None,
+    torch_threads: int | None = 1,
+    progress: Progress | None = None,
+) -> BenchReport:
+    """Load the triples into a fresh store at ``db``, then answer each question file in each mode.
+
+    Question files are read only after loading. ``text`` mode loads the
+    default embedder unless one is given, prepares the path verbalizations
+    (:meth:`TextAnswerer.prepare`) and lemmatizes with spaCy when available.
+    """
+    triples = read_triples(triples_path)
+    kb, load = load_triples(triples, db, progress=progress)
+    report = BenchReport(load, [])
+    try:
+        with kb.state.reading():  # the graph fits in memory: so do the node records the answers name
+            kb.state.get_nodes(list(kb.state.graph.node_ids))
+        reference = TripleIndex(triples)
+        answerer: TextAnswerer | None = None
+        if "text" in modes:
+            from cef.embed import get_default_embedder
+
+            t0 = time.perf_counter()
+            lemmatize = spacy_lemmatizer()
+            answerer = TextAnswerer(kb, embedder or get_default_embedder(), lemmatize=lemmatize)
+            report.text_prepared = answerer.prepare()
+            report.text_prepare_s = time.perf_counter() - t0
+            report.lemmatizer = lemmatize is not None
+        limit_torch_threads(torch_threads)
+        for hops, path in files:
+            questions = read_jsonl(path)
+            top = ceiling(reference, questions) if all("qtype" in q for q in questions) else {}
+            for mode in modes:
+                if progress is not None:
+                    progress(f"{path.name}: {mode} mode")
+                lines = run_questions(kb, questions, mode, text=answerer)
+                report.runs[(mode, hops)] = lines
+                report.scores.append(ModeScore(mode, hops, score_entities(lines, questions), top))
+    finally:
+        kb.close()
+    return report
