@@ -66,6 +66,7 @@ __all__ = [
     "HopSignatures",
     "KgqaLine",
     "LoadReport",
+    "Mode",
     "ModeScore",
     "NameIndex",
     "NameMention",
@@ -80,6 +81,7 @@ __all__ = [
     "bracket_mentions",
     "ceiling",
     "format_table",
+    "hops_label",
     "limit_torch_threads",
     "load_triples",
     "pattern_for_relation_path",
@@ -902,13 +904,19 @@ def format_table(scores: Sequence[ModeScore]) -> str:
     return "\n".join(rows)
 
 
+_HOPS_FILE = re.compile(r"questions_(\d+)hop\.jsonl(?:\.gz)?")
+
+
+def hops_label(path: str | Path) -> str:
+    """``"2"`` for ``questions_2hop.jsonl.gz``; the file name without extensions otherwise."""
+    name = Path(path).name
+    m = _HOPS_FILE.fullmatch(name)
+    return m.group(1) if m else name.split(".")[0]
+
+
 def question_files(data_dir: str | Path) -> list[tuple[str, Path]]:
     """``(hops, path)`` of the ``questions_<n>hop.jsonl(.gz)`` files in a folder, by hop count."""
-    found = []
-    for p in Path(data_dir).iterdir():
-        m = re.fullmatch(r"questions_(\d+)hop\.jsonl(?:\.gz)?", p.name)
-        if m:
-            found.append((int(m.group(1)), p))
+    found = [(int(hops_label(p)), p) for p in Path(data_dir).iterdir() if _HOPS_FILE.fullmatch(p.name)]
     return [(str(n), p) for n, p in sorted(found)]
 
 

@@ -30,6 +30,7 @@ COMMANDS = [
     "cef.cli.transfer",
     "cef.cli.memory",
     "cef.cli.bench",
+    "cef.cli.bench_kgqa",
 ]
 
 
