@@ -14,8 +14,9 @@ takes a parsed document and returns it with more records in its batch:
   links to the ``Medication`` node), else to an ``Entity`` node
   (id ``entity:<normalized name>``, properties ``name``, ``aliases``, ``types``);
 * ``MENTIONS`` edges (chunk node → entity) carry the character offsets, the
-  mention text, its type, the chunk id and the extractor's confidence; the
-  title entity weighs ``title_weight``, other mentions 1;
+  mention text, its type, the chunk id, the extractors that found it and their
+  confidence; the edge to the title entity has ``"title": true`` and weighs
+  ``title_weight``, other mentions 1;
 * ``CO_OCCURS_WITH`` edges join entities of the same chunk (``count``,
   ``doc_count``, ``avg_proximity`` in words), one set per document;
 * ``SYNONYM`` edges join near-duplicate entity names by embedding similarity
