@@ -7,9 +7,10 @@ paths in the reasoning context. :func:`pattern_search` is the ``PATTERN``
 strategy: chunks linked to the end nodes of matched paths first, then chunks
 of the other nodes on them, each explained by its path.
 
-One :class:`PatternRunner` per engine keeps the executor and its node cache; the
-cache is invalidated by the engine's write listener, and dropped whole when
-another process's writes were replayed or the graph was reloaded.
+One :class:`PatternRunner` per engine keeps the executor and its node cache:
+the engine's write listener drops the nodes this process writes, the change
+feed the nodes other processes wrote (their commits are replayed, which no
+listener sees), and a reloaded graph gets a new executor.
 """
 
 from __future__ import annotations
@@ -92,13 +93,24 @@ class PatternRunner:
                     node_vectors=st.node_vectors,
                 )
             elif st.seq != self._seq and self._lookup is not None:
-                # commits replayed from other processes: no listener saw them
-                self._lookup.invalidate()
+                self._forget_changed(st, self._lookup)
             self._seq = st.seq
             return ex
 
+    def _forget_changed(self, st: EngineState, lookup: CachedNodeLookup) -> None:
+        """Drop the nodes changed since we last looked: commits replayed from other processes reach no
+        listener (an own write may have replayed some first), so read them from the change feed."""
+        _, changes = st.store.changes_since(self._seq)
+        if len(changes) > self.MAX_REPLAYED or any(c.kind == "reset" for c in changes):
+            lookup.invalidate()
+            return
+        # new rows ("insert_range") were never cached under their id
+        lookup.invalidate([c.id for c in changes if c.kind == "node" and c.op != "insert_range"])
+
+    #: above this many changes since the last run, drop the whole node cache instead
+    MAX_REPLAYED = 10_000
+
     def _on_write(self, writes: WriteSet) -> None:
-        st = self._state()
         with self._lock:
             if self._lookup is not None:
                 touched = [
@@ -108,8 +120,6 @@ class PatternRunner:
                 ]
                 if touched:
                     self._lookup.invalidate(touched)
-            if st is not None:
-                self._seq = st.seq
 
     def run(
         self,

@@ -188,6 +188,11 @@ def test_match_patterns_sees_writes_of_this_and_other_processes(tmp_path: Path) 
         other.update_node("med-warfarin", {"brand": "Coumadin"})  # another engine on the same file
         assert kb.match_patterns(by_brand).end_node_ids == ["med-warfarin"]
 
+        # another engine writes, then this one writes (replaying the other's commit first)
+        other.update_node("med-warfarin", {"brand": "Jantoven"})
+        kb.update_node("pat-amira", {"age": 55})
+        assert kb.match_patterns(by_brand).end_node_ids == []
+
 
 def test_match_patterns_starts_from_given_entry_points(clinical_kb: KnowledgeBase) -> None:
     pattern = GraphPattern.model_validate({"steps": [{"relation_type": "TREATED_BY_DOCTOR"}]})
