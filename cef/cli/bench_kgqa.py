@@ -83,7 +83,9 @@ def kgqa(
         files.extend(question_files(kb.parent))
     if not files:
         raise typer.BadParameter("give --questions, or --all to use the question files next to --kb")
-    modes: list[Mode] = ["pattern" if m is KgqaMode.PATTERN else "text" for m in mode or list(KgqaMode)]
+    modes: list[Mode] = [
+        "pattern" if m is KgqaMode.PATTERN else "text" for m in mode or [KgqaMode.PATTERN, KgqaMode.TEXT]
+    ]
     modes = list(dict.fromkeys(modes))
     if out is not None and (len(modes) != 1 or len(files) != 1):
         raise typer.BadParameter(
