@@ -39,7 +39,7 @@ __all__ = ["FORMAT_VERSION", "TransferStats", "export_kb", "import_kb"]
 
 FORMAT_VERSION = 1
 #: meta keys that belong to a backend, not to the knowledge base
-INTERNAL_META = frozenset({"schema_version"})
+INTERNAL_META = frozenset({"schema_version", "instance_id"})
 
 Progress = Callable[[str, int, int], None]
 

@@ -9,17 +9,17 @@ processes' commits from the store's change feed before every read
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cef.errors import ConfigurationError
-from cef.graph.index import GraphIndex, tx_end_ts
+from cef.graph.index import GraphIndex
 from cef.model import Edge, Node
 from cef.store.base import Change, GraphStore, Mirror, RecordStore, VectorIndex, VectorStore, WriteSet
 from cef.vectors.exact import ExactVectorIndex
@@ -51,6 +51,7 @@ class EngineState:
         vectors: VectorStore | None = None,
         graph: GraphStore | None = None,
         mirrors: Sequence[Mirror] = (),
+        snapshot: bool = True,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -70,6 +71,10 @@ class EngineState:
         self._data_version = -1
         self.listeners: list[Callable[[WriteSet], None]] = []
         self._node_cache: dict[str, Node] = {}
+        #: where the graph index is cached between runs (see cef.graph.snapshot); None: never
+        self.snapshot_path: Path | None = getattr(store, "snapshot_path", None) if snapshot else None
+        self._snapshot_seq: int | None = None
+        self._changed = 0  # nodes and edges written or replayed since the snapshot was taken
         self._check_embedder()
         self.reload()
 
@@ -85,57 +90,118 @@ class EngineState:
                 "KnowledgeBase.full_reindex(reembed=True)"
             )
 
-    def reload(self, progress: ProgressFn | None = None) -> None:
-        """Rebuild every in-memory index from the store."""
+    #: graphs with at least this many nodes + edges are snapshotted (smaller ones load fast from the store)
+    SNAPSHOT_MIN_ITEMS = 200_000
+    #: on close, rewrite the snapshot once this share of the graph changed since it was taken
+    SNAPSHOT_REWRITE_SHARE = 0.02
+
+    def reload(self, progress: ProgressFn | None = None, *, use_snapshot: bool = True) -> None:
+        """Rebuild every in-memory index from the store (from the graph snapshot when it is current)."""
         with self.lock:
             # the freshness token first: a commit landing between the two reads then still triggers a replay
             self._data_version = self.store.data_version()
             self.seq = self.store.current_seq()
-            graph = GraphIndex()
-            graph.set_relation_types(self.store.relation_types())
-            ids: list[str] = []
-            labels: list[str] = []
-            scopes: list[str | None] = []
-            for i, lab, s in self.store.iter_node_rows():
-                ids.append(i)
-                labels.append(lab)
-                scopes.append(s)
-            graph.add_node_arrays(ids, labels, scopes)
-            del ids, labels, scopes
-            cols: list[list[Any]] = [[] for _ in range(11)]
-            known = graph.has_node
-            for row in self.store.iter_edge_rows():
-                # an edge whose endpoint the node scan did not see was committed after it (and after the
-                # seq read above): the change feed replays that commit, so skip the edge here
-                if not (known(row[2]) and known(row[3])):
-                    continue
-                for c, v in zip(cols, row, strict=False):
-                    c.append(v)
-                if len(row) < 11:  # stores without the optional superseded_at column
-                    cols[10].append(None)
-            if cols[0]:
-                graph.add_edge_arrays(
-                    cols[0],
-                    cols[2],
-                    cols[3],
-                    cols[1],
-                    cols[4],
-                    cols[5],
-                    [-math.inf if v is None else v for v in cols[6]],
-                    [math.inf if v is None else v for v in cols[7]],
-                    cols[8],
-                    cols[9],
-                    [tx_end_ts(v) for v in cols[10]] if any(v is not None for v in cols[10]) else None,
-                )
-            del cols
-            graph.compact()
-            self.graph = graph
             self._node_cache.clear()
+            if not (use_snapshot and self._load_snapshot()):
+                self.graph = self._load_graph()
+                self._snapshot_seq = None
+                self._changed = self.graph.node_count + self.graph.edge_count
+                if self._changed >= self.SNAPSHOT_MIN_ITEMS:
+                    self.save_snapshot()
             if self.vector_store is None:
                 self.node_vectors = _load_vectors(self.store, "node", self.node_vectors.dim)
                 self.chunk_vectors = _load_vectors(self.store, "chunk", self.chunk_vectors.dim)
             for mirror in self.mirrors:
                 self._catch_up(mirror)
+
+    def _load_graph(self) -> GraphIndex:
+        graph = GraphIndex()
+        graph.set_relation_types(self.store.relation_types())
+        node_rows = list(self.store.iter_node_rows())
+        if node_rows:
+            ids, labels, scopes = zip(*node_rows, strict=True)
+            del node_rows
+            graph.add_node_arrays(ids, labels, scopes)
+            del ids, labels, scopes
+        # an edge whose endpoint the node scan did not see was committed after it (and after the seq
+        # read above): load_edge_rows skips it and the change feed replays that commit
+        graph.load_edge_rows(self.store.iter_edge_rows())
+        return graph
+
+    # ------------------------------------------------------------- snapshots
+    def _instance(self) -> str | None:
+        value = getattr(self.store, "instance_id", None)
+        return value if isinstance(value, str) else None
+
+    def _load_snapshot(self) -> bool:
+        """Take the graph from its snapshot and replay the commits made since; False: load from the store."""
+        path, instance = self.snapshot_path, self._instance()
+        if path is None or instance is None or not path.exists():
+            return False
+        from cef.graph.snapshot import SnapshotError, read_header, read_snapshot
+
+        try:
+            head = read_header(path)
+            seq = int(head.get("seq", -1))
+            if head.get("instance") != instance or not 0 <= seq <= self.seq:
+                log.info(
+                    "graph snapshot %s is from another database or a later state; loading the store", path
+                )
+                return False
+            if seq < self.seq:
+                _, changes = self.store.changes_since(seq)
+                if any(c.kind == "reset" for c in changes):
+                    return False  # the change feed no longer reaches back to the snapshot
+            graph, head = read_snapshot(path)
+        except (SnapshotError, OSError, ValueError, KeyError) as exc:
+            log.warning("ignoring graph snapshot: %s", exc)
+            return False
+        graph.set_relation_types(self.store.relation_types())
+        self.graph = graph
+        self.seq = self._snapshot_seq = seq
+        self._changed = 0
+        self._replay_until(None)
+        counts = self.store.counts()
+        if (counts["nodes"], counts["edges"]) != (graph.node_count, graph.edge_count):
+            self._replay_until(None)  # a commit may have landed between the replay and the count
+            counts = self.store.counts()
+            if (counts["nodes"], counts["edges"]) != (self.graph.node_count, self.graph.edge_count):
+                log.warning(
+                    "graph snapshot %s does not match the store (%d/%d nodes, %d/%d edges); loading the store",
+                    path,
+                    self.graph.node_count,
+                    counts["nodes"],
+                    self.graph.edge_count,
+                    counts["edges"],
+                )
+                return False
+        return True
+
+    def save_snapshot(self) -> bool:
+        """Write the graph index to its snapshot file now; False when this store has none or it failed."""
+        path, instance = self.snapshot_path, self._instance()
+        if path is None or instance is None:
+            return False
+        from cef.graph.snapshot import SnapshotError, write_snapshot
+
+        with self.lock:
+            try:
+                write_snapshot(self.graph, path, {"instance": instance, "seq": self.seq})
+            except (SnapshotError, OSError) as exc:
+                log.warning("could not write the graph snapshot %s: %s", path, exc)
+                return False
+            self._snapshot_seq = self.seq
+            self._changed = 0
+            return True
+
+    def _snapshot_stale(self) -> bool:
+        items = self.graph.node_count + self.graph.edge_count
+        return (
+            self.snapshot_path is not None
+            and self._snapshot_seq != self.seq
+            and items >= self.SNAPSHOT_MIN_ITEMS
+            and self._changed >= max(1, self.SNAPSHOT_REWRITE_SHARE * items)
+        )
 
     NODE_CACHE_SIZE = 100_000
 
@@ -176,6 +242,14 @@ class EngineState:
 
     def _apply_local(self, w: WriteSet) -> None:
         g = self.graph
+        self._changed += (
+            len(w.nodes)
+            + len(w.updated_nodes)
+            + len(w.delete_nodes)
+            + len(w.edges)
+            + len(w.updated_edges)
+            + len(w.delete_edges)
+        )
         self._forget_nodes(w.delete_nodes)
         self._forget_nodes(n.id for n in w.updated_nodes)
         if w.relation_types:
@@ -243,6 +317,7 @@ class EngineState:
         }
         g = self.graph
         own = self.vector_store is None
+        self._changed += sum(1 for k, _ in last if k in ("node", "edge"))
         self._forget_nodes(i for (k, i) in last if k == "node")
         if by[("relation_type", "upsert")]:
             g.set_relation_types(self.store.relation_types())
@@ -327,7 +402,16 @@ class EngineState:
         mirror.advance(None, current)
 
     def close(self) -> None:
-        """Close the record store and every other store the engine was given (each once)."""
+        """Close the record store and every other store the engine was given (each once).
+
+        A big graph that changed enough since its snapshot is snapshotted first, so the
+        next open is fast.
+        """
+        try:
+            if self._snapshot_stale():
+                self.save_snapshot()
+        except Exception:  # a cache must never break closing
+            log.exception("graph snapshot on close failed")
         done: list[object] = []
         for res in (self.graph_store, *self.mirrors, self.vector_store, self.store):
             close = getattr(res, "close", None)

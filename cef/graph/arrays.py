@@ -40,6 +40,14 @@ class GrowArray:
         self._data[self._n : self._n + len(arr)] = arr
         self._n += len(arr)
 
+    def adopt(self, values: np.ndarray) -> None:
+        """Take ``values`` as the whole content (no copy when the dtype already matches)."""
+        if not len(values):
+            self._n = 0
+            return
+        self._data = np.ascontiguousarray(values, dtype=self._data.dtype)
+        self._n = len(self._data)
+
     def __getitem__(self, key: Any) -> Any:
         return self.view[key]
 

@@ -9,6 +9,7 @@ Traversal reads only these arrays; the record store is never touched.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -291,8 +292,8 @@ class GraphIndex:
         start = len(self.node_ids)
         self.node_ids.extend(ids)
         self._node_pos.update(zip(ids, range(start, start + len(ids)), strict=True))
-        self.node_label.extend([self.labels.code(lb) for lb in labels])
-        self.node_scope.extend([self.scopes.code(s) if s is not None else -1 for s in scopes])
+        self.node_label.extend(self._codes(self.labels, labels))
+        self.node_scope.extend(self._codes(self.scopes, scopes))
         self.node_alive.extend(np.ones(len(ids), dtype=np.bool_))
         self._live_nodes += len(ids)
         self.generation += 1
@@ -378,24 +379,90 @@ class GraphIndex:
             tx_end,
         )
 
+    #: rows converted to arrays at a time by :meth:`load_edge_rows` (bounds the transient Python objects)
+    LOAD_BLOCK = 200_000
+
+    def load_edge_rows(self, rows: Iterable[Sequence[Any]]) -> int:
+        """Bulk load (open/reload) from record-store edge rows; returns how many rows were skipped.
+
+        A row is ``(id, relation, source id, target id, weight, confidence, valid_from,
+        valid_to, recorded_at, scope[, superseded_at])`` with ``None`` for open validity
+        bounds. Rows are converted to arrays a block at a time, so a graph of millions
+        of edges never exists as millions of Python tuples at once. A row whose endpoint
+        is not loaded (it was committed after the node scan; the change feed replays it)
+        is skipped. The CSR is built once, at the end.
+        """
+        it = iter(rows)
+        pos_get = self._node_pos.get
+        skipped = 0
+        while True:
+            block = list(itertools.islice(it, self.LOAD_BLOCK))
+            if not block:
+                break
+            cols: list[Sequence[Any]] = list(zip(*block, strict=False))
+            del block
+            n = len(cols[0])
+            src = np.fromiter(map(pos_get, cols[2], itertools.repeat(-1)), dtype=np.int64, count=n)
+            dst = np.fromiter(map(pos_get, cols[3], itertools.repeat(-1)), dtype=np.int64, count=n)
+            ok = (src >= 0) & (dst >= 0)
+            if not ok.all():
+                keep = ok.tolist()
+                cols = [list(itertools.compress(c, keep)) for c in cols]
+                src, dst = src[ok], dst[ok]
+                skipped += n - len(src)
+                if not len(src):
+                    continue
+            valid_from = np.array(cols[6], dtype=np.float64)  # None -> nan
+            valid_from[np.isnan(valid_from)] = NEG_INF
+            valid_to = np.array(cols[7], dtype=np.float64)
+            valid_to[np.isnan(valid_to)] = POS_INF
+            tx_end = None
+            if len(cols) > 10 and any(v is not None for v in cols[10]):
+                tx_end = np.array([tx_end_ts(v) for v in cols[10]], dtype=np.float64)
+            self._append_edges(
+                cols[0],
+                src,
+                dst,
+                cols[1],
+                np.array(cols[4], dtype=np.float32),
+                np.array(cols[5], dtype=np.float32),
+                valid_from,
+                valid_to,
+                np.array(cols[8], dtype=np.float64),
+                cols[9],
+                tx_end,
+                compact=False,
+            )
+        self.compact()
+        return skipped
+
+    def _codes(self, interner: Interner, names: Sequence[str | None]) -> np.ndarray:
+        """Interned codes of ``names`` (``None`` → -1), computed with one dict lookup per name."""
+        distinct = set(names)
+        table: dict[str | None, int] = {name: interner.code(name) for name in distinct if name is not None}
+        table[None] = -1
+        return np.fromiter(map(table.__getitem__, names), dtype=np.int32, count=len(names))
+
     def _append_edges(
         self,
         ids: Sequence[str],
-        src: Sequence[int],
-        dst: Sequence[int],
+        src: Sequence[int] | np.ndarray,
+        dst: Sequence[int] | np.ndarray,
         relations: Sequence[str],
-        weights: Sequence[float],
-        confidences: Sequence[float],
-        valid_from: Sequence[float],
-        valid_to: Sequence[float],
-        recorded_at: Sequence[float],
+        weights: Sequence[float] | np.ndarray,
+        confidences: Sequence[float] | np.ndarray,
+        valid_from: Sequence[float] | np.ndarray,
+        valid_to: Sequence[float] | np.ndarray,
+        recorded_at: Sequence[float] | np.ndarray,
         scopes: Sequence[str | None],
-        tx_end: Sequence[float] | None = None,
+        tx_end: Sequence[float] | np.ndarray | None = None,
+        *,
+        compact: bool = True,
     ) -> None:
         start = len(self.edge_ids)
         n = len(ids)
         known = len(self.relations)
-        rel_codes = [self.relations.code(r) for r in relations]
+        rel_codes = self._codes(self.relations, relations)
         if len(self.relations) != known:
             self.set_relation_types([])  # extend relation masks for new names
         self.edge_ids.extend(ids)
@@ -408,22 +475,23 @@ class GraphIndex:
         self.e_from.extend(valid_from)
         self.e_to.extend(valid_to)
         self.e_rec.extend(recorded_at)
-        if tx_end is not None and any(t != POS_INF for t in tx_end):
+        if tx_end is not None and bool(np.any(np.asarray(tx_end, dtype=np.float64) != POS_INF)):
             self.e_tx_end.extend(tx_end)
             self._has_tx_end = True
         else:
             self.e_tx_end.extend(np.full(n, POS_INF))
-        self.e_scope.extend([self.scopes.code(s) if s is not None else -1 for s in scopes])
+        self.e_scope.extend(self._codes(self.scopes, scopes))
         self.e_alive.extend(np.ones(n, dtype=np.bool_))
         self._live_edges += n
-        if n > self.COMPACT_MIN or start == 0:
-            self._delta_count += n
+        self._delta_count += n
+        if not compact:
+            pass
+        elif n > self.COMPACT_MIN or start == 0:
             self.compact()
         else:
             for i in range(start, start + n):
                 self._delta_out.setdefault(int(self.e_src[i]), []).append(i)
                 self._delta_in.setdefault(int(self.e_dst[i]), []).append(i)
-            self._delta_count += n
             if self._delta_count > max(self.COMPACT_MIN, self.COMPACT_RATIO * len(self.edge_ids)):
                 self.compact()
         self.generation += 1

@@ -8,11 +8,13 @@ replay to keep their in-memory indexes current.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
 import threading
 import unicodedata
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,6 +144,12 @@ class SQLiteStore:
                 raise StoreError(
                     f"{self.path}: schema version {row[0]} is newer than this cef ({SCHEMA_VERSION}); upgrade cef"
                 )
+            if c.execute("SELECT 1 FROM meta WHERE key='instance_id'").fetchone() is None:
+                # databases made before instance ids get one now (read-only ones go without)
+                with contextlib.suppress(sqlite3.OperationalError):
+                    c.execute(
+                        "INSERT OR IGNORE INTO meta VALUES('instance_id', ?)", (json.dumps(uuid.uuid4().hex),)
+                    )
 
     def _execute_script(self, script: str) -> None:
         try:
@@ -315,6 +323,17 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    @property
+    def instance_id(self) -> str | None:
+        """A random id given to this database when it was created (tells its caches from another's)."""
+        value = self.get_meta("instance_id")
+        return None if value is None else str(value)
+
+    @property
+    def snapshot_path(self) -> Path | None:
+        """Where the engine may cache a binary snapshot of the graph index (``<db>-graph``)."""
+        return None if self.path == ":memory:" else Path(self.path + "-graph")
 
     # ---------------------------------------------------------------- reads
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
