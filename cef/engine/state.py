@@ -74,6 +74,8 @@ class EngineState:
         #: where the graph index is cached between runs (see cef.graph.snapshot); None: never
         self.snapshot_path: Path | None = getattr(store, "snapshot_path", None) if snapshot else None
         self._snapshot_seq: int | None = None
+        #: whether the last (re)load took the graph from its snapshot
+        self.loaded_from_snapshot = False
         self._changed = 0  # nodes and edges written or replayed since the snapshot was taken
         self._check_embedder()
         self.reload()
@@ -102,7 +104,8 @@ class EngineState:
             self._data_version = self.store.data_version()
             self.seq = self.store.current_seq()
             self._node_cache.clear()
-            if not (use_snapshot and self._load_snapshot()):
+            self.loaded_from_snapshot = use_snapshot and self._load_snapshot()
+            if not self.loaded_from_snapshot:
                 self.graph = self._load_graph()
                 self._snapshot_seq = None
                 self._changed = self.graph.node_count + self.graph.edge_count

@@ -161,7 +161,7 @@ def test_engine_writes_snapshot_and_opens_from_it(tmp_path: Path, small_threshol
     snap = Path(str(db) + "-graph")
     assert snap.exists(), "closing a changed graph writes its snapshot"
     with cef.open(db, embedder=None) as kb:
-        assert kb.state._snapshot_seq == kb.state.seq  # loaded from the snapshot, nothing to replay
+        assert kb.state.loaded_from_snapshot and kb.state._snapshot_seq == kb.state.seq  # nothing to replay
         assert len(_chain(kb, "n0")) == 50
 
 
@@ -183,7 +183,7 @@ def test_commits_after_the_snapshot_are_replayed(
         kb.delete_edge("e5")
     assert read_header(snap)["seq"] == before
     with cef.open(db, embedder=None) as kb:
-        assert kb.state._snapshot_seq == before < kb.state.seq
+        assert kb.state.loaded_from_snapshot and kb.state._snapshot_seq == before < kb.state.seq
         assert _chain(kb, "n6") == {f"n{i}" for i in range(6, 20)} | {"x"}
         assert "n6" not in _chain(kb, "n0")
 
@@ -196,6 +196,7 @@ def test_snapshot_of_another_database_is_ignored(
     _fill(b, 100, 5)
     shutil.copy(str(a) + "-graph", str(b) + "-graph")
     with caplog.at_level(logging.INFO), cef.open(b, embedder=None) as kb:
+        assert not kb.state.loaded_from_snapshot
         assert kb.state.graph.node_count == 5 and kb.state.graph.pos("n0") is None
     assert "another database" in caplog.text
 
