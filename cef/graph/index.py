@@ -483,12 +483,14 @@ class GraphIndex:
         self.e_scope.extend(self._codes(self.scopes, scopes))
         self.e_alive.extend(np.ones(n, dtype=np.bool_))
         self._live_edges += n
-        self._delta_count += n
         if not compact:
-            pass
-        elif n > self.COMPACT_MIN or start == 0:
+            self._delta_count += n
+        elif start == 0:
             self.compact()
+        elif n > self.COMPACT_MIN:
+            self._merge_into_csr(start, n)
         else:
+            self._delta_count += n
             for i in range(start, start + n):
                 self._delta_out.setdefault(int(self.e_src[i]), []).append(i)
                 self._delta_in.setdefault(int(self.e_dst[i]), []).append(i)
@@ -529,6 +531,32 @@ class GraphIndex:
         inc, _ = self._gather(np.array([node_pos]), outgoing=False)
         both = np.concatenate([out, inc])
         return [int(e) for e in np.unique(both) if self.e_alive[e]]
+
+    #: a merge rebuilds the CSR instead once this share of its entries are deleted edges
+    GARBAGE_RATIO = 0.25
+
+    def _merge_into_csr(self, start: int, n: int) -> None:
+        """Insert edges [start, start + n) into the CSR without re-sorting the edges already in it.
+
+        A big batch costs a sort of the batch plus one pass over the CSR (instead of a sort of
+        every edge); deleted edges stay in the CSR as garbage (traversal checks ``e_alive``)
+        until a full :meth:`compact`.
+        """
+        garbage = len(self._out_e) + self._delta_count - (self._live_edges - n)
+        if self._delta_count or garbage > self.GARBAGE_RATIO * max(1, len(self._out_e)):
+            self._delta_count += n
+            self.compact()
+            return
+        n_nodes = len(self.node_ids)
+        new = np.arange(start, start + n, dtype=np.int32)
+        self._out_ptr, self._out_e = _csr_insert(
+            self._out_ptr, self._out_e, self.e_src.view[start:], new, n_nodes
+        )
+        self._in_ptr, self._in_e = _csr_insert(
+            self._in_ptr, self._in_e, self.e_dst.view[start:], new, n_nodes
+        )
+        self._csr_nodes = n_nodes
+        self._csr_edges = start + n
 
     def compact(self) -> None:
         """Rebuild the CSR over every edge and empty the delta."""
@@ -809,3 +837,17 @@ class GraphIndex:
                 break
             r = nxt
         return r
+
+
+def _csr_insert(
+    ptr: np.ndarray, col: np.ndarray, owners: np.ndarray, edges: np.ndarray, n_nodes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(ptr, col)`` with ``edges`` (owned by ``owners``) appended to their owners' runs, in order."""
+    if len(ptr) - 1 < n_nodes:  # nodes added since the CSR was built own no entries yet
+        ptr = np.concatenate([ptr, np.full(n_nodes - (len(ptr) - 1), ptr[-1], dtype=ptr.dtype)])
+    order = np.argsort(owners, kind="stable")
+    owned = owners[order]
+    col = np.insert(col, ptr[owned + 1], edges[order])
+    grown = np.zeros(n_nodes + 1, dtype=ptr.dtype)
+    np.cumsum(np.bincount(owned, minlength=n_nodes), out=grown[1:])
+    return ptr + grown, col

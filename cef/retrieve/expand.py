@@ -61,6 +61,69 @@ def path_for(graph: GraphIndex, exp: Expansion, pos: int, names: dict[str, str] 
     )
 
 
+def expansion_paths(
+    graph: GraphIndex, exp: Expansion, names: dict[str, str] | None = None
+) -> list[tuple[int, GraphPath, int, bool]]:
+    """The path to every non-seed node of ``exp``: ``(node position, path, last edge, walked forward)``.
+
+    One pass in discovery order (a node's parent is discovered before it), each path
+    extending its parent's, instead of walking every path back to its seed.
+    """
+    nodes = exp.nodes.tolist()
+    parents = exp.parent.tolist()
+    parent_edges = exp.parent_edge.tolist()
+    forward = exp.forward.tolist()
+    confidence = exp.confidence.tolist()
+    used = [e for e in parent_edges if e >= 0]
+    weight_of = dict(zip(used, graph.e_weight.view[used].tolist(), strict=True)) if used else {}
+    rel_codes = dict(zip(used, graph.e_rel.view[used].tolist(), strict=True)) if used else {}
+    rel_names: dict[tuple[int, bool], str] = {}
+    node_ids = graph.node_ids
+    index: dict[int, int] = {}
+    # per discovered node: (node ids, relation names, edge ids, names, weight)
+    chains: list[tuple[list[str], list[str], list[str], list[str], float]] = []
+    out: list[tuple[int, GraphPath, int, bool]] = []
+    for i, node in enumerate(nodes):
+        index[node] = i
+        nid = node_ids[node]
+        edge = parent_edges[i]
+        at = index.get(parents[i], -1) if edge >= 0 else -1
+        if edge < 0 or at < 0:
+            if edge >= 0:  # parent not discovered first (never for breadth-first expansion): walk back
+                path = path_for(graph, exp, node, names)
+                out.append((node, path, edge, bool(forward[i])))
+                chains.append(
+                    (path.node_ids, path.relation_types, path.edge_ids, path.node_names, path.weight)
+                )
+                continue
+            chains.append(([nid], [], [], [names.get(nid, nid)] if names else [], 0.0))
+            continue
+        fwd = bool(forward[i])
+        key = (rel_codes[edge], fwd)
+        rel = rel_names.get(key)
+        if rel is None:
+            rel = rel_names[key] = graph.relation_name(edge, fwd)
+        p_nodes, p_rels, p_edges, p_names, p_weight = chains[at]
+        chain = (
+            [*p_nodes, nid],
+            [*p_rels, rel],
+            [*p_edges, graph.edge_ids[edge]],
+            [*p_names, names.get(nid, nid)] if names else [],
+            p_weight + weight_of[edge],
+        )
+        chains.append(chain)
+        path = GraphPath.model_construct(
+            node_ids=chain[0],
+            relation_types=chain[1],
+            edge_ids=chain[2],
+            node_names=chain[3],
+            weight=chain[4],
+            confidence=confidence[i],
+        )
+        out.append((node, path, edge, fwd))
+    return out
+
+
 def build_reasoning_context(
     graph: GraphIndex,
     get_nodes: Callable[[Sequence[str]], list[Node]],
@@ -74,19 +137,18 @@ def build_reasoning_context(
 ) -> tuple[ReasoningContext, Expansion]:
     """Expand from ``seeds`` and package nodes, paths, keywords and semantic groups."""
     exp = graph.expand(seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence)
-    ids = [graph.node_ids[int(p)] for p in exp.nodes]
+    ids = [graph.node_ids[p] for p in exp.nodes.tolist()]
+    depths = exp.depth.tolist()
     nodes = {n.id: n for n in get_nodes(ids)}
     names = {i: n.name for i, n in nodes.items()}
-    roots = [nodes[i] for i, d in zip(ids, exp.depth, strict=True) if d == 0 and i in nodes]
-    related = [nodes[i] for i, d in zip(ids, exp.depth, strict=True) if d > 0 and i in nodes]
-    paths = [path_for(graph, exp, int(p), names) for p, d in zip(exp.nodes, exp.depth, strict=True) if d > 0]
+    roots = [nodes[i] for i, d in zip(ids, depths, strict=True) if d == 0 and i in nodes]
+    related = [nodes[i] for i, d in zip(ids, depths, strict=True) if d > 0 and i in nodes]
+    found = expansion_paths(graph, exp, names)
+    paths = [path for _, path, _, _ in found]
     groups: dict[str, list[str]] = {}
-    for p, d in zip(exp.nodes, exp.depth, strict=True):
-        if d == 0:
-            continue
-        _, edges_on, fwd = exp.path_to(int(p))
-        group = _semantic_group(graph, edges_on[-1], fwd[-1], d)
-        groups.setdefault(group, []).append(graph.node_ids[int(p)])
+    for pos, path, edge, fwd in found:
+        group = _semantic_group(graph, edge, fwd, len(path.edge_ids))
+        groups.setdefault(group, []).append(graph.node_ids[pos])
     ctx = ReasoningContext(
         root_nodes=roots,
         related_nodes=related,
@@ -97,7 +159,7 @@ def build_reasoning_context(
         metadata={
             "nodes_visited": len(ids),
             "truncated": exp.truncated,
-            "max_depth_reached": int(exp.depth.max()) if len(exp.depth) else 0,
+            "max_depth_reached": max(depths, default=0),
         },
     )
     return ctx, exp

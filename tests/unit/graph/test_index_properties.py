@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -99,3 +101,44 @@ def test_ppr_concentrates_near_seed() -> None:
     assert scores[0] > scores[1] > scores[2] > 0
     assert scores[3] == scores[4] == scores[5] == 0
     assert abs(scores.sum() - 1.0) < 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    graphs(),
+    st.lists(st.integers(1, 12), min_size=1, max_size=12),
+    st.integers(0, 3),
+    st.sampled_from(["out", "in", "both"]),
+)
+def test_batches_merged_into_the_csr_equal_a_rebuilt_csr(data, sizes, depth, direction) -> None:  # type: ignore[no-untyped-def]
+    """Big batches are merged into the CSR (no full re-sort); deletions in between leave garbage it must skip."""
+    n, edges = data
+    merged = GraphIndex()
+    merged.COMPACT_MIN = 2  # every batch of 3+ edges takes the merge path
+    merged.set_relation_types(RELS)
+    merged.add_nodes([Node(id=f"n{i}", label="T") for i in range(n)])
+    k = 0
+    for size in itertools.cycle(sizes):
+        if k >= len(edges):
+            break
+        part = edges[k : k + size]
+        merged.add_edges(
+            [
+                Edge(id=f"e{k + j}", relation_type=r, source=f"n{s}", target=f"n{t}", confidence=c)
+                for j, (s, t, r, c) in enumerate(part)
+            ]
+        )
+        merged.remove_edges([f"e{k}"])  # garbage inside the CSR
+        merged.add_nodes([Node(id=f"late{k}", label="T")])  # nodes the CSR has not seen yet
+        k += len(part)
+    rebuilt = build(n, edges)
+    rebuilt.add_nodes([Node(id=f"late{j}", label="T") for j in range(len(edges))])
+    rebuilt.remove_edges([i for i in merged.edge_ids if i not in merged._edge_pos])
+    rebuilt.compact()
+    assert merged.edge_count == rebuilt.edge_count
+    for start in range(n):
+        a = merged.expand([start], depth, merged.edge_filter(direction=direction), max_nodes=1000)
+        b = rebuilt.expand([start], depth, rebuilt.edge_filter(direction=direction), max_nodes=1000)
+        assert dict(zip(a.nodes.tolist(), a.depth.tolist(), strict=True)) == dict(
+            zip(b.nodes.tolist(), b.depth.tolist(), strict=True)
+        )
