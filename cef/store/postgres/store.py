@@ -40,6 +40,7 @@ from cef.store.postgres import migrations, text
 from cef.store.postgres._driver import psycopg, translate
 from cef.store.postgres.text import TsVector
 from cef.store.sqlite.store import node_text, utc_from_ts
+from cef.store.textplan import SCORE_BUDGET, plan_terms
 
 log = logging.getLogger(__name__)
 
@@ -435,6 +436,9 @@ class PostgresStore:
         params.append(limit)
         return [Node.model_validate_json(d) for (d,) in self._query(sql, params)]
 
+    #: postings a text query scores at most (see :mod:`cef.store.textplan`)
+    score_budget = SCORE_BUDGET
+
     def search_text(self, kind: str, query: str, k: int, scope: str | None = None) -> list[TextHit]:
         """BM25 over the same terms the SQLite store indexes (see :mod:`cef.store.postgres.text`)."""
         terms = text.query_terms(query)
@@ -450,22 +454,9 @@ class PostgresStore:
                     (kind, terms),
                 ).fetchall()
             )
-            present = [t for t in terms if t in df]
-            if not present or not docs:
+            plan = plan_terms(terms, df, int(docs or 0), self.score_budget)  # same rule as the SQLite store
+            if not plan.terms or not docs:
                 return []
-            if docs < text.MIN_DOCS_FOR_PRUNING:  # same rule as the SQLite store
-                chosen = present
-            else:
-                chosen = [t for t in present if df[t] <= text.MAX_DF_SHARE * docs]
-                chosen = chosen or sorted(present, key=lambda t: df[t])[:1]
-            params: dict[str, Any] = {
-                "q": text.tsquery(chosen),
-                "terms": chosen,
-                "idfs": [text.idf(int(docs), int(df[t])) for t in chosen],
-                "avgdl": max(float(ntok) / float(docs), 1e-9),
-                "k": k,
-                "scope": scope,
-            }
             sql = text.SQL_SEARCH.format(
                 table=_TABLES[kind],
                 scope=" AND (scope IS NULL OR scope = %(scope)s)" if scope is not None else "",
@@ -473,8 +464,23 @@ class PostgresStore:
                 k1p=text.K1 + 1,
                 b=text.B,
             )
-            rows = conn.execute(sql, params).fetchall()
-        return [TextHit(id=i, score=float(s)) for i, s in rows]
+
+            def ranked(scored: list[str], conjunctive: bool, limit: int) -> list[TextHit]:
+                params: dict[str, Any] = {
+                    "q": text.tsquery(scored, conjunctive=conjunctive),
+                    "terms": scored,
+                    "idfs": [text.idf(int(docs), int(df[t])) for t in scored],
+                    "avgdl": max(float(ntok) / float(docs), 1e-9),
+                    "k": limit,
+                    "scope": scope,
+                }
+                return [TextHit(id=i, score=float(s)) for i, s in conn.execute(sql, params).fetchall()]
+
+            hits = ranked(plan.terms, plan.conjunctive, k)
+            if plan.conjunctive and len(hits) < k and plan.fallback is not None:
+                seen = {h.id for h in hits}
+                hits.extend(h for h in ranked([plan.fallback], False, k + len(hits)) if h.id not in seen)
+        return hits[:k]
 
     # ----------------------------------------------------------- change feed
     def data_version(self) -> int:

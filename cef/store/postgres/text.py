@@ -6,9 +6,9 @@ removed, runs of letters and digits; no stemming), so both backends index the
 same terms. The tsvector goes to the server in its binary form (no second
 copy of the text), a GIN index finds matching rows, and the score is Okapi
 BM25 (k1 = 1.2, b = 0.75, FTS5's IDF) from per-term document frequencies
-(``cef_terms``) and document lengths kept up to date by every write. Query
-terms found in more than :data:`MAX_DF_SHARE` of the documents are dropped
-(unless nothing would be left), as the SQLite store does.
+(``cef_terms``) and document lengths kept up to date by every write. Which
+query terms are scored follows :func:`cef.store.textplan.plan_terms`, as in
+the SQLite store.
 """
 
 from __future__ import annotations
@@ -26,9 +26,6 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_POS = 16383
 MAX_POSITIONS = 256
 MAX_LEXEME = 2046
-MAX_DF_SHARE = 0.25
-#: below this many documents no term is dropped (as in the SQLite store)
-MIN_DOCS_FOR_PRUNING = 5000
 K1 = 1.2
 B = 0.75
 
@@ -103,9 +100,9 @@ def idf(n_docs: int, df: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def tsquery(terms: Sequence[str]) -> str:
-    """An OR tsquery literal of terms made only of letters and digits (so quoting is safe)."""
-    return " | ".join("'" + t + "'" for t in terms)
+def tsquery(terms: Sequence[str], *, conjunctive: bool = False) -> str:
+    """An OR (or AND) tsquery literal of terms made only of letters and digits (so quoting is safe)."""
+    return (" & " if conjunctive else " | ").join("'" + t + "'" for t in terms)
 
 
 #: per-kind term statistics, updated inside each write transaction (parameters: kind, row ids)

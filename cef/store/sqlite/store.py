@@ -25,6 +25,7 @@ import numpy as np
 from cef.errors import CefError, DuplicateIdError, RetryableStoreError, StoreError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import Capabilities, Change, TextHit, WriteSet
+from cef.store.textplan import SCORE_BUDGET, TermPlan, plan_terms
 
 SCHEMA_VERSION = 1
 #: keep this many change-feed entries; readers further behind reload fully
@@ -83,11 +84,6 @@ CREATE TABLE IF NOT EXISTS changes(
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
-#: terms in more than this share of the documents carry almost no BM25 signal and cost a full scan
-MAX_DF_SHARE = 0.25
-#: below this many documents no term is dropped
-MIN_DOCS_FOR_PRUNING = 5000
-
 
 def query_terms(text: str, max_terms: int = 64) -> list[str]:
     """The terms of free text as the index tokenizes them (lower case, diacritics removed)."""
@@ -130,6 +126,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._local_writes = 0
         self._count_cache: dict[str, tuple[tuple[int, int], int]] = {}
+        self._df_cache: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}
         c = self._conn
         c.execute("PRAGMA journal_mode=WAL")
         c.execute("PRAGMA synchronous=NORMAL")
@@ -503,10 +500,24 @@ class SQLiteStore:
         return [Node.model_validate_json(d) for (d,) in self._query(sql, params)]
 
     def search_text(self, kind: str, query: str, k: int, scope: str | None = None) -> list[TextHit]:
+        """BM25 top-k of the query's terms, planned by :func:`cef.store.textplan.plan_terms`."""
+        if k <= 0:
+            return []
+        plan = self._plan(kind, query_terms(query))
+        if not plan.terms:
+            return []
+        if not plan.conjunctive:
+            return self._ranked(kind, fts_query(plan.terms), k, scope)
+        hits = self._ranked(kind, " AND ".join(f'"{t}"' for t in plan.terms), k, scope)
+        if len(hits) < k and plan.fallback is not None:  # few documents hold every term: top up
+            seen = {h.id for h in hits}
+            more = self._ranked(kind, fts_query([plan.fallback]), k + len(hits), scope)
+            hits.extend(h for h in more if h.id not in seen)
+        return hits[:k]
+
+    def _ranked(self, kind: str, q: str | None, k: int, scope: str | None) -> list[TextHit]:
         table, fts = {"chunk": ("chunks", "chunk_fts"), "node": ("nodes", "node_fts")}[kind]
-        terms = self._selective_terms(kind, query_terms(query))
-        q = fts_query(terms)
-        if q is None or k <= 0:
+        if q is None:
             return []
         # FTS5 computes the top-k by rank (BM25) inside the index; records are joined for those rows only
         fetch = k if scope is None else k * 4
@@ -531,21 +542,32 @@ class SQLiteStore:
                 return hits[:k]
             fetch *= 4
 
-    def _selective_terms(self, kind: str, terms: list[str]) -> list[str]:
-        """Drop terms present in more than MAX_DF_SHARE of the documents (unless nothing would be left)."""
-        if len(terms) < 2:
-            return terms
-        table, vocab = {"chunk": ("chunks", "chunk_vocab"), "node": ("nodes", "node_vocab")}[kind]
-        marks = ",".join("?" * len(terms))
-        df = dict(self._query(f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})", terms))
-        present = [t for t in terms if t in df]
-        if not present:
-            return []
-        n = self._doc_count(table)
-        if n < MIN_DOCS_FOR_PRUNING:  # small collections are fast anyway; keep every term's evidence
-            return present
-        selective = [t for t in present if df[t] <= MAX_DF_SHARE * n]
-        return selective or sorted(present, key=lambda t: df[t])[:1]
+    def _plan(self, kind: str, terms: list[str]) -> TermPlan:
+        """Which terms to score (see :mod:`cef.store.textplan`), from the index's document frequencies."""
+        if not terms:
+            return TermPlan()
+        table = {"chunk": "chunks", "node": "nodes"}[kind]
+        df = self._document_frequencies(kind, terms)
+        return plan_terms(terms, df, self._doc_count(table) if len(df) > 1 else 0, self.score_budget)
+
+    #: postings a text query scores at most (see :mod:`cef.store.textplan`)
+    score_budget = SCORE_BUDGET
+    #: cached document frequencies per kind (fts5vocab reads a term's whole posting list to count it)
+    DF_CACHE_SIZE = 50_000
+
+    def _document_frequencies(self, kind: str, terms: list[str]) -> dict[str, int]:
+        version = (self.data_version(), self._local_writes)
+        stamp, cache = self._df_cache.get(kind, (None, {}))
+        if stamp != version or len(cache) > self.DF_CACHE_SIZE:
+            cache = {}
+            self._df_cache[kind] = (version, cache)
+        missing = [t for t in terms if t not in cache]
+        if missing:
+            vocab = {"chunk": "chunk_vocab", "node": "node_vocab"}[kind]
+            marks = ",".join("?" * len(missing))
+            found = dict(self._query(f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})", missing))
+            cache.update({t: int(found.get(t, 0)) for t in missing})
+        return {t: cache[t] for t in terms if cache[t] > 0}
 
     def _doc_count(self, table: str) -> int:
         version = (self.data_version(), self._local_writes)
