@@ -358,7 +358,7 @@ class KnowledgeIndexer:
                 embedded += self._embed_chunks(writes, chunks, progress)
                 self._record_embedder(writes, force=True)
                 st.store.apply(writes)
-            st.reload(progress)
+            st.reload(progress, use_snapshot=False)  # from the record store itself, never a cache
             counts = st.store.counts()
         return IndexResult(
             relation_types=counts["relation_types"],

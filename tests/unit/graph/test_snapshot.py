@@ -232,3 +232,26 @@ def test_corrupt_or_mismatched_snapshot_falls_back_to_the_store(
     with caplog.at_level(logging.WARNING), cef.open(db, embedder=None) as kb:
         assert kb.state.graph.edge_count == 8
     assert "ignoring graph snapshot" in caplog.text
+
+
+def test_full_reindex_rebuilds_from_the_store_not_the_snapshot(tmp_path: Path, small_threshold: None) -> None:
+    db = tmp_path / "kb.db"
+    _fill(db, 0, 10)
+    snap = Path(str(db) + "-graph")
+    head = read_header(snap)
+    # a snapshot that passes every check (same database, seq and counts) but is wrong: edges reversed
+    wrong = GraphIndex()
+    wrong.set_relation_types(RELS)
+    wrong.add_nodes([Node(id=f"n{i}", label="T") for i in range(10)])
+    wrong.add_edges(
+        [Edge(id=f"e{i}", relation_type="R0", source=f"n{i + 1}", target=f"n{i}") for i in range(9)]
+    )
+    write_snapshot(wrong, snap, {"seq": head["seq"], "instance": head["instance"]})
+    with cef.open(db, embedder=None) as kb:
+        assert kb.state.loaded_from_snapshot and _chain(kb, "n0") == {"n0"}
+        kb.full_reindex()
+        assert not kb.state.loaded_from_snapshot
+        assert _chain(kb, "n0") == {f"n{i}" for i in range(10)}
+    assert read_header(snap)["seq"] == head["seq"]  # and the snapshot is the store's again
+    with cef.open(db, embedder=None) as kb:
+        assert kb.state.loaded_from_snapshot and _chain(kb, "n0") == {f"n{i}" for i in range(10)}
