@@ -165,7 +165,7 @@ class EngineState:
         self._changed = 0
         self._replay_until(None)
         counts = self.store.counts()
-        if (counts["nodes"], counts["edges"]) != (graph.node_count, graph.edge_count):
+        if (counts["nodes"], counts["edges"]) != (self.graph.node_count, self.graph.edge_count):
             self._replay_until(None)  # a commit may have landed between the replay and the count
             counts = self.store.counts()
             if (counts["nodes"], counts["edges"]) != (self.graph.node_count, self.graph.edge_count):
