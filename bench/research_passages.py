@@ -179,7 +179,9 @@ def build_graph(rows: list[dict[str, Any]], ner: list[list[tuple[str, str, str]]
     gaz = Gazetteer()
     title_ent = np.zeros(n, dtype=np.int64)
     for i, r in enumerate(rows):
-        title_ent[i] = ent(alias_keys(r["title"])[0] if alias_keys(r["title"]) else normalize_name(r["title"]))
+        title_ent[i] = ent(
+            alias_keys(r["title"])[0] if alias_keys(r["title"]) else normalize_name(r["title"])
+        )
         if cfg.gazetteer:
             gaz.add(r["title"], "TITLE")
     if cfg.gazetteer == "titles+ner":
@@ -254,7 +256,9 @@ def build_graph(rows: list[dict[str, Any]], ner: list[list[tuple[str, str, str]]
     for r in rows:
         qgaz.add(r["title"], "TITLE")
     deg = np.asarray(inc.sum(axis=1)).ravel()
-    return Graph(n, keys, key_index, adj, inc, df, title_ent, qgaz, passage_ents, time.perf_counter() - t0, deg)
+    return Graph(
+        n, keys, key_index, adj, inc, df, title_ent, qgaz, passage_ents, time.perf_counter() - t0, deg
+    )
 
 
 class PPR:
@@ -535,8 +539,18 @@ def variants() -> list[Variant]:
         v.append((replace(base, name=f"ppr ents w={ew}", w_ppr=1, ent_weight=ew), g))
     v.append((replace(base, name="ppr ents nofuzzy", w_ppr=1, fuzzy=False), g))
     for k, sw in ((5, 0.5), (5, 1.0), (10, 1.0), (5, 2.0)):
-        v.append((replace(base, name=f"ppr ents+dense{k} seeds sw={sw}", w_ppr=1, passage_seeds=k,
-                          passage_seed_weight=sw), g))
+        v.append(
+            (
+                replace(
+                    base,
+                    name=f"ppr ents+dense{k} seeds sw={sw}",
+                    w_ppr=1,
+                    passage_seeds=k,
+                    passage_seed_weight=sw,
+                ),
+                g,
+            )
+        )
     # fusion
     for wd, wb, wp in ((0.5, 0.0, 0.5), (0.4, 0.2, 0.4), (0.3, 0.2, 0.5), (0.25, 0.25, 0.5), (0.5, 0.2, 0.3)):
         v.append((replace(base, name=f"fuse d{wd}/b{wb}/p{wp}", w_dense=wd, w_bm25=wb, w_ppr=wp), g))
@@ -583,8 +597,14 @@ def grid1() -> list[Variant]:
     for g in ("g_t", "g_tn2", "g_tn4", "g_tn8", "g_tnn4", "g_t4", "g_tn4l"):
         v.append((replace(base, name=f"ppr ents [{g}]"), g))
         for k, sw in ((3, 0.5), (5, 0.5), (5, 0.25), (8, 0.5)):
-            v.append((replace(base, name=f"ppr ents+dense{k} sw={sw} [{g}]", passage_seeds=k,
-                              passage_seed_weight=sw), g))
+            v.append(
+                (
+                    replace(
+                        base, name=f"ppr ents+dense{k} sw={sw} [{g}]", passage_seeds=k, passage_seed_weight=sw
+                    ),
+                    g,
+                )
+            )
     return v
 
 
@@ -595,7 +615,9 @@ def grid2() -> list[Variant]:
         v.append((replace(base, name=f"pprS5 [{g}]"), g))
         v.append((replace(base, name=f"pprS5 raw [{g}]", passage_seed_mode="raw"), g))
         v.append((replace(base, name=f"pprS5 softmax.05 [{g}]", passage_seed_mode="softmax"), g))
-        v.append((replace(base, name=f"pprS10 softmax.05 [{g}]", passage_seed_mode="softmax", passage_seeds=10), g))
+        v.append(
+            (replace(base, name=f"pprS10 softmax.05 [{g}]", passage_seed_mode="softmax", passage_seeds=10), g)
+        )
         v.append((replace(base, name=f"pprS5 degnorm.5 [{g}]", deg_norm=0.5), g))
         v.append((replace(base, name=f"pprS5 rrf+dense [{g}]", w_dense=1, fusion="rrf"), g))
         v.append((replace(base, name=f"pprS5 log .6p+.4d [{g}]", w_ppr=0.6, w_dense=0.4, ppr_norm="log"), g))
@@ -608,14 +630,20 @@ def grid3() -> list[Variant]:
     for g in ("g_tnn4", "g_tnn4w5", "g_tnn4w25", "g_tnn4w1"):
         v.append((replace(base, name=f"pprS5 [{g}]"), g))
         v.append((replace(base, name=f"pprS5 each [{g}]", ent_norm="each"), g))
-        v.append((replace(base, name=f"pprS5 each sw.25 [{g}]", ent_norm="each", passage_seed_weight=0.25), g))
-        v.append((replace(base, name=f"pprS5 each softmax [{g}]", ent_norm="each", passage_seed_mode="softmax"), g))
+        v.append(
+            (replace(base, name=f"pprS5 each sw.25 [{g}]", ent_norm="each", passage_seed_weight=0.25), g)
+        )
+        v.append(
+            (replace(base, name=f"pprS5 each softmax [{g}]", ent_norm="each", passage_seed_mode="softmax"), g)
+        )
         v.append((replace(base, name=f"pprS5 each d.7 [{g}]", ent_norm="each", damping=0.7), g))
     return v
 
 
 #: the recommended default: graph g_tnn4, entity + top-5 dense seeds, PPR d=0.5, rank by PPR, bridge 0.4
-WINNER = QCfg("WINNER pprS5 +bridge .4 [g_tnn4]", w_ppr=1, passage_seeds=5, passage_seed_weight=0.5, bridge=0.4)
+WINNER = QCfg(
+    "WINNER pprS5 +bridge .4 [g_tnn4]", w_ppr=1, passage_seeds=5, passage_seed_weight=0.5, bridge=0.4
+)
 
 
 def final() -> list[Variant]:

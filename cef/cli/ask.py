@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cef.cli.common import DbOption, EmbedderOption, cli_errors, err_console, open_engine
+from cef.cli.common import (
+    DbOption,
+    EmbedderOption,
+    LLMApiKeyOption,
+    LLMBaseUrlOption,
+    LLMModelOption,
+    cli_errors,
+    err_console,
+    make_client,
+    open_engine,
+)
 
 if TYPE_CHECKING:
-    from cef.llm.base import LLMClient
     from cef.model import SearchResult
 
 ANSWER_SYSTEM = (
@@ -48,19 +57,6 @@ def cited_ids(answer: str, known: list[str]) -> list[str]:
     return found
 
 
-def make_client(provider: str, model: str | None, base_url: str | None, api_key: str | None) -> LLMClient:
-    from cef.llm import make_llm_client
-
-    options: dict[str, Any] = {}
-    if model:
-        options["model"] = model
-    if base_url:
-        options["base_url"] = base_url
-    if api_key and provider in ("openai", "vllm"):
-        options["api_key"] = api_key
-    return make_llm_client(provider, **options)
-
-
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in natural language.")],
     db: DbOption = None,
@@ -73,19 +69,9 @@ def ask(
             show_default=False,
         ),
     ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name.", envvar="CEF_LLM_MODEL")] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="API root of the LLM server.", envvar="CEF_LLM_BASE_URL")
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            help="API key (OpenAI-compatible servers).",
-            envvar=["CEF_LLM_API_KEY", "OPENAI_API_KEY"],
-            show_default=False,
-        ),
-    ] = None,
+    model: LLMModelOption = None,
+    base_url: LLMBaseUrlOption = None,
+    api_key: LLMApiKeyOption = None,
     understand: Annotated[
         bool,
         typer.Option(

@@ -33,6 +33,35 @@ EmbedderOption = Annotated[
 ]
 
 
+LLMModelOption = Annotated[str | None, typer.Option(help="LLM model name.", envvar="CEF_LLM_MODEL")]
+LLMBaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="API root of the LLM server.", envvar="CEF_LLM_BASE_URL")
+]
+LLMApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        help="API key (OpenAI-compatible servers).",
+        envvar=["CEF_LLM_API_KEY", "OPENAI_API_KEY"],
+        show_default=False,
+    ),
+]
+
+
+def make_client(provider: str, model: str | None, base_url: str | None, api_key: str | None) -> Any:
+    """The LLM client the ``--llm/--model/--base-url/--api-key`` options (or CEF_LLM* variables) name."""
+    from cef.llm import make_llm_client
+
+    options: dict[str, Any] = {}
+    if model:
+        options["model"] = model
+    if base_url:
+        options["base_url"] = base_url
+    if api_key and provider in ("openai", "vllm"):
+        options["api_key"] = api_key
+    return make_llm_client(provider, **options)
+
+
 def db_path(db: str | Path | None) -> str:
     if db is not None:
         return str(db)

@@ -10,10 +10,14 @@ import typer
 from cef.cli.common import (
     DbOption,
     EmbedderOption,
+    LLMApiKeyOption,
+    LLMBaseUrlOption,
+    LLMModelOption,
     cli_errors,
     console,
     db_path,
     err_console,
+    make_client,
     open_engine,
     progress_bar,
 )
@@ -38,8 +42,32 @@ def ingest(
     db: DbOption = None,
     embedder: EmbedderOption = "default",
     extract: Annotated[
-        bool, typer.Option("--extract/--no-extract", help="Extract entities from document text (spaCy NER).")
+        bool,
+        typer.Option(
+            "--extract/--no-extract",
+            help="Extract entities from document text (spaCy NER offline, or the LLM given by --llm).",
+        ),
     ] = True,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            help="Extract entities and relations with this LLM provider (openai, vllm, ollama or mock) "
+            "instead of spaCy.",
+            envvar="CEF_LLM",
+            show_default=False,
+        ),
+    ] = None,
+    model: LLMModelOption = None,
+    base_url: LLMBaseUrlOption = None,
+    api_key: LLMApiKeyOption = None,
+    min_entity_confidence: Annotated[
+        float,
+        typer.Option(help="Drop extracted entity mentions below this confidence.", min=0.0, max=1.0),
+    ] = 0.5,
+    min_relation_confidence: Annotated[
+        float,
+        typer.Option(help="Write extracted relations (LLM) only from this confidence on.", min=0.0, max=1.0),
+    ] = 0.5,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
     """Ingest graph files (YAML/JSON/CSV) and documents (Markdown, text, JSONL, PDF).
@@ -49,19 +77,39 @@ def ingest(
     others are still ingested. Re-ingesting skips unchanged files, re-indexes
     changed ones and removes files that disappeared from a folder.
 
+    Entities found in document text become Entity nodes linked by MENTIONS and
+    CO_OCCURS_WITH edges. With --llm (or CEF_LLM) an LLM finds them, and the
+    relations between them too (typed edges with the LLM's confidence).
+
     Example:  cef ingest examples/clinical/graph.yaml
+
+    With an LLM:  cef ingest docs/ --llm ollama --model llama3.2
     """
-    from cef.ingest.pipeline import ingest_sources
+    from cef.ingest.pipeline import ingest_sources, make_enricher
 
     with cli_errors():
+        client = make_client(llm, model, base_url, api_key) if llm and extract else None
+        enricher = (
+            make_enricher(
+                client,
+                min_entity_confidence=min_entity_confidence,
+                min_relation_confidence=min_relation_confidence,
+            )
+            if extract
+            else None
+        )
         kb = open_engine(db, embedder)
         try:
             with progress_bar(progress) as bar:
-                report = ingest_sources(kb, sources, progress=bar, extract=extract)
+                report = ingest_sources(kb, sources, progress=bar, extract=False, enricher=enricher)
         finally:
             kb.close()
+            if client is not None:
+                client.close()
     for line in report.summary_lines():
         console.print(line)
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}")
     for failure in report.failures:
         err_console.print(f"[bold red]failed:[/] {failure}")
     if report.failures:

@@ -147,7 +147,9 @@ class Gazetteer:
     def entries(self, key: str) -> list[GazetteerEntry]:
         return list(self._entries.get(key, ()))
 
-    def match(self, text: str, *, case_sensitive: bool | None = None, overlapping: bool = False) -> list[Mention]:
+    def match(
+        self, text: str, *, case_sensitive: bool | None = None, overlapping: bool = False
+    ) -> list[Mention]:
         """Known names in ``text``: longest match first, left to right (non-overlapping
         unless ``overlapping``). ``case_sensitive`` overrides ``require_capital``."""
         need_cap = self.require_capital if case_sensitive is None else case_sensitive
@@ -183,7 +185,9 @@ class Gazetteer:
             i += hit if (hit and not overlapping) else 1
         return out
 
-    def lookup(self, name: str, *, fuzzy: bool = True, cutoff: float = 0.88, limit: int = 5) -> list[NameMatch]:
+    def lookup(
+        self, name: str, *, fuzzy: bool = True, cutoff: float = 0.88, limit: int = 5
+    ) -> list[NameMatch]:
         """Match one name (e.g. a mention in a question): exact string, then same normalized
         key, then — with ``fuzzy`` — rapidfuzz ``WRatio`` over all keys (score ≥ ``cutoff``)."""
         key = normalize_name(name)
@@ -192,7 +196,9 @@ class Gazetteer:
         bucket = self._entries.get(key)
         if bucket:
             return [
-                NameMatch(e, key, "exact" if e.name == name else "normalized", 1.0 if e.name == name else 0.98)
+                NameMatch(
+                    e, key, "exact" if e.name == name else "normalized", 1.0 if e.name == name else 0.98
+                )
                 for e in bucket
             ][:limit]
         if not fuzzy:
@@ -252,12 +258,16 @@ class SpacyEntityExtractor:
                 if not is_useful_name(key, min_chars=self.min_chars):
                     continue
                 found.append(
-                    Mention(ent.text, key, ent.label_, ent.start_char, ent.end_char, SPACY_CONFIDENCE, "spacy")
+                    Mention(
+                        ent.text, key, ent.label_, ent.start_char, ent.end_char, SPACY_CONFIDENCE, "spacy"
+                    )
                 )
             out.append(found)
         return out
 
-    def extract(self, texts: Sequence[str], titles: Sequence[str | None] | None = None) -> list[list[Mention]]:
+    def extract(
+        self, texts: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> list[list[Mention]]:
         if titles is not None and len(titles) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(titles)} titles")
         ner = self._ner(texts)

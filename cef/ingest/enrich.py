@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cef.errors import MissingExtraError
-from cef.extract.base import EntityExtractor, Mention
+from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
 from cef.extract.normalize import alias_keys, near_duplicates, normalize_name
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
@@ -52,6 +52,7 @@ from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
+    from cef.graph.index import GraphIndex
 
 __all__ = [
     "CO_OCCURS_WITH",
@@ -65,6 +66,7 @@ __all__ = [
     "EntityEnricher",
     "entity_id",
     "passage_id",
+    "relation_type_name",
 ]
 
 log = logging.getLogger(__name__)
@@ -178,7 +180,11 @@ class EntityEnricher:
     partners per name. ``title_in_embedding``: embed a titled chunk as
     ``title + text`` (the title gives a passage its context). ``container_labels``:
     node labels that stand for text containers, not things — their names are
-    not looked for in text.
+    not looked for in text. ``min_entity_confidence``: extracted mentions below it
+    are dropped (spaCy's are 0.85, titles and gazetteer matches 0.9-1.0; an LLM
+    says its own). ``min_relation_confidence``: relations an extractor that also
+    implements :class:`~cef.extract.base.RelationExtractor` (the LLM one) states
+    become typed edges between the two entities when at least this confident.
 
     Example::
 
@@ -198,9 +204,17 @@ class EntityEnricher:
         synonym_neighbors: int = 3,
         title_in_embedding: bool = True,
         container_labels: Iterable[str] = (PASSAGE_LABEL, "Document"),
+        min_entity_confidence: float = 0.5,
+        min_relation_confidence: float = 0.5,
     ) -> None:
         if title_weight <= 0:
             raise ValueError("title_weight must be > 0")
+        for name, value in (
+            ("min_entity_confidence", min_entity_confidence),
+            ("min_relation_confidence", min_relation_confidence),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
         if max_cooccur_distance is not None and max_cooccur_distance < 0:
             raise ValueError("max_cooccur_distance must be >= 0 or None")
         if not 0.0 < synonym_threshold <= 1.0:
@@ -217,6 +231,8 @@ class EntityEnricher:
         self.synonym_neighbors = synonym_neighbors
         self.title_in_embedding = title_in_embedding
         self.container_labels = frozenset(container_labels)
+        self.min_entity_confidence = float(min_entity_confidence)
+        self.min_relation_confidence = float(min_relation_confidence)
         #: names extracted so far in this run (titles and NER names), matched in later text
         self.run_gazetteer = Gazetteer()
         self._known: tuple[tuple[int, int], _Known] | None = None
@@ -230,10 +246,19 @@ class EntityEnricher:
         chunks = list(batch.chunks)
         titles = [_title(c) for c in chunks]
         texts = [c.content for c in chunks]
-        found = self.extractor.extract(texts, titles)
-        if len(found) != len(chunks):
-            raise ValueError(f"extractor returned {len(found)} mention lists for {len(chunks)} texts")
-        ner = [[m for m in ms if m.start >= 0 and m.normalized] for ms in found]
+        relations: list[list[RelationMention]] = [[] for _ in chunks]
+        if isinstance(self.extractor, RelationExtractor):
+            extractions = self.extractor.extract_relations(texts, titles)
+            found = [x.mentions for x in extractions]
+            relations = [x.relations for x in extractions]
+        else:
+            found = self.extractor.extract(texts, titles)
+        if len(found) != len(chunks) or len(relations) != len(chunks):
+            raise ValueError(f"extractor returned {len(found)} results for {len(chunks)} texts")
+        take = getattr(self.extractor, "take_warnings", None)
+        extractor_warnings: list[str] = list(take()) if callable(take) else []
+        floor = self.min_entity_confidence
+        ner = [[m for m in ms if m.start >= 0 and m.normalized and m.confidence >= floor] for ms in found]
         for title in titles:
             if title:
                 self.run_gazetteer.add(title, TITLE_TYPE)
@@ -252,7 +277,11 @@ class EntityEnricher:
         doc_key = _doc_key(doc, chunks)
         if self.cooccurrence:
             edges.extend(self._cooccurrence_edges(doc_key, texts, build.co_mentions))
-        warnings = list(doc.warnings)
+        warnings = [*doc.warnings, *extractor_warnings]
+        relation_edges, relation_types = self._relation_edges(
+            kb, doc_key, build, out_chunks, relations, batch
+        )
+        edges.extend(relation_edges)
         if self.synonyms and kb.embedder is not None:
             try:
                 edges.extend(self._synonym_edges(kb, doc_key, build.display))
@@ -266,7 +295,7 @@ class EntityEnricher:
         registered = kb.state.graph.rel_types
         extra_types = [rt for rt in RELATION_TYPES if rt.name not in rel_names and rt.name not in registered]
         new_batch = Batch(
-            relation_types=[*batch.relation_types, *extra_types],
+            relation_types=[*batch.relation_types, *extra_types, *relation_types],
             nodes=[*batch.nodes, *new_nodes],
             edges=[*batch.edges, *edges],
             chunks=out_chunks,
@@ -300,6 +329,66 @@ class EntityEnricher:
         return known
 
     # ------------------------------------------------------------------ edges
+    def _relation_edges(
+        self,
+        kb: KnowledgeBase,
+        doc_key: str,
+        build: _DocGraph,
+        chunks: Sequence[Chunk],
+        relations: Sequence[Sequence[RelationMention]],
+        batch: Batch,
+    ) -> tuple[list[Edge], list[RelationType]]:
+        """Typed edges for the relations an extractor stated, between entities this document links."""
+        graph = kb.state.graph
+        known = {**graph.rel_types, **{r.name: r for r in batch.relation_types}}
+        inverses = {rt.inverse for rt in known.values() if rt.inverse}
+        new_types: dict[str, RelationType] = {}
+        labels = {n.id: n.label for n in [*batch.nodes, *build.nodes()]}
+        best: dict[tuple[str, str, str], Edge] = {}
+        for chunk, found in zip(chunks, relations, strict=True):
+            for rel in found:
+                if rel.confidence < self.min_relation_confidence:
+                    continue
+                name = relation_type_name(rel.predicate)
+                src = build.resolve(rel.subject.normalized)
+                dst = build.resolve(rel.object.normalized)
+                if name is None or src == dst or src not in build.display or dst not in build.display:
+                    continue  # an endpoint this document does not link (dropped below the threshold)
+                rt = known.get(name)
+                if rt is None and name not in inverses:
+                    rt = new_types.get(name)
+                    if rt is None:
+                        rt = new_types[name] = RelationType(
+                            name=name,
+                            semantics=RelationSemantics.ASSOCIATION,
+                            description=f"extracted from text ({rel.predicate!r})",
+                            metadata={"extracted": True, "source": rel.source or "extractor"},
+                        )
+                if rt is not None and (rt.source_types or rt.target_types):
+                    ends = (labels.get(src) or _label(graph, src), labels.get(dst) or _label(graph, dst))
+                    if (rt.source_types and ends[0] not in rt.source_types) or (
+                        rt.target_types and ends[1] not in rt.target_types
+                    ):
+                        log.debug("relation %s %s %s does not fit %s's endpoint types", src, name, dst, name)
+                        continue
+                edge = Edge(
+                    id=stable_id("relation", doc_key, src, name, dst),
+                    relation_type=name,
+                    source=src,
+                    target=dst,
+                    confidence=round(rel.confidence, 4),
+                    properties={
+                        "predicate": rel.predicate,
+                        "evidence": rel.evidence,
+                        "chunk_id": chunk.id,
+                        "source": rel.source or "extractor",
+                    },
+                )
+                key = (src, name, dst)
+                if key not in best or best[key].confidence < edge.confidence:
+                    best[key] = edge
+        return list(best.values()), list(new_types.values())
+
     def _cooccurrence_edges(
         self, doc_key: str, texts: list[str], mentions: list[list[Mention]]
     ) -> list[Edge]:
@@ -487,6 +576,19 @@ class _DocGraph:
             for target, ent in self.entities.items()
         ]
         return [*self.passages, *ents]
+
+
+def relation_type_name(predicate: str) -> str | None:
+    """A relation type name for an extracted predicate: ``works for`` → ``WORKS_FOR`` (None if nothing is left)."""
+    name = re.sub(r"[^A-Za-z0-9]+", "_", predicate.strip()).strip("_").upper()[:100]
+    if not name:
+        return None
+    return name if not name[0].isdigit() else f"R_{name}"
+
+
+def _label(graph: GraphIndex, node_id: str) -> str | None:
+    pos = graph.pos(node_id)
+    return None if pos is None else graph.label_of(pos)
 
 
 def _check_spacy() -> None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
@@ -24,6 +24,9 @@ from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
 from cef.model import Batch
+
+if TYPE_CHECKING:
+    from cef.llm.base import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,7 @@ class FileOutcome:
     edges: int = 0
     chunks: int = 0
     message: str = ""
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +64,11 @@ class IngestReport:
     @property
     def failures(self) -> list[str]:
         return [o.message for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What went wrong without failing a file (e.g. passages an LLM answered badly), per file."""
+        return [f"{o.path}: {w}" for o in self.outcomes for w in o.warnings]
 
     @property
     def succeeded(self) -> int:
@@ -195,6 +204,7 @@ def _ingest_file(
         nodes=len(batch.nodes),
         edges=len(batch.edges),
         chunks=len(batch.chunks),
+        warnings=list(doc.warnings),
     )
 
 
@@ -288,17 +298,31 @@ def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOut
     return outcomes
 
 
-def _default_enricher() -> Enricher | None:
-    """Entity extraction on document text when the NLP extra is installed (graph from text)."""
+def make_enricher(llm: LLMClient | None = None, **options: Any) -> Enricher | None:
+    """The entity enricher ingest runs on document text: spaCy NER offline, or ``llm`` when given.
+
+    ``options`` go to :class:`~cef.ingest.enrich.EntityEnricher` (for instance
+    ``min_entity_confidence`` / ``min_relation_confidence``). Without an LLM and
+    without the NLP extra, extraction is off (``None``) and a warning says why.
+    """
     try:
         from cef.ingest.enrich import EntityEnricher
     except ImportError:  # pragma: no cover - the enrichment module is optional
         return None
+    if llm is not None:
+        from cef.extract.llm import LLMExtractor
+
+        return EntityEnricher(LLMExtractor(llm), **options)
     try:
-        return EntityEnricher()
+        return EntityEnricher(**options)
     except CefError as exc:
         log.warning("entity extraction disabled: %s", exc)
         return None
+
+
+def _default_enricher() -> Enricher | None:
+    """Entity extraction on document text when the NLP extra is installed (graph from text)."""
+    return make_enricher()
 
 
 def manifest_summary(kb: KnowledgeBase) -> str:

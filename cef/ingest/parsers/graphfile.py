@@ -275,7 +275,11 @@ class YamlGraphParser:
             problem = exc.problem or str(exc)
             if exc.context:
                 started = exc.context_mark
-                since = f" started on line {started.line + 1}" if started is not None and started is not mark else ""
+                since = (
+                    f" started on line {started.line + 1}"
+                    if started is not None and started is not mark
+                    else ""
+                )
                 problem = f"{problem} ({exc.context}{since})"
             raise ctx.error(f"invalid YAML: {problem}", line) from None
         except yaml.YAMLError as exc:
