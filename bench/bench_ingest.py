@@ -5,7 +5,7 @@
     python bench/bench_ingest.py --passages 500 --configs plain,embed
 
 The corpus is the passages of ``../shared/bench`` (musique-100 and 2wiki-dev,
-5,191 real Wikipedia passages with titles); to reach the requested size the
+real Wikipedia passages with titles, each once); to reach the requested size the
 passages are used again with their sentences in reverse order and new ids
 (same vocabulary and lengths, no identical text). It is written as one JSON
 Lines file and ingested the way ``cef ingest corpus.jsonl`` does it
@@ -54,8 +54,12 @@ def build_corpus(bench: Path, n: int, out: Path) -> int:
     from cef.bench.passages import read_jsonl
 
     base: list[dict[str, Any]] = []
-    for name in DATASETS:
-        base.extend(read_jsonl(bench / name / "corpus.jsonl.gz"))
+    seen: set[str] = set()
+    for name in DATASETS:  # a passage in both datasets is taken once
+        for row in read_jsonl(bench / name / "corpus.jsonl.gz"):
+            if row["id"] not in seen:
+                seen.add(row["id"])
+                base.append(row)
     if not base:
         raise SystemExit(f"no passages under {bench}")
     written = 0
