@@ -350,6 +350,8 @@ class EntityEnricher:
                 if rel.confidence < self.min_relation_confidence:
                     continue
                 name = relation_type_name(rel.predicate)
+                if name in _OWN_RELATIONS:  # the enricher's own edges mean something precise: keep them apart
+                    name = f"{name}_REL"
                 src = build.resolve(rel.subject.normalized)
                 dst = build.resolve(rel.object.normalized)
                 if name is None or src == dst or src not in build.display or dst not in build.display:
@@ -576,6 +578,9 @@ class _DocGraph:
             for target, ent in self.entities.items()
         ]
         return [*self.passages, *ents]
+
+
+_OWN_RELATIONS = frozenset({MENTIONS, MENTIONED_IN, CO_OCCURS_WITH, SYNONYM})
 
 
 def relation_type_name(predicate: str) -> str | None:

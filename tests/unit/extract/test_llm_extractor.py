@@ -35,6 +35,7 @@ RELATIONS = [
     ("Charles Babbage", "designed", "Analytical Engine", 0.85),
     ("Ada Lovelace", "lived in", "London", 0.9),  # its object is dropped by the entity threshold
     ("Ada Lovelace", "admired", "Analytical Engine", 0.2),  # below the relation threshold
+    ("Ada Lovelace", "mentions", "Analytical Engine", 0.9),  # a name the enricher's own edges use
 ]
 
 
@@ -146,6 +147,13 @@ def test_ingest_with_an_llm_writes_entities_and_relations_above_the_thresholds(t
             ("entity:ada lovelace", "WORKED_WITH", "entity:charles babbage", 0.9),
             ("entity:charles babbage", "DESIGNED", "entity:analytical engine", 0.85),
         }
+        # MENTIONS stays the passage -> entity edge: the stated relation gets a type of its own
+        assert all(
+            e.source.startswith("passage:") for e in kb.store.iter_edges() if e.relation_type == "MENTIONS"
+        )
+        assert [n.id for n in kb.get_neighbors("entity:ada lovelace", relation_types=["MENTIONS_REL"])] == [
+            "entity:analytical engine"
+        ]
         rt = kb.state.graph.rel_types["DESIGNED"]
         assert rt.metadata["extracted"] is True and rt.semantics.value == "ASSOCIATION"
         assert all(e.properties["chunk_id"] == "p1" and e.properties["source"] == "llm" for e in edges)
