@@ -28,6 +28,12 @@ from cef.store.base import Capabilities, Change, TextHit, WriteSet
 from cef.store.textplan import SCORE_BUDGET, TermPlan, plan_terms
 
 SCHEMA_VERSION = 1
+#: a write of at least this many records runs with a larger page cache (BIG_WRITE_CACHE_KB)
+BIG_WRITE = 50_000
+#: 256 MB: the id, source and target B-trees of millions of edges stay cached during a big write
+BIG_WRITE_CACHE_KB = 262_144
+#: SQLite's default page cache (about 2 MB), restored after a big write
+DEFAULT_CACHE = -2000
 #: keep this many change-feed entries; readers further behind reload fully
 CHANGE_RETENTION = 200_000
 
@@ -164,7 +170,10 @@ class SQLiteStore:
                 raise _translate(exc, "starting a write transaction") from exc
             except sqlite3.ProgrammingError as exc:
                 raise StoreError(f"knowledge base {self.path!r} is not usable: {exc}") from exc
+            big = _write_size(writes) >= BIG_WRITE
             try:
+                if big:  # the indexes a big write touches stay in memory while it runs
+                    c.execute(f"PRAGMA cache_size=-{BIG_WRITE_CACHE_KB}")
                 before = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
                 changes = self._write(c, writes)
                 if changes:
@@ -184,6 +193,10 @@ class SQLiteStore:
                 if isinstance(exc, sqlite3.OperationalError):
                     raise _translate(exc, "writing") from exc
                 raise
+            finally:
+                if big:  # give the memory back (SQLite frees the pages above the limit)
+                    with contextlib.suppress(sqlite3.Error):
+                        c.execute(f"PRAGMA cache_size={DEFAULT_CACHE}")
 
     def _write(
         self, c: sqlite3.Connection, w: WriteSet
@@ -252,7 +265,7 @@ class SQLiteStore:
             c.executemany(
                 "INSERT INTO edges(rid,id,rel,src,dst,weight,confidence,valid_from,valid_to,recorded_at,scope,props)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(base + k, e.id, *_edge_columns(e)) for k, e in enumerate(w.edges)],
+                [(base + k, *row) for k, row in enumerate(_edge_rows(w.edges))],
             )
             changes.append(("edge", "insert_range", "", base, base + len(w.edges) - 1))
         if w.updated_edges:
@@ -644,6 +657,29 @@ class SQLiteStore:
 
 
 _EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, props"
+
+
+def _write_size(w: WriteSet) -> int:
+    return sum(
+        len(x)
+        for x in (
+            w.nodes,
+            w.updated_nodes,
+            w.delete_nodes,
+            w.edges,
+            w.updated_edges,
+            w.delete_edges,
+            w.chunks,
+        )
+    )
+
+
+def _edge_rows(edges: Sequence[Edge]) -> list[tuple[Any, ...]]:
+    """``(id, *columns)`` per edge; a big batch sorted by source id, so the source index fills in order."""
+    rows = [(e.id, *_edge_columns(e)) for e in edges]
+    if len(rows) >= 10_000:
+        rows.sort(key=lambda r: r[2])
+    return rows
 
 
 def _edge_columns(e: Edge) -> tuple[Any, ...]:
