@@ -18,7 +18,9 @@ class SearchStrategy(StrEnum):
     """How results were (or should be) found. ``AUTO`` lets the engine choose.
 
     ``PATTERN`` ranks the chunks linked to the paths ``GraphQuery.patterns``
-    matched; a query with patterns tries it first.
+    matched; a query with patterns tries it first. ``PATHS`` reasons over typed
+    relation paths from the question's anchors and ranks answer nodes (see
+    ``SearchResult.nodes``) and the chunks linked to them.
     """
 
     AUTO = "auto"
@@ -28,6 +30,7 @@ class SearchStrategy(StrEnum):
     GRAPH = "graph"
     PPR = "ppr"
     PATTERN = "pattern"
+    PATHS = "paths"
 
 
 class _Model(BaseModel):
@@ -127,6 +130,10 @@ class GraphPath(_Model):
     relation_types: list[str] = Field(default_factory=list)
     edge_ids: list[str] = Field(default_factory=list)
     node_names: list[str] = Field(default_factory=list)
+    reversed: list[bool] = Field(
+        default_factory=list,
+        description="per hop: the edge was walked from its target to its source (empty: every hop forward)",
+    )
     weight: float = 0.0
     confidence: float = 1.0
 
@@ -135,12 +142,14 @@ class GraphPath(_Model):
         return len(self.relation_types)
 
     def describe(self) -> str:
+        """``John Miller -[PRESCRIBED]-> Warfarin``; a hop walked backwards reads ``A <-[REL]- B``."""
         names = self.node_names or self.node_ids
         if not names:
             return ""
         parts = [names[0]]
-        for rel, name in zip(self.relation_types, names[1:], strict=False):
-            parts.append(f"-[{rel}]-> {name}")
+        for i, (rel, name) in enumerate(zip(self.relation_types, names[1:], strict=False)):
+            back = i < len(self.reversed) and self.reversed[i]
+            parts.append(f"<-[{rel}]- {name}" if back else f"-[{rel}]-> {name}")
         return " ".join(parts)
 
 
@@ -176,6 +185,19 @@ class RankedChunk(_Model):
     explanation: Explanation
 
 
+class RankedNode(_Model):
+    """A graph node retrieval reached as an answer, with the typed path that explains it."""
+
+    node: Node
+    score: float
+    strategy: SearchStrategy
+    path: GraphPath | None = Field(default=None, description="from an anchor to this node")
+    text: str = Field(
+        default="", description="the node rendered as text (label, name, properties), for nodes without chunks"
+    )
+    chunk_ids: list[str] = Field(default_factory=list, description="chunks linked to this node")
+
+
 class ReasoningContext(_Model):
     """What graph traversal found around the anchors."""
 
@@ -196,6 +218,9 @@ class SearchResult(_Model):
 
     query: str
     results: list[RankedChunk] = Field(default_factory=list)
+    nodes: list[RankedNode] = Field(
+        default_factory=list, description="answer nodes, best first (typed relation-path reasoning)"
+    )
     strategy: SearchStrategy
     reasoning_context: ReasoningContext | None = None
     enhanced_query: str | None = None
