@@ -31,7 +31,9 @@ NAME_LABELS = frozenset(
 SPACY_CONFIDENCE = 0.85
 TITLE_CONFIDENCE = 1.0
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+#: a word, apostrophes inside it kept ("Cookie's" is one token: its key drops the possessive)
+_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+_POSSESSIVE_END = re.compile(r"\w['’][sS]$")
 
 _models: dict[str, Any] = {}
 _model_lock = threading.Lock()
@@ -96,7 +98,8 @@ def _word_spans(text: str) -> tuple[list[str], list[int], list[int]]:
         for part in key.split(" "):
             keys.append(part)
             starts.append(m.start())
-            ends.append(m.end())
+            # a span ending on a possessive ends before it ("Raven's" -> "Raven")
+            ends.append(m.end() - 2 if _POSSESSIVE_END.search(m.group()) else m.end())
     return keys, starts, ends
 
 

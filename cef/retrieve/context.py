@@ -11,7 +11,7 @@ import numpy as np
 
 from cef.engine.state import EngineState
 from cef.graph.index import EdgeFilter
-from cef.model import Chunk, GraphQuery, Node, RankedChunk, ReasoningContext, utcnow
+from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, utcnow
 
 
 @dataclass
@@ -39,6 +39,7 @@ class QueryContext:
     reached: dict[int, tuple[int, float]] = field(default_factory=dict)
     enhanced_query: str | None = None
     notes: list[str] = field(default_factory=list)
+    answer_nodes: list[RankedNode] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_cache: dict[str, Chunk] = field(default_factory=dict)

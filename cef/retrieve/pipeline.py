@@ -137,6 +137,7 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         return SearchResult(
             query=query.query,
             results=results,
+            nodes=qc.answer_nodes,
             strategy=used,
             reasoning_context=qc.reasoning if query.include_reasoning_context else None,
             enhanced_query=qc.enhanced_query,
@@ -161,9 +162,11 @@ def _register_graph_strategies() -> None:
     from cef.retrieve.graphfirst import graph_first_search
     from cef.retrieve.ppr import ppr_search
     from cef.retrieve.presets import DEFAULT_CHAIN, GRAPH_FIRST, PPR_DEFAULT
+    from cef.retrieve.relpaths import relation_path_search
 
     register_strategy(SearchStrategy.GRAPH, graph_first_search, list(GRAPH_FIRST.chain), graph=False)
     register_strategy(SearchStrategy.PPR, ppr_search, list(PPR_DEFAULT.chain), graph=False)
+    register_strategy(SearchStrategy.PATHS, relation_path_search, graph=False)
     set_default_chain(DEFAULT_CHAIN)
 
 

@@ -129,6 +129,7 @@ class EntityIndex:
     passage_chunks: list[list[str]] = field(default_factory=list)
     extractor: SpacyEntityExtractor | None = None
     ner_failed: bool = False
+    exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
 
     @property
     def has_mentions(self) -> bool:

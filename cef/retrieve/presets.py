@@ -36,6 +36,7 @@ __all__ = [
     "EntityLinkingSettings",
     "GraphFirstSettings",
     "PPRSettings",
+    "PathSettings",
     "RetrievalPreset",
     "settings_for",
 ]
@@ -95,6 +96,41 @@ class PPRSettings(_Settings):
         return self
 
 
+class PathSettings(_Settings):
+    """Typed relation-path reasoning (the PATHS strategy, see :mod:`cef.retrieve.relpaths`).
+
+    Candidate paths have 1..``max_hops`` hops from each of the ``max_anchors``
+    best anchors; the ``deep_limit``: a 4th hop is explored only while fewer
+    candidates than this exist (a small curated graph goes deep, a big one
+    stays at 3). Scores: see :mod:`cef.retrieve.pathscore` (``cue``,
+    ``cue_cost``, ``length``, ``order``, ``distinct``, ``answer``) plus
+    ``anchor_weight`` × the anchor's link confidence. Answers come from the
+    best path, then from up to ``walk_paths`` paths within ``score_margin`` of
+    it, at most ``max_answers``. Chunks of the nodes on the paths of the
+    ``path_node_answers`` best answers follow the answers' own chunks, their
+    score scaled by ``path_chunk_factor`` (``anchor_chunk_factor`` for the anchor).
+    """
+
+    max_hops: int = Field(default=4, ge=1, le=6)
+    deep_limit: int = Field(default=300, ge=0)
+    max_anchors: int = Field(default=3, ge=1, le=50)
+    anchor_weight: float = Field(default=0.5, ge=0.0)
+    cue: float = Field(default=0.8, ge=0.0)
+    cue_cost: float = Field(default=0.6, ge=0.0)
+    length: float = Field(default=0.035, ge=0.0)
+    order: float = Field(default=0.1, ge=0.0)
+    distinct: float = Field(default=0.25, ge=0.0)
+    answer: float = Field(default=0.3, ge=0.0)
+    walk_paths: int = Field(default=3, ge=1, le=100)
+    score_margin: float = Field(default=0.3, ge=0.0)
+    max_answers: int = Field(default=50, ge=1, le=10_000)
+    report_paths: int = Field(default=5, ge=0, le=100)
+    path_node_answers: int = Field(default=3, ge=0, le=100)
+    path_chunk_factor: float = Field(default=0.5, ge=0.0, le=1.0)
+    anchor_chunk_factor: float = Field(default=0.25, ge=0.0, le=1.0)
+    linking: EntityLinkingSettings = Field(default_factory=EntityLinkingSettings)
+
+
 class GraphFirstSettings(_Settings):
     """The graph-first pipeline (seed 001): entities → traversal → chunks → vector/BM25 → combine.
 
@@ -143,6 +179,7 @@ class RetrievalPreset(_Settings):
     chain: list[SearchStrategy] = Field(min_length=1)
     graph_first: GraphFirstSettings = Field(default_factory=GraphFirstSettings)
     ppr: PPRSettings = Field(default_factory=PPRSettings)
+    paths: PathSettings = Field(default_factory=PathSettings)
     description: str = ""
 
     @model_validator(mode="after")
@@ -212,8 +249,9 @@ S = TypeVar("S", bound=_Settings)
 _KEYS: dict[type[_Settings], tuple[str, str]] = {
     PPRSettings: ("ppr", "ppr"),
     GraphFirstSettings: ("graph_first", "graph"),
+    PathSettings: ("paths", "paths"),
 }
-_ATTR = {PPRSettings: "ppr", GraphFirstSettings: "graph_first"}
+_ATTR = {PPRSettings: "ppr", GraphFirstSettings: "graph_first", PathSettings: "paths"}
 
 
 def settings_for(model: type[S], query: GraphQuery) -> S:

@@ -1,0 +1,472 @@
+"""PATHS strategy: typed relation-path reasoning from the question's anchors.
+
+A question about a curated graph names a thing ("John Miller", "The Matrix")
+and asks for what lies a few typed hops away ("the drugs that interact with
+the medication he takes"). For such a question:
+
+1. **Anchors**: the query's explicit targets, else the graph nodes its text
+   names (:func:`~cef.retrieve.ppr.link_query_entities`: NER and a gazetteer of
+   every node name and alias, exact, alias key, then fuzzy) that have typed
+   edges of their own.
+2. **Candidate relation paths** of 1..``max_hops`` hops that exist from each
+   anchor over the curated typed edges (the text-graph relations MENTIONS,
+   CO_OCCURS_WITH and SYNONYM are not facts), direction-aware, valid at the
+   query's ``as_of`` (default: now), above its confidence limits, restricted
+   to ``traversal.relation_types`` when given.
+3. **Scoring** each path against the question with the anchor's mention
+   masked (:mod:`cef.retrieve.pathscore`): cosine of the question to the path's
+   words (relation names, inverse names, descriptions and example values) plus
+   lexical cues (question words that name a relation, one per hop), minus a
+   cost per hop no word explains.
+4. **Answers**: the best paths are walked; their end nodes (never the anchor
+   itself) become :class:`~cef.model.RankedNode` answers, each with one typed
+   path that reaches it ("John Miller -[PRESCRIBED]-> Warfarin
+   -[INTERACTS_WITH]-> Amiodarone"), ranked by path score, then by how many
+   paths reach them and their confidence product.
+5. **Chunks**: the chunks linked to answer nodes first, then to the nodes on
+   their paths, each explained by that typed path.
+
+It returns ``None`` (not applicable) when the graph holds no typed relation
+edges or the question names no node that has any.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cef.graph.index import EdgeFilter, GraphIndex
+from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS, SYNONYM
+from cef.model import Explanation, GraphPath, Node, RankedChunk, RankedNode, SearchStrategy
+from cef.retrieve.anchors import resolve_anchors
+from cef.retrieve.context import QueryContext
+from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, path_scorer
+from cef.retrieve.ppr import CONTAINER_LABELS, EntityIndex, entity_index, link_query_entities
+from cef.retrieve.presets import PathSettings, settings_for
+
+__all__ = [
+    "TEXT_GRAPH_RELATIONS",
+    "PathAnchor",
+    "candidate_paths",
+    "relation_path_search",
+    "walk_path",
+]
+
+#: relations ingest derives from text: walked by PPR, never as facts between things
+TEXT_GRAPH_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH, SYNONYM})
+
+
+@dataclass(frozen=True)
+class PathAnchor:
+    """A node a relation path starts from, and where the question names it (None: an explicit target)."""
+
+    pos: int
+    node_id: str
+    name: str
+    confidence: float
+    span: tuple[int, int] | None
+    how: str
+
+
+@dataclass
+class _Reach:
+    """Walks of one relation path from one anchor: per end node, one path and how many reach it."""
+
+    nodes: np.ndarray  # (paths, hops + 1) node positions
+    edges: np.ndarray  # (paths, hops) edge positions
+    conf: np.ndarray  # confidence product per path
+    ends: dict[int, tuple[int, int, float]] = field(default_factory=dict)  # end -> (row, count, best conf)
+
+
+def curated_filter(qc: QueryContext) -> EdgeFilter | None:
+    """The query's edge filter over typed (non-text) relations; None when the graph has none."""
+    g = qc.state.graph
+    q = qc.query
+    wanted = [r for r in q.traversal.relation_types if r not in TEXT_GRAPH_RELATIONS]
+    if not wanted:
+        wanted = [name for name in g.relations.names if name not in TEXT_GRAPH_RELATIONS]
+        if not wanted:
+            return None
+    flt = g.edge_filter(
+        relation_types=wanted,
+        semantics=q.traversal.semantics or None,
+        direction=q.traversal.direction,
+        min_confidence=q.traversal.min_confidence,
+        valid_at=q.as_of or qc.now,
+        scope=q.scope,
+    )
+    if not (flt.forward_ok.any() or flt.backward_ok.any()):
+        return None
+    return flt
+
+
+def candidate_paths(
+    graph: GraphIndex,
+    start: int,
+    flt: EdgeFilter,
+    max_hops: int,
+    *,
+    deep_limit: int | None = None,
+    max_paths: int = 5_000,
+) -> list[RelationPath]:
+    """The relation paths of 1..``max_hops`` hops that exist from node position ``start``.
+
+    Walks never come back to the start (answers exclude it); a bidirectional
+    relation is one hop whichever way it is walked. Hops beyond the third are
+    explored only while fewer than ``deep_limit`` paths were found.
+    """
+    out: list[RelationPath] = []
+    level: dict[RelationPath, np.ndarray] = {(): np.asarray([start], dtype=np.int64)}
+    names = graph.relations.names
+    rel = graph.e_rel.view
+    for depth in range(max_hops):
+        if depth >= 3 and deep_limit is not None and len(out) >= deep_limit:
+            break
+        nxt: dict[RelationPath, np.ndarray] = {}
+        last = depth == max_hops - 1
+        for path, frontier in level.items():
+            edges, _, targets, fwd = graph.step(frontier, flt)
+            keep = targets != start
+            if not keep.all():
+                edges, targets, fwd = edges[keep], targets[keep], fwd[keep]
+            if not len(edges):
+                continue
+            codes = rel[edges].astype(np.int64)
+            fwd = fwd | graph._rel_bidir[codes]  # a bidirectional hop reads the same both ways
+            key = codes * 2 + fwd.astype(np.int64)
+            order = np.argsort(key, kind="stable")
+            key, targets = key[order], targets[order]
+            bounds = np.flatnonzero(np.diff(key)) + 1
+            for group_keys, group_targets in zip(
+                np.split(key, bounds), np.split(targets, bounds), strict=True
+            ):
+                code = int(group_keys[0])
+                hop = Hop(names[code // 2], bool(code % 2))
+                out.append((*path, hop))
+                if not last:
+                    nxt[(*path, hop)] = np.unique(group_targets)
+                if len(out) >= max_paths:
+                    return out
+        level = nxt
+    return out
+
+
+def walk_path(
+    graph: GraphIndex, start: int, path: RelationPath, flt: EdgeFilter, *, cap: int = 200_000
+) -> _Reach:
+    """Every walk of ``path`` from ``start`` (up to ``cap`` partial walks per hop), no node twice."""
+    nodes = np.asarray([[start]], dtype=np.int64)
+    edges = np.zeros((1, 0), dtype=np.int64)
+    conf = np.ones(1)
+    rel = graph.e_rel.view
+    for hop in path:
+        code = graph.relations.get(hop.relation)
+        if code is None or not len(nodes):
+            return _Reach(np.zeros((0, nodes.shape[1] + 1), np.int64), np.zeros((0, edges.shape[1] + 1), np.int64),
+                          np.zeros(0))  # fmt: skip
+        frontier, inverse = np.unique(nodes[:, -1], return_inverse=True)
+        e, owner, target, fwd = graph.step(frontier, flt)
+        bidir = bool(graph._rel_bidir[code])
+        ok = rel[e] == code
+        if not bidir:
+            ok &= fwd == hop.forward
+        e, owner, target = e[ok], owner[ok], target[ok]
+        # rows of `nodes` whose last node is each owner
+        f_index = np.searchsorted(frontier, owner)
+        order = np.argsort(inverse, kind="stable")
+        counts = np.bincount(inverse, minlength=len(frontier))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        reps = counts[f_index]
+        if not reps.sum():
+            nodes = np.zeros((0, nodes.shape[1] + 1), np.int64)
+            edges = np.zeros((0, edges.shape[1] + 1), np.int64)
+            conf = np.zeros(0)
+            continue
+        move = np.repeat(np.arange(len(e)), reps)
+        offs = np.repeat(starts[f_index] - np.cumsum(reps) + reps, reps) + np.arange(int(reps.sum()))
+        rows = order[offs]
+        if len(rows) > cap:
+            rows, move = rows[:cap], move[:cap]
+        new_nodes = np.concatenate([nodes[rows], target[move][:, None]], axis=1)
+        simple = (new_nodes[:, :-1] != new_nodes[:, -1:]).all(axis=1)
+        nodes = new_nodes[simple]
+        edges = np.concatenate([edges[rows], e[move][:, None].astype(np.int64)], axis=1)[simple]
+        conf = (conf[rows] * graph.e_conf.view[e[move]])[simple]
+    reach = _Reach(nodes, edges, conf)
+    if len(nodes):
+        end = nodes[:, -1]
+        order = np.lexsort((-conf, end))
+        uniq, first, counts = np.unique(end[order], return_index=True, return_counts=True)
+        for u, f, c in zip(uniq.tolist(), first.tolist(), counts.tolist(), strict=True):
+            row = int(order[f])
+            reach.ends[u] = (row, c, float(conf[row]))
+    return reach
+
+
+# ----------------------------------------------------------------------------- anchors
+def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
+    """Explicit targets, else the nodes the question names that have typed edges, best first."""
+    st = qc.state
+    g = st.graph
+    out: dict[int, PathAnchor] = {}
+
+    def has_typed_edges(pos: int) -> bool:
+        e, _, _, _ = g.step(np.asarray([pos], dtype=np.int64), flt)
+        return len(e) > 0
+
+    if qc.query.targets:
+        anchors = qc.anchors or resolve_anchors(qc)
+        for a in anchors:
+            if a.pos not in out and has_typed_edges(a.pos):
+                out[a.pos] = PathAnchor(a.pos, a.node_id, a.target or a.node_id, float(a.score), None, a.how)
+        return list(out.values())
+    settings = settings_for(PathSettings, qc.query)
+    index = entity_index(st)
+    text = qc.query.query
+    exact = _exact_names(index)
+    for e in link_query_entities(index, st, text, settings.linking):
+        span = _find_span(text, e.mention)
+        written = text[span[0] : span[1]] if span else e.mention
+        # several nodes may share a normalized name ("Christina Ricci" the actor, "christina ricci" a tag):
+        # the one written exactly as in the question wins
+        same = [p for p in exact.get(written, ()) if p != e.pos]
+        for pos, conf, how in [*((p, 1.0, "exact") for p in same), (e.pos, e.confidence, e.how)]:
+            if g.label_of(pos) in CONTAINER_LABELS or not has_typed_edges(pos):
+                continue
+            if same and pos == e.pos and index.names.get(pos) != written:
+                conf = min(conf, 0.95)
+            cur = out.get(pos)
+            if cur is None or conf > cur.confidence:
+                out[pos] = PathAnchor(pos, g.node_ids[pos], index.names.get(pos, e.name), conf, span, how)
+    ranked = sorted(out.values(), key=lambda a: _anchor_key(text, a), reverse=True)
+    # a mention inside a longer one ("Miller" inside "John Miller") is not an anchor of its own
+    kept: list[PathAnchor] = []
+    for pa in ranked:
+        if pa.span is not None and any(
+            k.span is not None and k.span != pa.span and k.span[0] <= pa.span[0] and pa.span[1] <= k.span[1]
+            for k in kept
+        ):
+            continue
+        kept.append(pa)
+    return kept[: settings.max_anchors]
+
+
+def _exact_names(index: EntityIndex) -> dict[str, list[int]]:
+    """Node positions by name as written (the entity index is keyed by normalized names)."""
+    if index.exact_names is None:
+        got: dict[str, list[int]] = {}
+        for pos, name in index.names.items():
+            got.setdefault(name, []).append(pos)
+        index.exact_names = got
+    return index.exact_names
+
+
+def _find_span(text: str, mention: str) -> tuple[int, int] | None:
+    i = text.find(mention)
+    if i < 0:
+        i = text.lower().find(mention.lower())
+    return (i, i + len(mention)) if i >= 0 else None
+
+
+def _anchor_key(text: str, a: PathAnchor) -> tuple[float, ...]:
+    """Link confidence first; then a span written like a proper name, then a longer one."""
+    span = text[a.span[0] : a.span[1]] if a.span else a.name
+    proper = any(c.isupper() or c.isdigit() for c in span)
+    return (round(a.confidence, 2), float(proper), float(len(span)))
+
+
+# ----------------------------------------------------------------------------- strategy
+def relation_path_search(qc: QueryContext) -> list[RankedChunk] | None:
+    """Rank answer nodes and their chunks by the typed relation paths the question asks for."""
+    flt = curated_filter(qc)
+    if flt is None:
+        return None
+    settings = settings_for(PathSettings, qc.query)
+    st = qc.state
+    g = st.graph
+    anchors = path_anchors(qc, flt)
+    if not anchors:
+        return None
+    scorer = path_scorer(st, settings)
+    max_hops = settings.max_hops
+    scored: list[tuple[float, PathAnchor, RelationPath]] = []
+    for a in anchors:
+        paths = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
+        if not paths:
+            continue
+        for s, p in scorer.rank(qc.query.query, a.span, paths, embed=qc.embed):
+            scored.append((s + settings.anchor_weight * a.confidence, a, p))
+    if not scored:
+        qc.notes.append("paths: no typed relation path leaves the question's anchors")
+        return []
+    scored.sort(key=lambda x: -x[0])
+    answers = _answers(qc, scored, flt, settings)
+    qc.metadata["paths"] = {
+        "anchors": [a.node_id for a in anchors],
+        "best": [
+            {"anchor": a.node_id, "path": scorer.describe(p), "score": round(s, 4)}
+            for s, a, p in scored[: settings.report_paths]
+        ],
+    }
+    if not answers:
+        qc.notes.append("paths: the best relation paths reach no node")
+        return []
+    qc.answer_nodes = answers
+    return _chunks(qc, answers, settings)
+
+
+def _answers(
+    qc: QueryContext,
+    scored: list[tuple[float, PathAnchor, RelationPath]],
+    flt: EdgeFilter,
+    settings: PathSettings,
+) -> list[RankedNode]:
+    """Answer nodes of the best paths: the best path's ends first (then the next paths' new ones)."""
+    g = qc.state.graph
+    top = scored[0][0]
+    found: dict[int, tuple[float, int, float, PathAnchor, RelationPath, _Reach, int]] = {}
+    walked = 0
+    anchor_pos = {a.pos for _, a, _ in scored}
+    for s, a, p in scored:
+        if walked >= settings.walk_paths or (top - s > settings.score_margin and found):
+            break
+        walked += 1
+        reach = walk_path(g, a.pos, p, flt)
+        min_conf = qc.query.traversal.min_path_confidence
+        for end, (row, count, conf) in reach.ends.items():
+            if end in anchor_pos or conf < min_conf:
+                continue
+            if end not in found:
+                found[end] = (s, count, conf, a, p, reach, row)
+        if len(found) >= settings.max_answers:
+            break
+    order = sorted(found.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2], kv[0]))
+    order = order[: settings.max_answers]
+    if not order:
+        return []
+    ids = [g.node_ids[p] for p, _ in order]
+    path_ids = {g.node_ids[int(n)] for _, v in order for n in v[5].nodes[v[6]].tolist()}
+    records = {n.id: n for n in qc.state.get_nodes(sorted(path_ids | set(ids)))}
+    linked = qc.state.store.chunks_for_nodes(ids)
+    out: list[RankedNode] = []
+    best = order[0][1][0]
+    for pos, (s, count, _conf, _a, _p, reach, row) in order:
+        node = records.get(g.node_ids[pos])
+        if node is None:
+            continue
+        path = _graph_path(g, reach, row, records)
+        score = math.exp(s - best) * (1.0 + 0.01 * math.log1p(count))
+        out.append(
+            RankedNode(
+                node=node,
+                score=round(score, 6),
+                strategy=SearchStrategy.PATHS,
+                path=path,
+                text=render_node(node),
+                chunk_ids=sorted(linked.get(node.id, [])),
+            )
+        )
+    return out
+
+
+def _graph_path(g: GraphIndex, reach: _Reach, row: int, records: dict[str, Node]) -> GraphPath:
+    nodes = [int(n) for n in reach.nodes[row].tolist()]
+    edges = [int(e) for e in reach.edges[row].tolist()]
+    rels: list[str] = []
+    back: list[bool] = []
+    for i, e in enumerate(edges):
+        forward = int(g.e_src.view[e]) == nodes[i]
+        name = g.relations.names[int(g.e_rel.view[e])]
+        rt = g.rel_types.get(name)
+        if forward or (rt is not None and rt.bidirectional):
+            rels.append(name)
+            back.append(False)
+        elif rt is not None and rt.inverse:
+            rels.append(rt.inverse)
+            back.append(False)
+        else:
+            rels.append(name)
+            back.append(True)
+    ids = [g.node_ids[n] for n in nodes]
+    rec_names = [records[i].name if i in records else i for i in ids]
+    return GraphPath(
+        node_ids=ids,
+        relation_types=rels,
+        edge_ids=[g.edge_ids[e] for e in edges],
+        node_names=rec_names,
+        reversed=back if any(back) else [],
+        weight=float(sum(float(g.e_weight.view[e]) for e in edges)),
+        confidence=round(float(np.prod([float(g.e_conf.view[e]) for e in edges])) if edges else 1.0, 6),
+    )
+
+
+def render_node(node: Node) -> str:
+    """A node as one line of text: ``Medication Amiodarone (brand: Cordarone)``."""
+    props = [
+        f"{k}: {v}"
+        for k, v in node.properties.items()
+        if k not in ("name", "title", "label") and isinstance(v, str | int | float | bool)
+    ]
+    head = f"{node.label} {node.name}"
+    return f"{head} ({', '.join(props)})" if props else head
+
+
+def _chunks(qc: QueryContext, answers: list[RankedNode], settings: PathSettings) -> list[RankedChunk]:
+    """Chunks of the answer nodes (by answer rank), then of the other nodes on their paths."""
+    top = answers[0].score or 1.0
+    owner: dict[str, tuple[float, RankedNode, str]] = {}  # chunk -> (score, answer, role)
+    for ans in answers:
+        for cid in ans.chunk_ids:
+            if cid not in owner:
+                owner[cid] = (ans.score / top, ans, "answer")
+    via_ids = {
+        nid
+        for ans in answers[: settings.path_node_answers]
+        for nid in (ans.path.node_ids[1:-1] if ans.path else [])
+    }
+    anchors = {ans.path.node_ids[0] for ans in answers if ans.path}
+    extra = qc.state.store.chunks_for_nodes(sorted(via_ids | anchors))
+    for ans in answers[: settings.path_node_answers]:
+        if ans.path is None:
+            continue
+        for nid in ans.path.node_ids[:-1]:
+            role = "anchor" if nid in anchors else "path"
+            factor = settings.anchor_chunk_factor if role == "anchor" else settings.path_chunk_factor
+            for cid in extra.get(nid, []):
+                if cid not in owner:
+                    owner[cid] = (factor * ans.score / top, ans, role)
+    if not owner:
+        return []
+    chunks = qc.chunks(list(owner))
+    vec = qc.query_vector
+    ids = [c for c in owner if c in chunks]
+    sims = (
+        dict(zip(ids, qc.state.chunk_vectors.similarities(vec, ids).tolist(), strict=True))
+        if vec is not None and ids
+        else {}
+    )
+    ranked = sorted(ids, key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c))
+    out: list[RankedChunk] = []
+    for rank, cid in enumerate(ranked, 1):
+        score, ans, role = owner[cid]
+        expl = Explanation(
+            strategy=SearchStrategy.PATHS,
+            anchors=[ans.path.node_ids[0]] if ans.path else [],
+            path=ans.path,
+            graph_score=round(score, 6),
+            vector_score=round(sims[cid], 6) if cid in sims else None,
+            rank_sources={"paths": rank},
+            entities=[ans.node.name],
+            notes=[
+                f"{role}: chunk of {ans.node.name!r}"
+                if role == "answer"
+                else f"{role} of the path to {ans.node.name!r}"
+            ],
+        )
+        out.append(RankedChunk(chunk=chunks[cid], score=score, explanation=expl))
+    return out[: max(qc.query.top_k, 1) * 3]
+
+
+__all__ += ["PathScorer", "render_node"]
