@@ -11,15 +11,15 @@ registered typed edges; no embeddings). Two modes answer the questions:
   from the question's topic entity and gold relation path (:class:`RoleMap`
   turns a ``qtype`` such as ``actor_to_movie_to_director`` into relations and
   directions); the pattern engine runs it.
-* ``text`` — :class:`TextAnswerer` uses only the question text: an entity
-  mention (text in ``[brackets]`` is an entity mention; else the longest known
-  name in the text, see :class:`NameIndex`), the relation paths of length 1..3
-  that exist from it, each verbalized from its relation names and scored
-  against the question (MiniLM cosine plus learned-free priors, see
-  :class:`PathScoring`); the best path becomes a pattern, run like the other.
+* ``text`` — the product answers: the question text alone goes to
+  ``kb.retrieve(GraphQuery(query=question))`` with the default settings (the
+  ``auto`` route, on a store opened with the default embedder and warmed by
+  ``kb.warm()``), and the answers are the ranked answer nodes
+  (``SearchResult.nodes``) by name. Nothing here reasons about the question.
 
-Answers are the distinct end nodes of the matched paths, the topic excluded
-(paths never come back to it), ranked by how many paths reach them.
+Pattern-mode answers are the distinct end nodes of the matched paths, the
+topic excluded (paths never come back to it), ranked by how many paths reach
+them.
 :func:`ceiling` computes, independently of the engine, what the gold relation
 path reaches in the loaded triples (some triples are missing from the data).
 Nothing here knows which dataset it runs on except :data:`METAQA_ROLES`, the
@@ -41,14 +41,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 import cef
 from cef.embed.base import Embedder
 from cef.engine.kb import KnowledgeBase
 from cef.errors import ValidationError
-from cef.graph.index import GraphIndex
-from cef.model import Batch, Edge, Node, RelationType
+from cef.model import Batch, Edge, GraphQuery, Node, RelationType
 from cef.patterns import (
     Constraint,
     ConstraintType,
@@ -63,22 +60,15 @@ from cef.patterns import TraversalStep as Step
 __all__ = [
     "METAQA_ROLES",
     "BenchReport",
-    "HopSignatures",
     "KgqaLine",
     "LoadReport",
     "Mode",
     "ModeScore",
-    "NameIndex",
-    "NameMention",
-    "PathScoring",
-    "QuestionCues",
     "RelationHop",
     "RelationPath",
     "RoleMap",
-    "TextAnswerer",
     "TripleIndex",
     "answer_pattern",
-    "bracket_mentions",
     "ceiling",
     "format_table",
     "hops_label",
@@ -88,13 +78,9 @@ __all__ = [
     "question_files",
     "read_jsonl",
     "read_triples",
-    "relation_paths",
-    "relation_words",
     "run_benchmark",
     "run_questions",
     "score_entities",
-    "spacy_lemmatizer",
-    "verbalize",
     "write_run",
 ]
 
@@ -172,9 +158,7 @@ def load_triples(
         names.setdefault(t, None)
         rels[relation_type_name(r)] += 1
     batch = Batch(
-        relation_types=[
-            RelationType(name=r, description=f"{' '.join(relation_words(r))} (head -> tail)") for r in rels
-        ],
+        relation_types=[RelationType(name=r) for r in rels],
         nodes=[Node(id=n, label=ENTITY_LABEL, properties={"name": n}) for n in names],
         edges=[
             Edge(id=f"t{i}", relation_type=relation_type_name(r), source=h, target=t)
@@ -279,98 +263,6 @@ METAQA_ROLES = RoleMap(
 )
 
 
-class HopSignatures:
-    """Which hops (relation × direction) leave each node: a boolean matrix over the graph's live edges.
-
-    Hop code ``2 * relation code + forward``. Built once per graph generation;
-    used to list the last hop of relation paths without walking it, and to
-    derive the relation paths the schema allows (:meth:`schema_paths`).
-    """
-
-    def __init__(self, graph: GraphIndex) -> None:
-        self.graph = graph
-        self.generation = graph.generation
-        n, r = len(graph.node_ids), len(graph.relations)
-        alive = np.flatnonzero(graph.e_alive.view)
-        rel = graph.e_rel.view[alive].astype(np.int64)
-        self.src = graph.e_src.view[alive].astype(np.int64)
-        self.dst = graph.e_dst.view[alive].astype(np.int64)
-        self.rel = rel
-        self.matrix = np.zeros((n, 2 * r), dtype=np.bool_)
-        self.matrix[self.src, 2 * rel + 1] = True  # walk the edge forward from its source
-        self.matrix[self.dst, 2 * rel] = True  # walk it backward from its target
-
-    def hop(self, code: int) -> RelationHop:
-        return RelationHop(self.graph.relations.names[code // 2], bool(code % 2))
-
-    def leaving(self, nodes: np.ndarray) -> list[int]:
-        """Hop codes that leave at least one of ``nodes``."""
-        if not len(nodes):
-            return []
-        return np.flatnonzero(self.matrix[nodes].any(axis=0)).tolist()
-
-    def schema_paths(self, max_hops: int = 3) -> list[RelationPath]:
-        """Every relation path the graph's shape allows (a hop may follow another when some node the
-        first reaches has the second leaving it); a superset of the paths from any one node."""
-        codes = np.flatnonzero(self.matrix.any(axis=0)).tolist()
-        after: dict[int, list[int]] = {}
-        for code in codes:
-            mask = self.rel == code // 2
-            reached = np.unique(self.dst[mask] if code % 2 else self.src[mask])
-            after[code] = self.leaving(reached)
-        out: list[RelationPath] = []
-        level: list[tuple[int, ...]] = [(c,) for c in codes]
-        for _ in range(max_hops):
-            out.extend(tuple(self.hop(c) for c in p) for p in level)
-            level = [(*p, c) for p in level for c in after[p[-1]]]
-        return out
-
-
-def relation_paths(
-    graph: GraphIndex, start: int, max_hops: int = 3, signatures: HopSignatures | None = None
-) -> list[RelationPath]:
-    """The relation paths of 1..``max_hops`` hops that exist from node position ``start``.
-
-    Walks never come back to the start (answers exclude it). The last hop is
-    read from ``signatures`` when given (faster from big frontiers; it may list
-    a hop whose only move returns to the start).
-    """
-    flt = graph.edge_filter()
-    out: list[RelationPath] = []
-    level: dict[RelationPath, np.ndarray] = {(): np.asarray([start], dtype=np.int64)}
-    names = graph.relations.names
-    rel = graph.e_rel.view
-    if signatures is not None and signatures.generation != graph.generation:
-        signatures = None
-    for depth in range(max_hops):
-        nxt: dict[RelationPath, np.ndarray] = {}
-        last = depth == max_hops - 1
-        for path, frontier in level.items():
-            if last and signatures is not None:
-                out.extend((*path, signatures.hop(c)) for c in signatures.leaving(frontier))
-                continue
-            edges, _, targets, fwd = graph.step(frontier, flt)
-            keep = targets != start
-            if not keep.all():
-                edges, targets, fwd = edges[keep], targets[keep], fwd[keep]
-            if not len(edges):
-                continue
-            key = rel[edges].astype(np.int64) * 2 + fwd.astype(np.int64)
-            order = np.argsort(key, kind="stable")
-            key, targets = key[order], targets[order]
-            bounds = np.flatnonzero(np.diff(key)) + 1
-            for group_keys, group_targets in zip(
-                np.split(key, bounds), np.split(targets, bounds), strict=True
-            ):
-                code = int(group_keys[0])
-                hop = RelationHop(names[code // 2], bool(code % 2))
-                out.append((*path, hop))
-                if not last:
-                    nxt[(*path, hop)] = np.unique(group_targets)
-        level = nxt
-    return out
-
-
 # ---------------------------------------------------------------------------- answering
 def answer_pattern(result: PatternResult, exclude: Iterable[str] = ()) -> list[str]:
     """End-node names of the matched paths, most-reached first (then first reached), excluding ``exclude``."""
@@ -384,347 +276,6 @@ def answer_pattern(result: PatternResult, exclude: Iterable[str] = ()) -> list[s
         count[name] += 1
         first.setdefault(name, i)
     return sorted(count, key=lambda n: (-count[n], first[n]))
-
-
-# ---------------------------------------------------------------------------- entity mentions
-_BRACKETS = re.compile(r"\[([^\[\]]+)\]")
-_TOKEN = re.compile(r"\S+")
-_EDGE_PUNCT = ".,;:!?\"'()"
-
-
-def bracket_mentions(text: str) -> list[str]:
-    """Text in ``[brackets]`` is an entity mention (a generic convention for marked-up questions)."""
-    return [m.strip() for m in _BRACKETS.findall(text) if m.strip()]
-
-
-@dataclass(frozen=True)
-class NameMention:
-    """A known name found in a text: ``span`` as written, the ``name`` it matched and its node, where."""
-
-    span: str
-    name: str
-    node_id: str
-    start: int
-    end: int
-    exact: bool
-
-    @property
-    def proper(self) -> bool:
-        """Written like a proper name: holds a capital letter or a digit."""
-        return any(c.isupper() or c.isdigit() for c in self.span)
-
-
-class NameIndex:
-    """Node names, found in question text by exact word-boundary match (a gazetteer without normalization).
-
-    :meth:`best` prefers a span that looks like a proper name (a capital or a
-    digit), then an exact-case match, then the longest span: in "who directed
-    the films [Tom Hanks] acted in" or "who directed The Band Wagon", the
-    entity beats lower-case words that happen to be names too.
-    """
-
-    def __init__(self, entries: Iterable[tuple[str, str]]) -> None:
-        """``entries``: (name, node id) pairs; the first node listed for a name wins."""
-        self._exact: dict[str, str] = {}
-        self._lower: dict[str, str] = {}
-        self._max_tokens = 1
-        for name, node_id in entries:
-            if not name:
-                continue
-            self._exact.setdefault(name, node_id)
-            self._lower.setdefault(name.lower(), name)
-            self._max_tokens = max(self._max_tokens, len(name.split()))
-
-    def __len__(self) -> int:
-        return len(self._exact)
-
-    @classmethod
-    def from_kb(cls, kb: KnowledgeBase) -> NameIndex:
-        """Names and aliases of every node of the knowledge base."""
-        return cls((name, node.id) for node in kb.store.iter_nodes() for name in (node.name, *node.aliases))
-
-    def lookup(self, name: str) -> NameMention | None:
-        """The node ``name`` refers to: exact, else case-insensitive."""
-        known = name if name in self._exact else self._lower.get(name.lower())
-        if known is None:
-            return None
-        return NameMention(name, known, self._exact[known], 0, len(name), known == name)
-
-    def find(self, text: str) -> list[NameMention]:
-        """Every known name in ``text`` (overlapping), spans cut at whitespace (edge punctuation optional)."""
-        toks = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-        out: list[NameMention] = []
-        for i in range(len(toks)):
-            for j in range(i, min(len(toks), i + self._max_tokens)):
-                raw = text[toks[i][0] : toks[j][1]]
-                for span in dict.fromkeys((raw, raw.rstrip(_EDGE_PUNCT), raw.strip(_EDGE_PUNCT))):
-                    if not span:
-                        continue
-                    start = toks[i][0] + raw.index(span)
-                    if span in self._exact:
-                        out.append(NameMention(span, span, self._exact[span], start, start + len(span), True))
-                    elif (name := self._lower.get(span.lower())) is not None:
-                        node = self._exact[name]
-                        out.append(NameMention(span, name, node, start, start + len(span), False))
-        return out
-
-    def best(self, text: str) -> NameMention | None:
-        found = self.find(text)
-        if not found:
-            return None
-        return max(found, key=lambda m: (m.proper, m.exact, len(m.span), -m.start))
-
-
-# ---------------------------------------------------------------------------- verbalizing
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-#: function words left out of relation cues (they name no relation)
-_FUNCTION_WORDS = frozenset(
-    {"a", "an", "the", "of", "by", "in", "on", "at", "to", "for", "with", "from", "is", "are", "was"}
-    | {"were", "be", "been", "has", "have", "had", "its", "it", "as"}
-)
-
-
-def relation_words(name: str) -> list[str]:
-    """``directed_by`` → ``["directed", "by"]``; ``hasGenre`` → ``["has", "genre"]``."""
-    return [w.lower() for w in _CAMEL.sub("_", name).replace("-", "_").split("_") if w]
-
-
-def verbalize(path: Sequence[RelationHop]) -> str:
-    """Words for a relation path: ``directed by, starred actors of`` (a reversed hop reads "X of")."""
-    return ", ".join(" ".join(relation_words(h.relation)) + ("" if h.forward else " of") for h in path)
-
-
-def verbalize_relations(path: Sequence[RelationHop]) -> str:
-    """The distinct relations of a path, in order, as words."""
-    return ", ".join(" ".join(relation_words(r)) for r in dict.fromkeys(h.relation for h in path))
-
-
-def has_return(path: Sequence[RelationHop]) -> bool:
-    """A hop followed by the same relation walked back ("films sharing an actor with X")."""
-    return any(a.relation == b.relation and a.forward != b.forward for a, b in pairwise(path))
-
-
-#: words that ask for things sharing a neighbour ("same director", "co-starred", "also appear")
-SHARING_CUE = re.compile(r"\b(?:same|share[sd]?|sharing|also|together|co-\w+)\b", re.IGNORECASE)
-_WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
-
-Lemmatize = Callable[[str], list[tuple[str, str]]]
-
-
-def surface_tokens(text: str) -> list[tuple[str, str]]:
-    """(token, lemma) pairs without a lemmatizer: the lemma is the lower-case token."""
-    return [(w.lower(), w.lower()) for w in _WORD.findall(text)]
-
-
-def spacy_lemmatizer(model: str | None = None) -> Lemmatize | None:
-    """(token, lemma) pairs from spaCy's tagger and lemmatizer; None when spaCy or the model is missing."""
-    try:
-        import spacy
-
-        from cef.extract.spacy_ner import DEFAULT_MODEL
-    except ImportError:
-        return None
-    try:
-        nlp = spacy.load(model or DEFAULT_MODEL, exclude=["parser", "ner"])
-    except OSError:
-        return None
-
-    def lemmas(text: str) -> list[tuple[str, str]]:
-        return [(t.text.lower(), t.lemma_.lower()) for t in nlp(text) if not (t.is_punct or t.is_space)]
-
-    return lemmas
-
-
-@dataclass
-class QuestionCues:
-    """What a question says about relations: which relations its words name, how far from the entity."""
-
-    masked: str  # the question with the entity mention replaced by a placeholder
-    distance: dict[str, int]  # relation -> distance in tokens from the entity mention to its nearest cue
-    sharing: bool  # the question asks for things that share something
-
-    @classmethod
-    def of(
-        cls,
-        question: str,
-        mention: tuple[int, int] | None,
-        relations: Sequence[str],
-        lemmatize: Lemmatize | None = None,
-        *,
-        stem: int = 4,
-    ) -> QuestionCues:
-        """A relation is cued by a question word holding the first ``stem`` letters of one of its content
-        words (``writ`` in "screenwriter") or sharing its lemma ("wrote" / "written")."""
-        placeholder = "X"
-        if mention is not None:
-            masked = f"{question[: mention[0]]} {placeholder} {question[mention[1] :]}"
-        else:
-            masked = question
-        lem = lemmatize or surface_tokens
-        tokens = lem(masked)
-        at = next((i for i, (t, _) in enumerate(tokens) if t == placeholder.lower()), None)
-        distance: dict[str, int] = {}
-        for r in relations:
-            for w in relation_words(r):
-                if w in _FUNCTION_WORDS:
-                    continue
-                w_lemma = lem(w)[0][1] if lemmatize is not None else w
-                key = w[: min(stem, len(w))]
-                for i, (tok, lemma) in enumerate(tokens):
-                    if i == at:
-                        continue
-                    if key in tok or lemma == w_lemma:
-                        d = abs(i - at) if at is not None else i + 1
-                        distance[r] = min(distance.get(r, d), d)
-        return cls(" ".join(masked.split()), distance, bool(SHARING_CUE.search(masked)))
-
-
-@dataclass(frozen=True)
-class PathScoring:
-    """Weights of the text-mode path score (learned-free priors; tuned on the benchmark data).
-
-    ``score = cos(question, verbalize(path)) + distinct · cos(question, distinct relations)
-    + cue · (cued relations − cue_cost · distinct relations) − length · (hops − 1)
-    + sharing · [path returns along a relation == question has a sharing cue]
-    + order · (+1 when the cued relations come in order of distance from the entity, −1 when not)``
-    """
-
-    distinct: float = 0.25
-    cue: float = 0.8
-    cue_cost: float = 0.6
-    length: float = 0.035
-    sharing: float = 0.1
-    order: float = 0.1
-    max_hops: int = 3
-
-
-class TextAnswerer:
-    """Answers a question from its text alone: entity mention → relation paths → best path → pattern.
-
-    ``embedder`` embeds the question and the verbalized paths (node names are
-    not embedded); path verbalizations are cached across questions.
-    """
-
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        embedder: Embedder,
-        *,
-        names: NameIndex | None = None,
-        lemmatize: Lemmatize | None = None,
-        scoring: PathScoring | None = None,
-    ) -> None:
-        self.kb = kb
-        self.embedder = embedder
-        self.names = names if names is not None else NameIndex.from_kb(kb)
-        self.lemmatize = lemmatize
-        self.scoring = scoring or PathScoring()
-        self._vectors: dict[str, np.ndarray] = {}
-        self._signatures: HopSignatures | None = None
-
-    def signatures(self) -> HopSignatures:
-        g = self.kb.state.graph
-        sig = self._signatures
-        if sig is None or sig.graph is not g or sig.generation != g.generation:
-            sig = self._signatures = HopSignatures(g)
-        return sig
-
-    def prepare(self) -> int:
-        """Embed the verbalization of every relation path the graph's shape allows (from the graph
-        alone, before any question); returns how many texts were embedded."""
-        with self.kb.state.reading():
-            paths = self.signatures().schema_paths(self.scoring.max_hops)
-        texts = list(dict.fromkeys([*map(verbalize, paths), *map(verbalize_relations, paths)]))
-        before = len(self._vectors)
-        for i in range(0, len(texts), 512):
-            self._embed(texts[i : i + 512])
-        return len(self._vectors) - before
-
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if todo:
-            for t, v in zip(todo, self.embedder.embed(todo), strict=True):
-                self._vectors[t] = np.asarray(v, dtype=np.float32)
-        return np.stack([self._vectors[t] for t in texts])
-
-    def anchor(self, question: str) -> tuple[str, tuple[int, int] | None] | None:
-        """The node the question is about and where it is mentioned (None: found by text search)."""
-        for m in bracket_mentions(question):
-            found = self.names.lookup(m)
-            if found is not None:
-                i = question.find(f"[{m}]")
-                return found.node_id, (i, i + len(m) + 2)
-        best = self.names.best(question)
-        if best is not None:
-            return best.node_id, (best.start, best.end)
-        return self._anchor_by_text_search(question)
-
-    def _anchor_by_text_search(self, question: str) -> tuple[str, tuple[int, int] | None] | None:
-        """A node whose name nearly appears in the question, among the node full-text hits."""
-        from rapidfuzz import fuzz
-
-        with self.kb.state.reading():
-            hits = self.kb.store.search_text("node", question, 20)
-            nodes = self.kb.state.get_nodes([h.id for h in hits])
-        best: tuple[float, int, str] | None = None
-        for node in nodes:
-            s = fuzz.partial_ratio(node.name.lower(), question.lower())
-            if s >= 90 and (best is None or (s, len(node.name)) > best[:2]):
-                best = (s, len(node.name), node.id)
-        return (best[2], None) if best else None
-
-    def rank_paths(self, question: str) -> tuple[str | None, list[tuple[float, RelationPath]]]:
-        """The anchor node and the candidate relation paths, best first, with their scores."""
-        found = self.anchor(question)
-        if found is None:
-            return None, []
-        anchor, span = found
-        with self.kb.state.reading():
-            g = self.kb.state.graph
-            pos = g.pos(anchor)
-            sig = self.signatures()
-            cands = relation_paths(g, pos, self.scoring.max_hops, sig) if pos is not None else []
-        if not cands:
-            return anchor, []
-        relations = sorted({h.relation for p in cands for h in p})
-        cues = QuestionCues.of(question, span, relations, self.lemmatize)
-        s = self.scoring
-        q = self._embed([cues.masked])[0]
-        full = self._embed([verbalize(p) for p in cands]) @ q
-        distinct = self._embed([verbalize_relations(p) for p in cands]) @ q
-        scores = []
-        for i, p in enumerate(cands):
-            rels = list(dict.fromkeys(h.relation for h in p))
-            cued = [cues.distance[r] for r in rels if r in cues.distance]
-            order = 0.0
-            if len(cued) >= 2:
-                pairs = list(pairwise(cued))
-                order = (
-                    1.0 if all(a < b for a, b in pairs) else (-1.0 if any(a > b for a, b in pairs) else 0.0)
-                )
-            value = (
-                float(full[i])
-                + s.distinct * float(distinct[i])
-                + s.cue * (len(cued) - s.cue_cost * len(rels))
-                - s.length * (len(p) - 1)
-                + s.sharing * (has_return(p) == cues.sharing)
-                + s.order * order
-            )
-            scores.append((value, p))
-        scores.sort(key=lambda x: -x[0])
-        return anchor, scores
-
-    def answer(self, question: str) -> tuple[str | None, RelationPath | None, list[str]]:
-        """(anchor, chosen relation path, ranked answers): the best path that reaches anything."""
-        anchor, ranked = self.rank_paths(question)
-        if anchor is None:
-            return None, None, []
-        for _, path in ranked[:5]:
-            result = self.kb.match_patterns(pattern_for_relation_path(anchor, path))
-            found = answer_pattern(result, exclude=[anchor])
-            if found:
-                return anchor, path, found
-        return anchor, None, []
 
 
 # ---------------------------------------------------------------------------- runs and scores
@@ -750,30 +301,29 @@ def run_questions(
     mode: Mode,
     *,
     roles: RoleMap = METAQA_ROLES,
-    text: TextAnswerer | None = None,
     progress: Progress | None = None,
 ) -> list[KgqaLine]:
-    """Answer every question in ``mode``; ``text`` mode needs a :class:`TextAnswerer`."""
-    if mode == "text" and text is None:
-        raise ValidationError("text mode needs a TextAnswerer (an embedder for the question and paths)")
+    """Answer every question in ``mode``: ``pattern`` runs the gold relation path as a pattern;
+    ``text`` calls ``kb.retrieve`` with the question text alone and reads the answer nodes."""
     lines: list[KgqaLine] = []
     for n, q in enumerate(questions, 1):
         t0, c0 = time.perf_counter(), time.thread_time()
         if mode == "pattern":
             topic = str(q["topic_entity"])
-            path = roles.relation_path(str(q["qtype"]))
-            result = kb.match_patterns(pattern_for_relation_path(topic, path))
+            hops = roles.relation_path(str(q["qtype"]))
+            result = kb.match_patterns(pattern_for_relation_path(topic, hops))
             ranked = answer_pattern(result, exclude=[topic])
             anchor: str | None = topic
+            path = " > ".join(h.relation if h.forward else f"<{h.relation}" for h in hops)
         else:
-            assert text is not None
-            anchor, chosen, ranked = text.answer(str(q["question"]))
-            path = chosen or ()
+            found = kb.retrieve(GraphQuery(query=str(q["question"])))
+            ranked = list(dict.fromkeys(a.node.name for a in found.nodes))
+            best = found.nodes[0].path if found.nodes else None
+            anchor = best.node_names[0] if best is not None and best.node_names else None
+            path = " > ".join(best.relation_types) if best is not None else ""
         ms, cpu = (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000
         lines.append(
-            KgqaLine(
-                str(q["id"]), ranked, ranked, round(ms, 3), round(cpu, 3), anchor, verbalize(path) or None
-            )
+            KgqaLine(str(q["id"]), ranked, ranked, round(ms, 3), round(cpu, 3), anchor, path or None)
         )
         if progress is not None and n % 500 == 0:
             progress(f"{n}/{len(questions)} questions")
@@ -934,13 +484,11 @@ def limit_torch_threads(n: int | None) -> None:
 
 @dataclass
 class BenchReport:
-    """Everything one benchmark run measured."""
+    """Everything one benchmark run measured (``warm``: seconds per part of ``kb.warm()``)."""
 
     load: LoadReport
     scores: list[ModeScore]
-    text_prepare_s: float | None = None
-    text_prepared: int = 0
-    lemmatizer: bool = False
+    warm: dict[str, float] = field(default_factory=dict)
     runs: dict[tuple[str, str], list[KgqaLine]] = field(default_factory=dict)
 
 
@@ -950,36 +498,31 @@ def run_benchmark(
     modes: Sequence[Mode],
     db: str | Path,
     *,
-    embedder: Embedder | None = None,
+    embedder: str | Embedder | None = "default",
     torch_threads: int | None = 1,
+    limit: int | None = None,
     progress: Progress | None = None,
 ) -> BenchReport:
     """Load the triples into a fresh store at ``db``, then answer each question file in each mode.
 
-    Question files are read only after loading. ``text`` mode loads the
-    default embedder unless one is given, prepares the path verbalizations
-    (:meth:`TextAnswerer.prepare`) and lemmatizes with spaCy when available.
+    The store is reopened with ``embedder`` (what ``cef.open`` takes; the
+    default model by default) and warmed (``kb.warm()``) before the first
+    question; question files are read only after that. ``limit``: the first
+    questions of each file only.
     """
     triples = read_triples(triples_path)
-    kb, load = load_triples(triples, db, progress=progress)
+    loaded, load = load_triples(triples, db, progress=progress)
+    loaded.close()
+    kb = cef.open(db, embedder=embedder if "text" in modes else None)
     report = BenchReport(load, [])
     try:
-        with kb.state.reading():  # the graph fits in memory: so do the node records the answers name
-            kb.state.get_nodes(list(kb.state.graph.node_ids))
-        reference = TripleIndex(triples)
-        answerer: TextAnswerer | None = None
-        if "text" in modes:
-            from cef.embed import get_default_embedder
-
-            t0 = time.perf_counter()
-            lemmatize = spacy_lemmatizer()
-            answerer = TextAnswerer(kb, embedder or get_default_embedder(), lemmatize=lemmatize)
-            report.text_prepared = answerer.prepare()
-            report.text_prepare_s = time.perf_counter() - t0
-            report.lemmatizer = lemmatize is not None
+        if progress is not None:
+            progress("warming up (models, entity index, relation-path vectors)")
         limit_torch_threads(torch_threads)
+        report.warm = kb.warm()
+        reference = TripleIndex(triples)
         for hops, path in files:
-            questions = read_jsonl(path)
+            questions = read_jsonl(path)[:limit]
             try:
                 top = ceiling(reference, questions)
             except (KeyError, ValidationError):  # no gold relation path in the vocabulary
@@ -987,7 +530,7 @@ def run_benchmark(
             for mode in modes:
                 if progress is not None:
                     progress(f"{path.name}: {mode} mode")
-                lines = run_questions(kb, questions, mode, text=answerer)
+                lines = run_questions(kb, questions, mode, progress=progress)
                 report.runs[(mode, hops)] = lines
                 report.scores.append(ModeScore(mode, hops, score_entities(lines, questions), top))
     finally:

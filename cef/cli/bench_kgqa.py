@@ -39,7 +39,8 @@ def kgqa(
         typer.Option(
             "--mode",
             help="pattern: the gold relation path as a graph pattern from the topic entity; text: the "
-            "question text only. Repeatable; default: both.",
+            "question text only, answered by kb.retrieve with the default settings (answers: the ranked "
+            "answer nodes). Repeatable; default: both.",
         ),
     ] = None,
     all_files: Annotated[
@@ -65,12 +66,17 @@ def kgqa(
     torch_threads: Annotated[
         int, typer.Option("--torch-threads", help="Threads of the embedding model while answering.", min=1)
     ] = 1,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Answer only the first N questions of each file.", min=1)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Load triples into a fresh knowledge base, answer entity questions, print Hits@1, F1, the ceiling and timings.
 
-    The graph is built with one index_batch (no embeddings); the question files
-    are opened only after loading. The ceiling is what the gold relation path
+    The graph is built with one index_batch (no embeddings), reopened with the
+    default embedder and warmed (kb.warm()); the question files are opened only
+    after that. Text mode calls kb.retrieve(GraphQuery(query=question)), the
+    product's default route, and scores its answer nodes. The ceiling is what the gold relation path
     reaches in the loaded triples (some may be missing). The run file is what
     ../shared/bench/score.py entities reads.
 
@@ -98,6 +104,7 @@ def kgqa(
             modes,
             db if db is not None else Path(tmp) / "kgqa.db",
             torch_threads=torch_threads,
+            limit=limit,
             progress=lambda msg: err_console.print(f"[dim]{msg}[/]"),
         )
     for (m, hops), lines in report.runs.items():
@@ -111,7 +118,7 @@ def kgqa(
             json.dumps(
                 {
                     "load": asdict(report.load),
-                    "text_prepare_s": report.text_prepare_s,
+                    "warm_s": report.warm,
                     "results": [asdict(s) for s in report.scores],
                 },
                 indent=2,
@@ -121,12 +128,8 @@ def kgqa(
     load = report.load
     typer.echo(
         f"loaded {load.triples:,} triples ({load.nodes:,} entities, {len(load.relations)} relations) "
-        f"in {load.load_s:.1f} s"
-        + (
-            f"; text mode prepared {report.text_prepared:,} path verbalizations in {report.text_prepare_s:.1f} s"
-            if report.text_prepare_s is not None
-            else ""
-        )
+        f"in {load.load_s:.1f} s; warm-up "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in report.warm.items())
     )
     typer.echo(format_table(report.scores))
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -125,7 +127,11 @@ def query(
     ] = 2,
     top_k: Annotated[int, typer.Option("--top-k", help="How many chunks to return.", min=1, max=1000)] = 5,
     strategy: Annotated[
-        SearchStrategy, typer.Option(help="auto (default chain), hybrid, vector, bm25, graph or ppr.")
+        SearchStrategy,
+        typer.Option(
+            help="auto (default: typed relation paths, PPR, vector and BM25 fused), paths, hybrid, "
+            "graph, ppr, pattern, vector or bm25."
+        ),
     ] = SearchStrategy.AUTO,
     target: Annotated[
         list[str] | None,
@@ -140,18 +146,44 @@ def query(
     min_results: Annotated[
         int, typer.Option(help="Fall back to the next strategy below this many results.")
     ] = 3,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Answer as the graph stood at this time (ISO date or date-time, UTC unless an offset "
+            "is given): only edges valid then are walked. Default: now.",
+        ),
+    ] = None,
+    pattern: Annotated[
+        Path | None,
+        typer.Option(
+            "--pattern",
+            help="A graph pattern to match (JSON or YAML file: a GraphPattern, a QueryCombinator, or a "
+            "list of them); chunks on the matched paths rank first.",
+        ),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="text, markdown or json (the SearchResult model).")
     ] = "text",
 ) -> None:
-    """Answer a question with ranked chunks and the graph paths that explain them.
+    """Answer a question with ranked chunks, answer nodes and the graph paths that explain them.
 
-    Example:  cef query "Which medications interact with warfarin?" --depth 2 --top-k 5
+    Examples:
+
+      cef query "Which drugs interact with the medication John Miller takes?"
+
+      cef query "What was John Miller prescribed?" --as-of 2020-01-01
+
+      cef query "Who treats John?" --target "John Miller" --relation TREATED_BY_DOCTOR
+
+      cef query "Which patients take an anticoagulant?" --pattern anticoagulants.yaml
     """
     from cef.model import ResolutionTarget
 
     if fmt not in ("text", "markdown", "json"):
         raise typer.BadParameter("use text, markdown or json", param_hint="--format")
+    when = parse_when(as_of, "--as-of") if as_of is not None else None
+    patterns = load_patterns(pattern, "--pattern") if pattern is not None else []
     with cli_errors():
         kb = open_engine(db, embedder)
         try:
@@ -163,6 +195,8 @@ def query(
                 top_k=top_k,
                 min_results=min(min_results, top_k),
                 scope=scope,
+                as_of=when,
+                patterns=patterns,
             )
             result = kb.retrieve(q)
         finally:
@@ -171,6 +205,45 @@ def query(
         typer.echo(result.model_dump_json(indent=2))
     else:
         typer.echo(render_result(result, markdown=fmt == "markdown"))
+
+
+def parse_when(value: str, option: str) -> datetime:
+    """An ISO date or date-time from the command line; naive values are UTC."""
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise typer.BadParameter(
+            f"{value!r} is not an ISO date or date-time (e.g. 2020-01-01 or 2020-01-01T12:00:00+02:00)",
+            param_hint=option,
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def load_patterns(path: Path, option: str) -> list[Any]:
+    """Graph patterns from a JSON or YAML file: one pattern or combinator, or a list of them."""
+    import yaml
+    from pydantic import TypeAdapter
+    from pydantic import ValidationError as PydanticValidationError
+
+    from cef.model.query import PatternList
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))  # YAML reads JSON too
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc.strerror or exc}", param_hint=option) from None
+    except yaml.YAMLError as exc:
+        raise typer.BadParameter(f"{path} is neither JSON nor YAML: {exc}", param_hint=option) from None
+    items = raw if isinstance(raw, list) else [raw]
+    try:
+        return list(TypeAdapter(PatternList).validate_python(items))
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise typer.BadParameter(
+            f"{path}: not a graph pattern at {where or 'the top'}: {err['msg']} "
+            "(see `cef patterns --help` or docs for the GraphPattern format)",
+            param_hint=option,
+        ) from None
 
 
 def render_result(result: SearchResult, *, markdown: bool = False) -> str:
@@ -186,6 +259,13 @@ def render_result(result: SearchResult, *, markdown: bool = False) -> str:
         lines.append(
             "anchors: " + ", ".join(f"{a['node_id']} ({a['how']} {a['score']:.2f})" for a in anchors)
         )
+    for note in result.metadata.get("notes") or []:
+        lines.append(f"note: {note}")
+    if result.nodes:
+        lines.append("answers:" if not markdown else "## answers")
+        for n in result.nodes[:10]:
+            path = f" — {n.path.describe()}" if n.path is not None and n.path.length else ""
+            lines.append(f"  - {n.text or n.node.name} [{n.node.id}]{path}")
     lines.append("")
     for i, r in enumerate(result.results, 1):
         e = r.explanation

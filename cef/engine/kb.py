@@ -124,6 +124,11 @@ class KnowledgeBase:
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         return self.retriever.retrieve(query, **options)
 
+    def warm(self) -> dict[str, float]:
+        """Load the embedding model, entity index, query NER and relation-path vectors now, so the
+        first query answers at full speed; returns seconds per part. Servers call it before ready."""
+        return self.retriever.warm()
+
     def match_patterns(
         self,
         pattern: GraphPattern | QueryCombinator,

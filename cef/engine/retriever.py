@@ -210,6 +210,11 @@ class KnowledgeRetriever:
         with self.state.reading():
             return runner_for(self.state).run(pattern, start_nodes=start_nodes, query_text=query_text)
 
+    def warm(self) -> dict[str, float]:
+        """Load models, indexes and per-graph caches now rather than inside the first query
+        (see :func:`cef.retrieve.pipeline.warm`); returns seconds per part."""
+        return pipeline.warm(self.state)
+
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""
         q = GraphQuery(query=query, **options) if isinstance(query, str) else query

@@ -40,12 +40,13 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cef.errors import MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
 from cef.extract.normalize import alias_keys, near_duplicates, normalize_name
+from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
 from cef.ingest.parsers.base import ParsedDocument, stable_id
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
@@ -102,6 +103,8 @@ RELATION_TYPES = (
 )
 
 _MAX_ID = 480
+#: the embedding tier of entity resolution compares mentions with at most this many curated names
+_MAX_EMBEDDED_NAMES = 20_000
 _FIRST_WORDS = 8
 _MAX_ALIASES = 10
 _WORDS = re.compile(r"\S+")
@@ -119,11 +122,23 @@ def passage_id(chunk_id: str) -> str:
 
 @dataclass
 class _Known:
-    """Names already in the knowledge base: a gazetteer whose entries point at nodes."""
+    """Names already in the knowledge base: a gazetteer whose entries point at nodes, and the
+    resolver that says which node a name stands for (exact, alias, fuzzy, partial)."""
 
     gazetteer: Gazetteer
-    keys: dict[str, str]  # normalized key -> node id
+    resolver: NameResolver
     names: dict[str, str]  # node id -> display name
+    curated: list[tuple[str, str]] = field(default_factory=list)  # (node id, name) of curated nodes
+
+
+def is_extracted(node: Node) -> bool:
+    """A node ingest made from text (an ``Entity`` node with an ``entity:`` id), not one a user wrote."""
+    return node.label == ENTITY_LABEL and node.id.startswith("entity:")
+
+
+def _node_types(node: Node) -> list[str]:
+    raw = node.properties.get("types")
+    return [t for t in raw if isinstance(t, str)] if isinstance(raw, list) else []
 
 
 @dataclass
@@ -186,6 +201,15 @@ class EntityEnricher:
     implements :class:`~cef.extract.base.RelationExtractor` (the LLM one) states
     become typed edges between the two entities when at least this confident.
 
+    Entity resolution (:class:`~cef.extract.resolve.NameResolver`): a mention
+    links to the node it names — a node of the same document, or one already in
+    the knowledge base, curated or extracted — by exact name or alias key, then
+    (curated nodes only) by fuzzy similarity ≥ ``fuzzy_cutoff``, by partial name
+    (its words in exactly one node name), then by the cosine of name embeddings
+    ≥ ``embedding_threshold`` (None: off). A new ``Entity`` node is made only when
+    nothing matches. The document's ``entities`` counts say how many mentions
+    were linked, how many entities are new, and by which tier.
+
     Example::
 
         from cef.ingest.pipeline import ingest_sources
@@ -206,6 +230,8 @@ class EntityEnricher:
         container_labels: Iterable[str] = (PASSAGE_LABEL, "Document"),
         min_entity_confidence: float = 0.5,
         min_relation_confidence: float = 0.5,
+        fuzzy_cutoff: float = 0.88,
+        embedding_threshold: float | None = 0.9,
     ) -> None:
         if title_weight <= 0:
             raise ValueError("title_weight must be > 0")
@@ -233,6 +259,9 @@ class EntityEnricher:
         self.container_labels = frozenset(container_labels)
         self.min_entity_confidence = float(min_entity_confidence)
         self.min_relation_confidence = float(min_relation_confidence)
+        self.fuzzy_cutoff = float(fuzzy_cutoff)
+        self.embedding_threshold = embedding_threshold
+        self._name_vectors: tuple[tuple[int, int], list[str], Any] | None = None
         #: names extracted so far in this run (titles and NER names), matched in later text
         self.run_gazetteer = Gazetteer()
         self._known: tuple[tuple[int, int], _Known] | None = None
@@ -266,8 +295,10 @@ class EntityEnricher:
             for m in ms:
                 self.run_gazetteer.add(m.text, m.type)
 
-        build = _DocGraph(kb, known, {n.id for n in batch.nodes}, self.title_weight)
-        gazetteers = (known.gazetteer, self.run_gazetteer)
+        local = self._names_of(batch.nodes)
+        embedded = self._embedding_matches(kb, known, local, titles, ner)
+        build = _DocGraph(kb, known, local, {n.id for n in batch.nodes}, self.title_weight, embedded)
+        gazetteers = (local.gazetteer, known.gazetteer, self.run_gazetteer)
         out_chunks = [
             build.add_chunk(chunk, title, mentions, gazetteers)
             for chunk, title, mentions in zip(chunks, titles, ner, strict=True)
@@ -300,33 +331,40 @@ class EntityEnricher:
             edges=[*batch.edges, *edges],
             chunks=out_chunks,
         )
-        return doc.model_copy(update={"batch": new_batch, "warnings": warnings})
+        counts = {"linked": len(build.linked), "new": len(new_nodes) - len(build.passages)}
+        counts.update({f"by_{how}": n for how, n in sorted(build.tiers.items())})
+        return doc.model_copy(update={"batch": new_batch, "warnings": warnings, "entities": counts})
 
     # ------------------------------------------------------------------ known names
     def known_names(self, kb: KnowledgeBase) -> _Known:
-        """The knowledge base's node names as a gazetteer (rebuilt when the graph changed)."""
+        """The knowledge base's node names as a gazetteer and a resolver (rebuilt when the graph changed)."""
         graph = kb.state.graph
         stamp = (id(graph), graph.generation)
         if self._known is not None and self._known[0] == stamp:
             return self._known[1]
+        known = self._names_of(kb.store.iter_nodes())
+        self._known = (stamp, known)
+        return known
+
+    def _names_of(self, nodes: Iterable[Node]) -> _Known:
         gaz = Gazetteer()
-        keys: dict[str, str] = {}
+        resolver = NameResolver(fuzzy_cutoff=self.fuzzy_cutoff)
         names: dict[str, str] = {}
-        for node in kb.store.iter_nodes():
+        curated: list[tuple[str, str]] = []
+        for node in nodes:
             if node.label in self.container_labels:
                 continue
             if node.name == node.id and "name" not in node.properties:
                 continue  # an unnamed node: nothing to look for in text
             names[node.id] = node.name
-            for name in [node.name, *node.aliases]:
+            extracted = is_extracted(node)
+            if not extracted:
+                curated.append((node.id, node.name))
+            all_names = [node.name, *node.aliases]
+            for name in all_names:
                 gaz.add(name, node.label, node.id)
-                for key in alias_keys(name):
-                    # a curated node wins over an extracted entity of the same name
-                    if key not in keys or (node.label != ENTITY_LABEL and keys[key].startswith("entity:")):
-                        keys[key] = node.id
-        known = _Known(gaz, keys, names)
-        self._known = (stamp, known)
-        return known
+            resolver.add(node.id, node.label, all_names, curated=not extracted, types=_node_types(node))
+        return _Known(gaz, resolver, names, curated)
 
     # ------------------------------------------------------------------ edges
     def _relation_edges(
@@ -352,8 +390,8 @@ class EntityEnricher:
                 name = relation_type_name(rel.predicate)
                 if name in _OWN_RELATIONS:  # the enricher's own edges mean something precise: keep them apart
                     name = f"{name}_REL"
-                src = build.resolve(rel.subject.normalized)
-                dst = build.resolve(rel.object.normalized)
+                src = build.resolve(rel.subject.text, rel.subject.normalized, rel.subject.type)
+                dst = build.resolve(rel.object.text, rel.object.normalized, rel.object.type)
                 if name is None or src == dst or src not in build.display or dst not in build.display:
                     continue  # an endpoint this document does not link (dropped below the threshold)
                 rt = known.get(name)
@@ -443,6 +481,43 @@ class EntityEnricher:
             )
         return out
 
+    def _embedding_matches(
+        self,
+        kb: KnowledgeBase,
+        known: _Known,
+        local: _Known,
+        titles: Sequence[str | None],
+        ner: Sequence[Sequence[Mention]],
+    ) -> dict[str, str]:
+        """Mention texts no name tier resolves whose embedding is within ``embedding_threshold`` of a
+        curated node's name: text -> node id. Off without an embedder or curated nodes."""
+        threshold = self.embedding_threshold
+        emb = kb.embedder
+        curated = [*local.curated, *known.curated]
+        if threshold is None or emb is None or not curated or len(curated) > _MAX_EMBEDDED_NAMES:
+            return {}
+        texts = [t for t in titles if t] + [m.text for ms in ner for m in ms]
+        todo = [
+            t
+            for t in dict.fromkeys(texts)
+            if local.resolver.resolve(t) is None and known.resolver.resolve(t) is None
+        ]
+        if not todo:
+            return {}
+        ids = [i for i, _ in curated]
+        names = [n for _, n in curated]
+        stamp = (id(kb.state.graph), kb.state.graph.generation)
+        cached = self._name_vectors
+        if cached is None or cached[0] != stamp or cached[1] != ids:
+            cached = self._name_vectors = (stamp, ids, emb.embed(names))
+        sims = emb.embed(todo) @ cached[2].T
+        out: dict[str, str] = {}
+        for t, row in zip(todo, sims, strict=True):
+            j = int(row.argmax())
+            if float(row[j]) >= threshold:
+                out[t] = ids[j]
+        return out
+
     def _embed_with_titles(self, kb: KnowledgeBase, chunks: list[Chunk]) -> list[Chunk]:
         todo = [i for i, c in enumerate(chunks) if c.embedding is None and _title(c)]
         if not todo:
@@ -458,28 +533,66 @@ class EntityEnricher:
 class _DocGraph:
     """The records one document adds: passage nodes, entity nodes, MENTIONS edges, co-mentions."""
 
-    def __init__(self, kb: KnowledgeBase, known: _Known, batch_nodes: set[str], title_weight: float) -> None:
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        known: _Known,
+        local: _Known,
+        batch_nodes: set[str],
+        title_weight: float,
+        embedded: dict[str, str] | None = None,
+    ) -> None:
         self.graph = kb.state.graph
         self.known = known
+        self.local = local  # the document's own nodes
         self.batch_nodes = batch_nodes
         self.title_weight = title_weight
+        self.embedded = embedded or {}
         self.passages: list[Node] = []
         self.entities: dict[str, _NewEntity] = {}
         self.display: dict[str, str] = {}  # target node id -> name (for synonyms)
         self.edges: list[Edge] = []
         self.co_mentions: list[list[Mention]] = []  # per chunk, normalized = target node id
+        self.linked: set[str] = set()  # existing (or same-document) nodes mentions resolved to
+        self.tiers: dict[str, int] = {}  # resolution tier -> distinct names resolved by it
+        self._seen: dict[tuple[str, str | None], str] = {}
 
-    def resolve(self, key: str) -> str:
-        """The node a normalized name stands for: an existing node that has it, else its entity."""
-        return self.known.keys.get(key) or entity_id(key)
+    def resolve(self, text: str, key: str, hint: str | None = None) -> str:
+        """The node a name stands for: a node of this document or of the knowledge base (exact or
+        alias name first, then fuzzy and partial names of curated nodes, then name embeddings),
+        else the id of its (new) entity."""
+        cached = self._seen.get((text, hint))
+        if cached is not None:
+            return cached
+        got: Resolved | None = None
+        for tier in ({"fuzzy": False, "partial": False}, {}):
+            for resolver in (self.local.resolver, self.known.resolver):
+                got = resolver.resolve(text, hint=hint, **tier)
+                if got is not None:
+                    break
+            if got is not None:
+                break
+        how = got.how if got is not None else None
+        target = got.node_id if got is not None else None
+        if target is None and text in self.embedded:
+            target, how = self.embedded[text], "embedding"
+        if target is None:
+            target = entity_id(key)
+        if how is not None:
+            self.linked.add(target)
+            if how not in ("exact", "alias"):
+                self.tiers[how] = self.tiers.get(how, 0) + 1
+        self._seen[(text, hint)] = target
+        return target
 
     def note(self, target: str, text: str, type_: str, *, title: bool) -> None:
         """Remember the target's display name, and the entity node to create if it is new."""
-        if target in self.known.names:
-            self.display.setdefault(target, self.known.names[target])
+        known_name = self.known.names.get(target) or self.local.names.get(target)
+        if known_name is not None:
+            self.display.setdefault(target, known_name)
         elif title or target not in self.display:
             self.display[target] = text
-        if target in self.batch_nodes or target in self.known.names or self.graph.has_node(target):
+        if target in self.batch_nodes or known_name is not None or self.graph.has_node(target):
             return
         ent = self.entities.get(target)
         if ent is None:
@@ -518,7 +631,7 @@ class _DocGraph:
         if title:
             key = normalize_name(title)
             if key:
-                target = self.resolve(key)
+                target = self.resolve(title, key)
                 self.note(target, title, TITLE_TYPE, title=True)
                 link(
                     target,
@@ -527,7 +640,7 @@ class _DocGraph:
                     is_title=True,
                 )
         for m in mentions:
-            target = self.resolve(m.normalized)
+            target = self.resolve(m.text, m.normalized, m.type)
             self.note(target, m.text, m.type, title=False)
             link(target, m, 1.0)
         for gaz in gazetteers:
@@ -541,7 +654,7 @@ class _DocGraph:
                         keys = alias_keys(entry.name)
                         if not keys:
                             continue
-                        target = self.resolve(keys[0])
+                        target = self.resolve(entry.name, keys[0], entry.type)
                     self.note(target, entry.name, entry.type, title=entry.type == TITLE_TYPE)
                     link(target, m, 1.0)
         for lk in links.values():

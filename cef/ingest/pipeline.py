@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
 from cef.errors import CefError, ParseError
-from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions
+from cef.extract.normalize import alias_keys
+from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions, stable_id
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
-from cef.model import Batch
+from cef.model import Batch, Edge
 
 if TYPE_CHECKING:
     from cef.llm.base import LLMClient
@@ -38,6 +39,10 @@ Enricher = Callable[[KnowledgeBase, ParsedDocument], ParsedDocument]
 #: labels of nodes extracted from text (``cef.ingest.enrich.ENTITY_LABEL``): many files may mention one,
 #: and it is removed only when nothing references it any more (see :func:`_shared_removals`)
 SHARED_LABELS = frozenset({"Entity"})
+#: labels of nodes that stand for text containers (``Passage``, ``Document``): never merge targets
+CONTAINER_LABELS = frozenset({"Passage", "Document"})
+#: the relation from a chunk's node to what its text mentions (``cef.ingest.enrich.MENTIONS``)
+MENTIONS_RELATION = "MENTIONS"
 
 
 @dataclass
@@ -49,6 +54,7 @@ class FileOutcome:
     chunks: int = 0
     message: str = ""
     warnings: list[str] = field(default_factory=list)
+    entities: dict[str, int] = field(default_factory=dict)  # linked / new / merged (entity resolution)
 
 
 @dataclass
@@ -81,6 +87,14 @@ class IngestReport:
             "chunks": sum(o.chunks for o in self.outcomes),
         }
 
+    def entity_totals(self) -> dict[str, int]:
+        """Entity resolution over all files: linked, new, merged, and by fuzzy / partial / embedding tier."""
+        out: dict[str, int] = {"linked": 0, "new": 0, "merged": 0}
+        for o in self.outcomes:
+            for k, v in o.entities.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
     def summary_lines(self) -> list[str]:
         t = self.totals()
         return [
@@ -88,6 +102,17 @@ class IngestReport:
             f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed",
             f"records written: {t['nodes']} nodes, {t['edges']} edges, {t['chunks']} chunks "
             f"in {self.seconds:.1f} s",
+            *self._entity_line(),
+        ]
+
+    def _entity_line(self) -> list[str]:
+        e = self.entity_totals()
+        if not any(e.values()):
+            return []
+        tiers = ", ".join(f"{v} {k.removeprefix('by_')}" for k, v in e.items() if k.startswith("by_") and v)
+        return [
+            f"entities: {e['linked']} linked to existing nodes, {e['new']} new, {e['merged']} merged"
+            + (f" (resolved by {tiers})" if tiers else "")
         ]
 
 
@@ -185,14 +210,18 @@ def _ingest_file(
         old = previous or {}
         manifest = {"fingerprint": info.fingerprint, "parser": parser.name, **ids}
         remove_edges = _gone(old.get("edges"), ids["edges"])
+        merge = merge_extracted(kb, batch, mkey)
+        if merge.merged:
+            doc.entities["merged"] = len(merge.merged)
         kb.indexer.upsert_batch(
-            batch,
-            remove_nodes=_shared_removals(
-                kb, _gone(old.get("nodes"), ids["nodes"], kb, mkey), remove_edges, batch
-            ),
+            batch.model_copy(update={"edges": [*batch.edges, *merge.edges]}) if merge.edges else batch,
+            remove_nodes=[
+                *_shared_removals(kb, _gone(old.get("nodes"), ids["nodes"], kb, mkey), remove_edges, batch),
+                *merge.merged,
+            ],
             remove_edges=remove_edges,
             remove_chunks=_gone(old.get("chunks"), ids["chunks"]),
-            meta={mkey: manifest},
+            meta={**merge.manifests, mkey: manifest},
         )
     except ParseError as exc:
         return FileOutcome(info.path, "failed", message=str(exc))
@@ -205,7 +234,67 @@ def _ingest_file(
         edges=len(batch.edges),
         chunks=len(batch.chunks),
         warnings=list(doc.warnings),
+        entities=dict(doc.entities),
     )
+
+
+@dataclass
+class Merge:
+    """Extracted entities folded into curated nodes that arrived later: their edges re-pointed
+    (``edges``), the entities to remove (``merged``) and other files' manifests renamed."""
+
+    edges: list[Edge] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    manifests: dict[str, Any] = field(default_factory=dict)
+
+
+def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
+    """Fold ``Entity`` nodes extracted from text earlier into the curated nodes of ``batch`` that
+    carry the same name (or alias): every edge of the entity moves to the curated node (self
+    loops dropped), the entity goes, and the manifests of the files that wrote those edges and
+    that entity are renamed so that their next re-ingest replaces them cleanly."""
+    from cef.ingest.enrich import entity_id, is_extracted
+
+    out = Merge()
+    g = kb.state.graph
+    targets: dict[str, str] = {}  # entity id -> curated node id
+    for node in batch.nodes:
+        if is_extracted(node) or node.label in CONTAINER_LABELS:
+            continue
+        for name in [node.name, *node.aliases]:
+            for key in alias_keys(name):
+                eid = entity_id(key)
+                pos = g.pos(eid)
+                if eid != node.id and pos is not None and g.label_of(pos) in SHARED_LABELS:
+                    targets.setdefault(eid, node.id)
+    if not targets:
+        return out
+    renamed: dict[str, str] = {}
+    for edge in kb.store.get_edges(kb.store.edges_for_nodes(sorted(targets))):
+        src = targets.get(edge.source, edge.source)
+        dst = targets.get(edge.target, edge.target)
+        if src == dst:
+            continue
+        chunk_id = edge.properties.get("chunk_id")
+        if edge.relation_type == MENTIONS_RELATION and isinstance(chunk_id, str):
+            new_id = stable_id("mentions", chunk_id, dst)  # what re-ingesting the chunk gives
+        else:
+            new_id = stable_id("merged", edge.id, src, dst)
+        renamed[edge.id] = new_id
+        out.edges.append(edge.model_copy(update={"id": new_id, "source": src, "target": dst}))
+    out.merged = sorted(targets)
+    for key, manifest in _manifests(kb):
+        if key == mkey:
+            continue
+        edges = manifest.get("edges", [])
+        nodes = manifest.get("nodes", [])
+        if any(e in renamed for e in edges) or any(n in targets for n in nodes):
+            out.manifests[key] = {
+                **manifest,
+                "edges": list(dict.fromkeys(renamed.get(e, e) for e in edges)),
+                "nodes": [n for n in nodes if n not in targets],
+            }
+    return out
 
 
 def _gone(

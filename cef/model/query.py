@@ -176,6 +176,9 @@ class Explanation(_Model):
     entities: list[str] = Field(
         default_factory=list, description="names of graph entities linked to the chunk"
     )
+    shares: dict[str, float] = Field(
+        default_factory=dict, description="auto route: each source's share of the fused score (sums to 1)"
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -193,7 +196,8 @@ class RankedNode(_Model):
     strategy: SearchStrategy
     path: GraphPath | None = Field(default=None, description="from an anchor to this node")
     text: str = Field(
-        default="", description="the node rendered as text (label, name, properties), for nodes without chunks"
+        default="",
+        description="the node rendered as text (label, name, properties), for nodes without chunks",
     )
     chunk_ids: list[str] = Field(default_factory=list, description="chunks linked to this node")
 

@@ -47,6 +47,12 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
 
     # an id given verbatim
     add(g.pos(target.description), 1.0, "id")
+    # the entity resolver: exact and alias names, then (curated nodes) fuzzy and partial names
+    from cef.retrieve.ppr import entity_index
+
+    got = entity_index(st).resolver.resolve(target.description, hint=target.type_hint)
+    if got is not None:
+        add(g.pos(got.node_id), {"exact": 1.0, "alias": 0.98}.get(got.how, 0.6 + 0.3 * got.score), got.how)
     # names through the node full-text index, re-scored by string similarity
     want = target.description.lower()
     hits = st.store.search_text("node", target.description, 25, scope=qc.query.scope)
@@ -87,7 +93,16 @@ def resolve_anchors(qc: QueryContext) -> list[Anchor]:
     if not targets:
         targets = implicit_targets(qc)
     for t in targets:
-        for a in resolve_target(qc, t):
+        found = resolve_target(qc, t)
+        if not found and qc.query.targets:
+            qc.notes.append(
+                f"target {t.description!r}"
+                + (f" (type {t.type_hint})" if t.type_hint else "")
+                + " matched no node: tried the id, exact, alias, fuzzy and partial names"
+                + (" and node vectors" if qc.state.embedder is not None else "")
+                + "; check the spelling, the type hint, or give a node id"
+            )
+        for a in found:
             if a.pos not in anchors or a.score > anchors[a.pos].score:
                 anchors[a.pos] = a
     qc.anchors = sorted(anchors.values(), key=lambda a: (-a.score, a.node_id))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -53,6 +54,13 @@ class QueryContext:
             vec = np.asarray(emb.embed_query(text), dtype=np.float32)
             self._vec_cache[text] = vec
         return vec
+
+    def embed_many(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Vectors of several texts in one batch (not cached: callers keep what they reuse)."""
+        emb = self.state.embedder
+        if emb is None:
+            return None
+        return np.asarray(emb.embed(list(texts)), dtype=np.float32)
 
     @cached_property
     def query_vector(self) -> np.ndarray | None:

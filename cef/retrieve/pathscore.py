@@ -56,7 +56,8 @@ class Hop:
 
 
 RelationPath = tuple[Hop, ...]
-Embed = Callable[[str], np.ndarray | None]
+#: texts -> their vectors, one row each (None without an embedder)
+EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
@@ -256,22 +257,48 @@ class PathScorer:
         return self._names.get(pos, "")
 
     # ------------------------------------------------------------------ scoring
-    def _vectors(self, texts: Sequence[str], embed: Embed) -> np.ndarray | None:
-        out = []
-        for t in texts:
-            v = self.vectors.get(t)
-            if v is None:
-                got = embed(t)
-                if got is None:
-                    return None
-                v = self.vectors[t] = np.asarray(got, dtype=np.float32)
-            out.append(v)
-        return np.stack(out) if out else None
+    def _vectors(self, texts: Sequence[str], embed: EmbedMany) -> np.ndarray | None:
+        """The texts' vectors, the missing ones embedded in one batch and kept."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            got = embed(missing)
+            if got is None:
+                return None
+            for t, v in zip(missing, np.asarray(got, dtype=np.float32), strict=True):
+                self.vectors[t] = v
+        return np.stack([self.vectors[t] for t in texts]) if texts else None
+
+    def texts_of(self, path: RelationPath) -> tuple[str, str, str]:
+        """What a path is compared with: its words, its distinct relations, its example answers."""
+        return (
+            self.verbalize(path),
+            self.verbalize_relations(path),
+            self.answer_text(path[-1]) or self.hop_text(path[-1]),
+        )
+
+    def prepare(self, embed: EmbedMany, *, limit: int = 10_000, batch: int = 512) -> int:
+        """Embed the texts of the relation paths the schema allows, up to 3 hops while there are at
+        most ``limit`` of them, so that answering seldom embeds more than the question.
+        Returns how many texts are embedded now."""
+        paths = schema_paths(self.graph, min(self.settings.max_hops, 3), limit=limit)
+        texts = list(dict.fromkeys(t for p in paths for t in self.texts_of(p)))
+        todo = [t for t in texts if t not in self.vectors]
+        for i in range(0, len(todo), batch):
+            if self._vectors(todo[i : i + batch], embed) is None:
+                break
+        return len(self.vectors)
 
     def rank(
-        self, question: str, span: tuple[int, int] | None, paths: Sequence[RelationPath], *, embed: Embed
+        self,
+        question: str,
+        span: tuple[int, int] | None,
+        paths: Sequence[RelationPath],
+        *,
+        embed: EmbedMany,
+        explained_out: dict[RelationPath, float] | None = None,
     ) -> list[tuple[float, RelationPath]]:
-        """The paths with their scores, best first."""
+        """The paths with their scores, best first. ``explained_out`` receives, per path, the share
+        of its hops a question word names (1.0: the question spells the whole path out)."""
         s = self.settings
         masked = f"{question[: span[0]]} {_MASK} {question[span[1] :]}" if span else question
         masked = " ".join(masked.split())
@@ -281,21 +308,21 @@ class PathScorer:
         cues = self._cues(tokens, at, {h.relation for p in paths for h in p})
 
         emb_full = emb_distinct = emb_answer = None
-        q = embed(masked)
-        if q is not None:
-            qv = np.asarray(q, dtype=np.float32)
-            full = self._vectors([self.verbalize(p) for p in paths], embed)
-            distinct = self._vectors([self.verbalize_relations(p) for p in paths], embed)
-            last = [self.answer_text(p[-1]) for p in paths]
-            answer = self._vectors(
-                [t or self.hop_text(p[-1]) for t, p in zip(last, paths, strict=True)], embed
-            )
-            if full is not None and distinct is not None and answer is not None:
+        texts = [self.texts_of(p) for p in paths]
+        if self._vectors([t for three in texts for t in three], embed) is not None:
+            q = embed([masked])
+            if q is not None:
+                qv = np.asarray(q, dtype=np.float32)[0]
+                full = np.stack([self.vectors[t[0]] for t in texts])
+                distinct = np.stack([self.vectors[t[1]] for t in texts])
+                answer = np.stack([self.vectors[t[2]] for t in texts])
                 emb_full, emb_distinct, emb_answer = full @ qv, distinct @ qv, answer @ qv
 
         out: list[tuple[float, RelationPath]] = []
         for i, p in enumerate(paths):
             explained, order = self._explained(p, cues, sharing)
+            if explained_out is not None:
+                explained_out[p] = explained / len(p)
             value = s.cue * (explained - s.cue_cost * len(p)) - s.length * (len(p) - 1) + s.order * order
             if emb_full is not None and emb_distinct is not None and emb_answer is not None:
                 value += (
@@ -366,6 +393,49 @@ class PathScorer:
             pairs = list(pairwise(dist))
             order = 1.0 if all(a < b for a, b in pairs) else (-1.0 if any(a > b for a, b in pairs) else 0.0)
         return explained, order
+
+
+def schema_paths(
+    graph: GraphIndex, max_hops: int, *, limit: int = 20_000, exclude: frozenset[str] | None = None
+) -> list[RelationPath]:
+    """The relation paths the graph's shape allows, by node labels: a hop may follow another when
+    some node the first reaches (by its label) has the second leaving it. Levels of 1, 2, ...
+    ``max_hops`` hops are added while the total stays within ``limit``. Relations in ``exclude``
+    (default: the text-graph relations) are left out."""
+    from cef.retrieve.relpaths import TEXT_GRAPH_RELATIONS
+
+    skip = TEXT_GRAPH_RELATIONS if exclude is None else exclude
+    n_edges = len(graph.edge_ids)
+    if not n_edges:
+        return []
+    alive = graph.e_alive.view[:n_edges]
+    rel = graph.e_rel.view[:n_edges][alive].astype(np.int64)
+    labels = graph.node_label.view
+    src_l = labels[graph.e_src.view[:n_edges][alive].astype(np.int64)].astype(np.int64)
+    dst_l = labels[graph.e_dst.view[:n_edges][alive].astype(np.int64)].astype(np.int64)
+    triples = np.unique(np.stack([rel, src_l, dst_l], axis=1), axis=0)
+    leaving: dict[int, list[tuple[Hop, int]]] = {}  # label -> (hop, label reached)
+    for r, a, b in triples.tolist():
+        name = graph.relations.names[r]
+        if name in skip:
+            continue
+        rt = graph.rel_types.get(name)
+        leaving.setdefault(a, []).append((Hop(name, True), b))
+        if rt is None or not rt.bidirectional:
+            leaving.setdefault(b, []).append((Hop(name, False), a))
+    out: list[RelationPath] = []
+    level: list[tuple[RelationPath, int]] = list(
+        dict.fromkeys(((hop,), end) for start in leaving for hop, end in leaving[start])
+    )
+    for _ in range(max_hops):
+        paths = list(dict.fromkeys(p for p, _ in level))
+        if not paths or len(out) + len(paths) > limit:
+            break
+        out.extend(paths)
+        if len(out) + sum(len(leaving.get(end, ())) for _, end in level) > 4 * limit:
+            break  # the next level alone would be far too many
+        level = list(dict.fromkeys(((*p, hop), nxt) for p, end in level for hop, nxt in leaving.get(end, ())))
+    return out
 
 
 _cache: weakref.WeakKeyDictionary[EngineState, PathScorer] = weakref.WeakKeyDictionary()

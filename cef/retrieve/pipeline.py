@@ -20,6 +20,7 @@ from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import expand_anchors
 from cef.retrieve.patterns import match_query_patterns, pattern_search
+from cef.retrieve.route import auto_search, has_hints
 from cef.retrieve.search import bm25_search, hybrid_search, vector_search
 
 StrategyFn = Callable[[QueryContext], list[RankedChunk] | None]
@@ -29,6 +30,7 @@ STRATEGIES: dict[SearchStrategy, StrategyFn] = {
     SearchStrategy.VECTOR: vector_search,
     SearchStrategy.BM25: bm25_search,
     SearchStrategy.PATTERN: pattern_search,
+    SearchStrategy.AUTO: auto_search,
 }
 
 #: the order strategies are tried in, per requested strategy
@@ -66,6 +68,11 @@ def set_default_chain(chain: list[SearchStrategy]) -> None:
     CHAINS[SearchStrategy.AUTO] = list(chain)
 
 
+def _needs_prepare(strategy: SearchStrategy, qc: QueryContext) -> bool:
+    """Anchors and traversal run before graph strategies, and before ``auto`` when the query has hints."""
+    return strategy in GRAPH_STRATEGIES or (strategy is SearchStrategy.AUTO and has_hints(qc))
+
+
 def validate_query(state: EngineState, query: GraphQuery) -> None:
     g = state.graph
     for name in query.traversal.relation_types:
@@ -79,7 +86,7 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         validate_query(state, query)
         qc = QueryContext(state=state, query=query, started=t0)
         chain = CHAINS.get(query.strategy) or [query.strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
-        graph_chain = any(s in GRAPH_STRATEGIES for s in chain)
+        graph_chain = any(_needs_prepare(s, qc) for s in chain)
         prepared = False
 
         def prepare() -> None:
@@ -107,7 +114,7 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
             fn = STRATEGIES.get(strategy)
             if fn is None:
                 continue
-            if strategy in GRAPH_STRATEGIES:
+            if _needs_prepare(strategy, qc):
                 prepare()
             attempt = fn(qc)
             if attempt is None:  # does not apply to this knowledge base: not a fallback
@@ -145,6 +152,36 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
             fallbacks=tried,
             metadata=meta,
         )
+
+
+def warm(state: EngineState, *, path_texts: int = 10_000) -> dict[str, float]:
+    """Load now what the first query would otherwise load inside its time: the embedding model,
+    the entity index and query NER, and the vectors of the relation paths the schema allows (up
+    to ``path_texts``). Returns seconds per part."""
+    from cef.retrieve.pathscore import default_lemmatizer, path_scorer
+    from cef.retrieve.ppr import entity_index, link_query_entities
+    from cef.retrieve.presets import EntityLinkingSettings
+    from cef.retrieve.relpaths import TEXT_GRAPH_RELATIONS
+
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    if state.embedder is not None:
+        state.embedder.embed_query("warm up")
+        out["embedder"] = time.perf_counter() - t
+    with state.reading():
+        t = time.perf_counter()
+        index = entity_index(state)
+        link_query_entities(index, state, "Warm up the engine in Paris.", EntityLinkingSettings())
+        out["entities"] = time.perf_counter() - t
+        if any(name not in TEXT_GRAPH_RELATIONS for name in state.graph.relations.names):
+            t = time.perf_counter()
+            default_lemmatizer()
+            scorer = path_scorer(state)
+            emb = state.embedder
+            if emb is not None:
+                scorer.prepare(lambda texts: emb.embed(list(texts)), limit=path_texts)
+            out["paths"] = time.perf_counter() - t
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def _dedupe(results: list[RankedChunk]) -> list[RankedChunk]:

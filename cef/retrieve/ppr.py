@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import weakref
 from collections.abc import Sequence
@@ -43,7 +44,8 @@ import numpy as np
 from cef.errors import CefError
 from cef.extract.base import Mention
 from cef.extract.normalize import alias_keys, normalize_name
-from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor
+from cef.extract.resolve import NameResolver, Resolved
+from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
 from cef.graph.index import GraphIndex
 from cef.ingest.enrich import CO_OCCURS_WITH, ENTITY_LABEL, MENTIONS, PASSAGE_LABEL, TITLE_TYPE
 from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContext, SearchStrategy
@@ -130,6 +132,7 @@ class EntityIndex:
     extractor: SpacyEntityExtractor | None = None
     ner_failed: bool = False
     exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
+    resolver: NameResolver = field(default_factory=NameResolver)  # names -> node ids (exact … partial)
 
     @property
     def has_mentions(self) -> bool:
@@ -196,6 +199,7 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
                     title_of.setdefault(tp, []).append(pidx[sp])
 
     gaz = Gazetteer(require_capital=False)
+    resolver = NameResolver()
     key_index: dict[str, int] = {}
     names: dict[int, str] = {}
     types: dict[int, list[str]] = {}
@@ -216,6 +220,9 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
         if node is None:
             continue
         key = _entity_key(node)
+        resolver.add(
+            node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
+        )
         if key:
             key_index.setdefault(key, p)
             gaz.add(key, "ENTITY", node.id, aliases=False)
@@ -237,8 +244,13 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
             gaz.add(name, node.label, node.id)
             for key in alias_keys(name):
                 key_index.setdefault(key, p)
+        resolver.add(
+            node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
+        )
 
-    index = EntityIndex(stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types)
+    index = EntityIndex(
+        stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types, resolver=resolver
+    )
     if not len(edges):
         return index
     rows = np.concatenate([src, dst])
@@ -267,6 +279,10 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
         np.arange(len(passages), dtype=np.int64), [len(cs) for cs in index.passage_chunks]
     )
     return index
+
+
+def _extracted(node: Node) -> bool:
+    return node.label == ENTITY_LABEL and node.id.startswith("entity:")
 
 
 def _entity_key(node: Node) -> str:
@@ -319,6 +335,7 @@ def link_query_entities(
         if pos is not None:
             add(pos, m, m.confidence, how)
         elif settings.fuzzy:
+            before = len(found)
             for nm in index.gazetteer.lookup(
                 m.text, cutoff=settings.fuzzy_cutoff, limit=settings.fuzzy_limit
             ):
@@ -326,7 +343,40 @@ def link_query_entities(
                 if hit is None and nm.entry.ref is not None:
                     hit = g.pos(nm.entry.ref)
                 add(hit, m, nm.score * settings.fuzzy_confidence, "fuzzy")
+            if len(found) == before:  # "Dr. Chen": the words of exactly one curated node's name
+                got = index.resolver.resolve(m.text, hint=m.type, fuzzy=False)
+                if got is not None:
+                    add(g.pos(got.node_id), m, got.score * m.confidence, got.how)
+    if not found and settings.fuzzy:
+        for m, got in _misspelled_names(index, text, settings.fuzzy_cutoff):
+            add(g.pos(got.node_id), m, got.score * settings.fuzzy_confidence, got.how)
     return [found[p] for p in sorted(found)]
+
+
+_QWORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*", re.UNICODE)
+
+
+def _misspelled_names(index: EntityIndex, text: str, cutoff: float) -> list[tuple[Mention, Resolved]]:
+    """Names a question misspells ("warfarine", "atrial fibrilation"): runs of 1-3 words that no
+    extractor found, matched fuzzily against curated node names, longest first, non-overlapping."""
+    words = [(m.group(), m.start(), m.end()) for m in _QWORD.finditer(text)]
+    out: list[tuple[Mention, Resolved]] = []
+    taken: set[int] = set()
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            if taken.intersection(range(i, i + n)):
+                continue
+            span = words[i : i + n]
+            phrase = text[span[0][1] : span[-1][2]]
+            if len(phrase) < 5 or normalize_name(phrase) in spacy_stopwords():
+                continue
+            got = index.resolver.resolve(phrase, fuzzy=True, partial=False)
+            if got is None or got.how != "fuzzy" or got.score < cutoff:
+                continue
+            taken.update(range(i, i + n))
+            m = Mention(phrase, got.key, "FUZZY", span[0][1], span[-1][2], got.score, "fuzzy")
+            out.append((m, got))
+    return out
 
 
 def target_entities(qc: QueryContext) -> list[LinkedEntity]:

@@ -33,6 +33,7 @@ __all__ = [
     "PPR_DEFAULT",
     "PRESETS",
     "VECTOR_ONLY",
+    "AutoSettings",
     "EntityLinkingSettings",
     "GraphFirstSettings",
     "PPRSettings",
@@ -131,6 +132,25 @@ class PathSettings(_Settings):
     linking: EntityLinkingSettings = Field(default_factory=EntityLinkingSettings)
 
 
+class AutoSettings(_Settings):
+    """The ``auto`` route (see :mod:`cef.retrieve.route`): each source's weight in the reciprocal-rank
+    fusion ``Σ weight / (fuse_k + rank)``, and how deep each source's list is read (``fuse_depth``).
+
+    ``fuse_paths_confident`` replaces ``fuse_paths`` when question words name at least half the
+    hops of the best relation path (from an anchor the question names): a curated graph that
+    answers the question outright leads the fusion.
+    """
+
+    fuse_paths: float = Field(default=1.0, ge=0.0)
+    fuse_paths_confident: float = Field(default=3.0, ge=0.0)
+    fuse_hybrid: float = Field(default=1.0, ge=0.0)
+    fuse_ppr: float = Field(default=1.0, ge=0.0)
+    fuse_vector: float = Field(default=0.5, ge=0.0)
+    fuse_bm25: float = Field(default=0.25, ge=0.0)
+    fuse_k: float = Field(default=10.0, gt=0.0)
+    fuse_depth: int = Field(default=30, ge=1, le=1000)
+
+
 class GraphFirstSettings(_Settings):
     """The graph-first pipeline (seed 001): entities → traversal → chunks → vector/BM25 → combine.
 
@@ -180,6 +200,7 @@ class RetrievalPreset(_Settings):
     graph_first: GraphFirstSettings = Field(default_factory=GraphFirstSettings)
     ppr: PPRSettings = Field(default_factory=PPRSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
+    auto: AutoSettings = Field(default_factory=AutoSettings)
     description: str = ""
 
     @model_validator(mode="after")
@@ -234,14 +255,10 @@ PRESETS: dict[str, RetrievalPreset] = {
     p.name: p for p in (HYBRID_DEFAULT, GRAPH_FIRST, PPR_DEFAULT, VECTOR_ONLY, BM25_ONLY)
 }
 
-#: what ``strategy=auto`` runs: PPR where text was turned into a graph (it is skipped where there
-#: are no MENTIONS edges), then the anchored hybrid search, then vector, then BM25
-DEFAULT_CHAIN: list[SearchStrategy] = [
-    SearchStrategy.PPR,
-    SearchStrategy.HYBRID,
-    SearchStrategy.VECTOR,
-    SearchStrategy.BM25,
-]
+#: what ``strategy=auto`` runs: the fused route of :mod:`cef.retrieve.route` (typed relation paths,
+#: anchored traversal when the query has hints, PPR over the text graph, vector and BM25, each where
+#: it applies, by weighted reciprocal rank); it needs no fallback of its own
+DEFAULT_CHAIN: list[SearchStrategy] = [SearchStrategy.AUTO]
 
 S = TypeVar("S", bound=_Settings)
 
@@ -250,8 +267,9 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     PPRSettings: ("ppr", "ppr"),
     GraphFirstSettings: ("graph_first", "graph"),
     PathSettings: ("paths", "paths"),
+    AutoSettings: ("auto", "auto"),
 }
-_ATTR = {PPRSettings: "ppr", GraphFirstSettings: "graph_first", PathSettings: "paths"}
+_ATTR = {PPRSettings: "ppr", GraphFirstSettings: "graph_first", PathSettings: "paths", AutoSettings: "auto"}
 
 
 def settings_for(model: type[S], query: GraphQuery) -> S:

@@ -41,7 +41,7 @@ from cef.graph.index import EdgeFilter, GraphIndex
 from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS, SYNONYM
 from cef.model import Explanation, GraphPath, Node, RankedChunk, RankedNode, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
-from cef.retrieve.context import QueryContext
+from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, path_scorer
 from cef.retrieve.ppr import CONTAINER_LABELS, EntityIndex, entity_index, link_query_entities
 from cef.retrieve.presets import PathSettings, settings_for
@@ -278,8 +278,16 @@ def _anchor_key(text: str, a: PathAnchor) -> tuple[float, ...]:
 
 
 # ----------------------------------------------------------------------------- strategy
-def relation_path_search(qc: QueryContext) -> list[RankedChunk] | None:
-    """Rank answer nodes and their chunks by the typed relation paths the question asks for."""
+def relation_path_search(
+    qc: QueryContext, *, anchor_chunks: bool = True, roles: dict[str, str] | None = None
+) -> list[RankedChunk] | None:
+    """Rank answer nodes and their chunks by the typed relation paths the question asks for.
+
+    ``anchor_chunks``: also rank the chunks of the anchors themselves (after the answers' and the
+    paths'); the ``auto`` route leaves them to the text sources, which find them by the question's words.
+    ``roles`` receives each returned chunk's role: ``answer`` (linked to an answer node), ``path``
+    (to a node on an answer's path) or ``anchor``.
+    """
     flt = curated_filter(qc)
     if flt is None:
         return None
@@ -292,19 +300,26 @@ def relation_path_search(qc: QueryContext) -> list[RankedChunk] | None:
     scorer = path_scorer(st, settings)
     max_hops = settings.max_hops
     scored: list[tuple[float, PathAnchor, RelationPath]] = []
+    explained: dict[tuple[int, RelationPath], float] = {}
     for a in anchors:
         paths = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
         if not paths:
             continue
-        for s, p in scorer.rank(qc.query.query, a.span, paths, embed=qc.embed):
+        named: dict[RelationPath, float] = {}
+        for s, p in scorer.rank(qc.query.query, a.span, paths, embed=qc.embed_many, explained_out=named):
             scored.append((s + settings.anchor_weight * a.confidence, a, p))
+        explained.update({(a.pos, p): v for p, v in named.items()})
     if not scored:
         qc.notes.append("paths: no typed relation path leaves the question's anchors")
         return []
     scored.sort(key=lambda x: -x[0])
     answers = _answers(qc, scored, flt, settings)
+    _, best_anchor, best_path = scored[0]
     qc.metadata["paths"] = {
         "anchors": [a.node_id for a in anchors],
+        # the question's words name at least half the hops of the best path, from an anchor it names
+        "confident": explained.get((best_anchor.pos, best_path), 0.0) >= 0.5
+        and best_anchor.confidence >= 0.8,
         "best": [
             {"anchor": a.node_id, "path": scorer.describe(p), "score": round(s, 4)}
             for s, a, p in scored[: settings.report_paths]
@@ -314,7 +329,11 @@ def relation_path_search(qc: QueryContext) -> list[RankedChunk] | None:
         qc.notes.append("paths: the best relation paths reach no node")
         return []
     qc.answer_nodes = answers
-    return _chunks(qc, answers, settings)
+    known = {a.pos for a in qc.anchors}
+    qc.anchors.extend(
+        Anchor(a.pos, a.node_id, a.confidence, a.how, a.name) for a in anchors if a.pos not in known
+    )
+    return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=roles)
 
 
 def _answers(
@@ -413,7 +432,14 @@ def render_node(node: Node) -> str:
     return f"{head} ({', '.join(props)})" if props else head
 
 
-def _chunks(qc: QueryContext, answers: list[RankedNode], settings: PathSettings) -> list[RankedChunk]:
+def _chunks(
+    qc: QueryContext,
+    answers: list[RankedNode],
+    settings: PathSettings,
+    *,
+    anchor_chunks: bool = True,
+    roles: dict[str, str] | None = None,
+) -> list[RankedChunk]:
     """Chunks of the answer nodes (by answer rank), then of the other nodes on their paths."""
     top = answers[0].score or 1.0
     owner: dict[str, tuple[float, RankedNode, str]] = {}  # chunk -> (score, answer, role)
@@ -433,6 +459,8 @@ def _chunks(qc: QueryContext, answers: list[RankedNode], settings: PathSettings)
             continue
         for nid in ans.path.node_ids[:-1]:
             role = "anchor" if nid in anchors else "path"
+            if role == "anchor" and not anchor_chunks:
+                continue
             factor = settings.anchor_chunk_factor if role == "anchor" else settings.path_chunk_factor
             for cid in extra.get(nid, []):
                 if cid not in owner:
@@ -466,6 +494,8 @@ def _chunks(qc: QueryContext, answers: list[RankedNode], settings: PathSettings)
             ],
         )
         out.append(RankedChunk(chunk=chunks[cid], score=score, explanation=expl))
+        if roles is not None:
+            roles[cid] = role
     return out[: max(qc.query.top_k, 1) * 3]
 
 

@@ -104,6 +104,11 @@ class ParsedDocument(BaseModel):
     document_id: str | None = Field(default=None, description="the node standing for the file, if any")
     parser: str = ""
     warnings: list[str] = Field(default_factory=list)
+    entities: dict[str, int] = Field(
+        default_factory=dict,
+        description="entity resolution counts of the enricher: linked (existing nodes mentioned), new "
+        "(entity nodes created), merged (extracted entities folded into a curated node), by_<tier>",
+    )
 
 
 @runtime_checkable

@@ -9,26 +9,20 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import cef
 from cef.bench.kgqa import (
     METAQA_ROLES,
-    HopSignatures,
     KgqaLine,
-    NameIndex,
-    QuestionCues,
     RelationHop,
     RoleMap,
-    TextAnswerer,
     TripleIndex,
     answer_pattern,
-    bracket_mentions,
     ceiling,
     load_triples,
     pattern_for_relation_path,
     read_triples,
-    relation_paths,
     run_questions,
     score_entities,
-    verbalize,
 )
 from cef.cli import app
 from cef.embed import Embedder
@@ -185,67 +179,19 @@ def test_score_entities_follows_score_py() -> None:
     assert m["latency_ms_p50"] == 4.0
 
 
-def test_relation_paths_follow_directions_and_never_return_to_the_start(tiny_kb: KnowledgeBase) -> None:
-    g = tiny_kb.state.graph
-    start = g.pos("Ann Actor")
-    assert start is not None
-    exact = relation_paths(g, start, 2)
-    starred_in = RelationHop("starred_actors", False)
-    assert (starred_in,) in exact
-    assert (starred_in, RelationHop("directed_by", True)) in exact
-    assert (starred_in, RelationHop("directed_by", False)) not in exact  # a movie is nobody's director
-    assert (RelationHop("starred_actors", True),) not in exact  # Ann stars in nothing as a film
-    assert all(len(p) <= 2 for p in exact)
-    # Bob is Ann's only co-star left once Ann is excluded: the path exists
-    assert (starred_in, RelationHop("starred_actors", True)) in exact
-    sig = HopSignatures(g)
-    fast = relation_paths(g, start, 2, sig)
-    assert set(exact) <= set(fast)
-    assert set(fast) <= set(sig.schema_paths(2))
-
-
-def test_names_and_brackets_find_the_entity() -> None:
-    names = NameIndex(
-        [("Up", "n1"), ("Up in Arms", "n2"), ("director", "n3"), ("war", "n4"), ("48 Hrs.", "n5")]
-    )
-    assert bracket_mentions("who directed the films [Tom Hanks] acted in") == ["Tom Hanks"]
-    best = names.best("who's the director of Up in Arms")
-    assert best is not None and (best.name, best.node_id) == ("Up in Arms", "n2")
-    assert names.best("who are the actors in 48 Hrs.").node_id == "n5"  # type: ignore[union-attr]
-    assert names.best("which films are about war").node_id == "n4"  # type: ignore[union-attr]
-    assert names.best("nothing known here") is None
-    found = names.lookup("UP IN ARMS")
-    assert found is not None and found.node_id == "n2" and not found.exact
-
-
-def test_question_cues_match_word_stems_and_measure_distance_to_the_entity() -> None:
-    q = "who is listed as screenwriter of Ann Actor starred movies"
-    start = q.index("Ann Actor")
-    cues = QuestionCues.of(
-        q, (start, start + len("Ann Actor")), ["written_by", "starred_actors", "has_genre"]
-    )
-    assert cues.distance == {"written_by": 2, "starred_actors": 1}
-    assert cues.masked == "who is listed as screenwriter of X starred movies"
-    assert not cues.sharing
-    assert QuestionCues.of("films that share actors with X", None, []).sharing
-
-
 @pytest.mark.slow
-def test_text_mode_picks_the_two_hop_relation_path(tiny_kb: KnowledgeBase, embedder: Embedder) -> None:
-    answerer = TextAnswerer(tiny_kb, embedder)
-    question = "who directed the movies starred by Ann Actor"
-
-    anchor, ranked = answerer.rank_paths(question)
-
-    assert anchor == "Ann Actor"
-    assert verbalize(ranked[0][1]) == "starred actors of, directed by"
-    assert ranked[0][1] == (RelationHop("starred_actors", False), RelationHop("directed_by", True))
-    assert ranked[0][0] > ranked[1][0]
-    assert answerer.answer(question)[2] == ["Dana Director"]
-    # one hop asked, one hop chosen
-    _, one = answerer.rank_paths("what films did Ann Actor star in")
-    assert one[0][1] == (RelationHop("starred_actors", False),)
-    assert answerer.prepare() > 0
+def test_text_mode_answers_through_the_default_route(
+    triples_file: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    """Text mode is the product: kb.retrieve with the question alone, answers read from result.nodes."""
+    loaded, _ = load_triples(read_triples(triples_file), tmp_path / "t.db")
+    loaded.close()
+    with cef.open(tmp_path / "t.db", embedder=embedder) as kb:
+        lines = run_questions(kb, QUESTIONS[:2], "text")
+    assert lines[0].ranked[:1] == ["Dana Director"]
+    assert lines[0].anchor == "Ann Actor" and lines[0].path == "starred_actors > directed_by"
+    assert lines[1].ranked[:1] == ["Beta Movie"]
+    assert score_entities(lines, QUESTIONS[:2])["hits@1"] == 100.0
 
 
 def test_cli_writes_a_run_score_py_reads(triples_file: Path, tmp_path: Path) -> None:

@@ -1,0 +1,177 @@
+"""The ``auto`` route: every applicable source, fused by weighted reciprocal rank.
+
+One route answers every question by default, whatever the knowledge base holds:
+
+* **paths** — typed relation-path reasoning over curated edges
+  (:mod:`cef.retrieve.relpaths`), where the graph has typed relations and the
+  question names (or the query targets) a node that has some;
+* **hybrid** — the anchored traversal (:func:`~cef.retrieve.search.hybrid_search`),
+  when the query carries hints (targets or relation types): hints are always
+  used, never dropped;
+* **ppr** — personalized PageRank over the text graph (MENTIONS edges), where
+  ingest turned text into one;
+* **vector** and **bm25** — always (vector only with an embedder).
+
+Each source ranks chunks; a chunk's fused score is
+``Σ weight(source) / (fuse_k + rank in source)``. The weights say what the
+graph holds: a source that does not apply (no typed edges, no text graph, no
+hints) weighs nothing, and when a curated graph gave a confident path answer
+(every hop named by the question) the paths source weighs ``fuse_paths_confident``.
+Every fused chunk's explanation carries the route (``strategy=auto``), its
+rank in each source (``rank_sources``) and each source's share of its score
+(``shares``); the path and anchors come from the source that explains it best
+(paths, then hybrid, then ppr).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cef.model import Explanation, RankedChunk, SearchStrategy
+from cef.retrieve.context import QueryContext
+from cef.retrieve.presets import AutoSettings, PathSettings, settings_for
+
+__all__ = ["auto_search", "fuse", "has_hints"]
+
+#: the sources' order of preference for the path that explains a fused chunk
+_EXPLAINS = ("paths", "path_context", "hybrid", "ppr", "vector", "bm25")
+
+
+def has_hints(qc: QueryContext) -> bool:
+    """The query steers the graph walk: explicit targets or relation types."""
+    q = qc.query
+    return bool(q.targets or q.traversal.relation_types)
+
+
+def fuse(
+    sources: dict[str, list[RankedChunk]], weights: dict[str, float], rrf_k: float, top: int
+) -> list[RankedChunk]:
+    """Weighted reciprocal-rank fusion of ranked chunk lists (each deduplicated by chunk id)."""
+    score: dict[str, float] = {}
+    parts: dict[str, dict[str, float]] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    best: dict[str, dict[str, RankedChunk]] = {}
+    for name, ranked in sources.items():
+        w = weights.get(name, 0.0)
+        if w <= 0:
+            continue
+        seen: set[str] = set()
+        for rank, rc in enumerate(ranked, 1):
+            cid = rc.chunk.id
+            if cid in seen:
+                continue
+            seen.add(cid)
+            part = w / (rrf_k + rank)
+            score[cid] = score.get(cid, 0.0) + part
+            parts.setdefault(cid, {})[name] = part
+            ranks.setdefault(cid, {})[name] = rank
+            best.setdefault(cid, {})[name] = rc
+    order = sorted(score, key=lambda c: (-score[c], c))[:top]
+    out: list[RankedChunk] = []
+    for cid in order:
+        by_source = best[cid]
+        lead = next(s for s in (*_EXPLAINS, *by_source) if s in by_source)
+        base = by_source[lead].explanation
+        total = score[cid]
+        expl = Explanation(
+            strategy=SearchStrategy.AUTO,
+            anchors=base.anchors,
+            path=base.path,
+            vector_score=_first(by_source, lambda e: e.vector_score),
+            bm25_score=_first(by_source, lambda e: e.bm25_score),
+            graph_score=base.graph_score,
+            rank_sources=ranks[cid],
+            shares={s: round(v / total, 4) for s, v in sorted(parts[cid].items(), key=lambda kv: -kv[1])},
+            entities=base.entities,
+            notes=[f"auto: {_share_text(parts[cid], total)}", *base.notes],
+        )
+        out.append(RankedChunk(chunk=by_source[lead].chunk, score=round(total, 6), explanation=expl))
+    return out
+
+
+def _first(by_source: dict[str, RankedChunk], get: Callable[[Explanation], float | None]) -> float | None:
+    for rc in by_source.values():
+        v = get(rc.explanation)
+        if v is not None:
+            return v
+    return None
+
+
+def _share_text(parts: dict[str, float], total: float) -> str:
+    return ", ".join(f"{s} {100 * v / total:.0f}%" for s, v in sorted(parts.items(), key=lambda kv: -kv[1]))
+
+
+def auto_search(qc: QueryContext) -> list[RankedChunk]:
+    """Run every source that applies and fuse them (see the module doc)."""
+    from cef.retrieve.ppr import ppr_search
+    from cef.retrieve.relpaths import relation_path_search
+    from cef.retrieve.search import bm25_search, hybrid_search, vector_search
+
+    s = settings_for(AutoSettings, qc.query)
+    q = qc.query
+    depth = max(q.top_k, s.fuse_depth)
+    deep = q.model_copy(update={"top_k": depth})
+    sources: dict[str, list[RankedChunk]] = {}
+    weights: dict[str, float] = {}
+
+    roles: dict[str, str] = {}
+    paths = relation_path_search(qc, anchor_chunks=False, roles=roles)
+    if paths:
+        # answers' own chunks, and the chunks of the nodes on their paths (supporting context, weighed
+        # by the path strategy's path_chunk_factor)
+        confident = bool(qc.metadata.get("paths", {}).get("confident"))
+        weight = s.fuse_paths_confident if confident else s.fuse_paths
+        factor = settings_for(PathSettings, q).path_chunk_factor
+        answers = [rc for rc in paths if roles.get(rc.chunk.id) == "answer"]
+        context = [rc for rc in paths if roles.get(rc.chunk.id) != "answer"]
+        if answers:
+            sources["paths"], weights["paths"] = answers, weight
+        if context:
+            sources["path_context"], weights["path_context"] = context, weight * factor
+    if has_hints(qc):
+        hybrid = hybrid_search(_with_query(qc, deep))
+        if hybrid:
+            sources["hybrid"] = hybrid
+            weights["hybrid"] = s.fuse_hybrid
+    ppr = ppr_search(_with_query(qc, deep))
+    if ppr:
+        sources["ppr"] = ppr
+        weights["ppr"] = s.fuse_ppr
+    if qc.state.embedder is not None:
+        vec = vector_search(_with_query(qc, deep))
+        if vec:
+            sources["vector"] = vec
+            weights["vector"] = s.fuse_vector
+    bm = bm25_search(_with_query(qc, deep))
+    if bm:
+        sources["bm25"] = bm
+        weights["bm25"] = s.fuse_bm25
+    qc.metadata["route"] = {
+        "sources": {name: {"weight": weights[name], "results": len(sources[name])} for name in sources},
+        "hints": _hint_names(qc),
+    }
+    return fuse(sources, weights, s.fuse_k, q.top_k)
+
+
+def _with_query(qc: QueryContext, query: object) -> QueryContext:
+    """The same query context answering a copy of its query (a deeper top-k for fusion)."""
+    from dataclasses import replace
+
+    from cef.model import GraphQuery
+
+    assert isinstance(query, GraphQuery)
+    return replace(qc, query=query) if query is not qc.query else qc
+
+
+def _hint_names(qc: QueryContext) -> list[str]:
+    q = qc.query
+    out = []
+    if q.targets:
+        out.append("targets")
+    if q.traversal.relation_types:
+        out.append("relation_types")
+    if q.patterns:
+        out.append("patterns")
+    if q.as_of is not None:
+        out.append("as_of")
+    return out
