@@ -42,6 +42,7 @@ class QueryContext:
     notes: list[str] = field(default_factory=list)
     answer_nodes: list[RankedNode] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    linked: dict[tuple[str, str], Any] = field(default_factory=dict)  # query entity links, per settings
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_cache: dict[str, Chunk] = field(default_factory=dict)
 

@@ -308,9 +308,26 @@ def _query_mentions(index: EntityIndex, text: str) -> list[Mention]:
 
 
 def link_query_entities(
+    index: EntityIndex,
+    state: EngineState,
+    text: str,
+    settings: EntityLinkingSettings,
+    cache: dict[tuple[str, str], list[LinkedEntity]] | None = None,
+) -> list[LinkedEntity]:
+    """Graph nodes a question names, best link per node, in order of position (``cache``: one
+    query's earlier answers, so the strategies of one route run NER once)."""
+    if cache is not None:
+        key = (text, settings.model_dump_json())
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = _link_query_entities(index, state, text, settings)
+        return list(hit)
+    return _link_query_entities(index, state, text, settings)
+
+
+def _link_query_entities(
     index: EntityIndex, state: EngineState, text: str, settings: EntityLinkingSettings
 ) -> list[LinkedEntity]:
-    """Graph nodes a question names, best link per node, in order of position."""
     g = state.graph
     found: dict[int, LinkedEntity] = {}
 
@@ -435,7 +452,7 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     if not index.has_mentions:
         return None
     g = st.graph
-    linked = link_query_entities(index, st, qc.query.query, settings.linking)
+    linked = link_query_entities(index, st, qc.query.query, settings.linking, qc.linked)
     linked += [t for t in target_entities(qc) if t.pos not in {e.pos for e in linked}]
     record_entities(qc, linked)
     n_pass = len(index.passages)
@@ -449,6 +466,9 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
             continue  # not in the MENTIONS graph: it would only leak seed mass
         ent_w.append((e.pos, e.confidence * math.log(1.0 + n_pass / max(df, 1.0))))
     total = sum(w for _, w in ent_w)
+    qc.metadata["ppr_seeds"] = {
+        "entities": len(ent_w) if total > 0 and settings.entity_seed_weight > 0 else 0
+    }
     if total > 0 and settings.entity_seed_weight > 0:
         for pos, w in ent_w:
             seeds[pos] = seeds.get(pos, 0.0) + settings.entity_seed_weight * w / total

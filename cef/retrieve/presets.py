@@ -145,6 +145,9 @@ class AutoSettings(_Settings):
     fuse_paths_confident: float = Field(default=3.0, ge=0.0)
     fuse_hybrid: float = Field(default=1.0, ge=0.0)
     fuse_ppr: float = Field(default=1.0, ge=0.0)
+    fuse_ppr_dense: float = Field(
+        default=0.5, ge=0.0, description="PPR's weight when no question entity seeded it (dense seeds only)"
+    )
     fuse_vector: float = Field(default=0.5, ge=0.0)
     fuse_bm25: float = Field(default=0.25, ge=0.0)
     fuse_k: float = Field(default=10.0, gt=0.0)

@@ -39,7 +39,15 @@ import numpy as np
 
 from cef.graph.index import EdgeFilter, GraphIndex
 from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS, SYNONYM
-from cef.model import Explanation, GraphPath, Node, RankedChunk, RankedNode, SearchStrategy
+from cef.model import (
+    Explanation,
+    GraphPath,
+    Node,
+    RankedChunk,
+    RankedNode,
+    ReasoningContext,
+    SearchStrategy,
+)
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, path_scorer
@@ -226,7 +234,7 @@ def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
     index = entity_index(st)
     text = qc.query.query
     exact = _exact_names(index)
-    for e in link_query_entities(index, st, text, settings.linking):
+    for e in link_query_entities(index, st, text, settings.linking, qc.linked):
         span = _find_span(text, e.mention)
         written = text[span[0] : span[1]] if span else e.mention
         # several nodes may share a normalized name ("Christina Ricci" the actor, "christina ricci" a tag):
@@ -329,11 +337,31 @@ def relation_path_search(
         qc.notes.append("paths: the best relation paths reach no node")
         return []
     qc.answer_nodes = answers
+    if qc.reasoning is None:
+        qc.reasoning = _reasoning(qc, anchors, answers, settings)
     known = {a.pos for a in qc.anchors}
     qc.anchors.extend(
         Anchor(a.pos, a.node_id, a.confidence, a.how, a.name) for a in anchors if a.pos not in known
     )
     return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=roles)
+
+
+def _reasoning(
+    qc: QueryContext, anchors: list[PathAnchor], answers: list[RankedNode], settings: PathSettings
+) -> ReasoningContext:
+    """What the path reasoning explored: the anchors, the nodes on the answers' paths, those paths."""
+    paths = [a.path for a in answers if a.path is not None][: settings.max_answers]
+    root_ids = [a.node_id for a in anchors]
+    on_paths = [n for p in paths for n in p.node_ids if n not in root_ids]
+    ids = list(dict.fromkeys([*root_ids, *on_paths]))
+    recs = qc.nodes(ids)
+    return ReasoningContext(
+        root_nodes=[recs[i] for i in root_ids if i in recs],
+        related_nodes=[recs[i] for i in dict.fromkeys(on_paths) if i in recs],
+        paths=paths,
+        depth=max((p.length for p in paths), default=0),
+        metadata={"strategy": "paths"},
+    )
 
 
 def _answers(

@@ -10,7 +10,8 @@ One route answers every question by default, whatever the knowledge base holds:
   used, never dropped;
 * **ppr** — personalized PageRank over the text graph (MENTIONS edges), where
   ingest turned text into one;
-* **vector** and **bm25** — always (vector only with an embedder).
+* **vector** and **bm25** — unless PPR was seeded by entities the question names (PPR then
+  carries the dense signal itself); vector only with an embedder.
 
 Each source ranks chunks; a chunk's fused score is
 ``Σ weight(source) / (fuse_k + rank in source)``. The weights say what the
@@ -115,10 +116,10 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     weights: dict[str, float] = {}
 
     roles: dict[str, str] = {}
-    paths = relation_path_search(qc, anchor_chunks=False, roles=roles)
+    paths = relation_path_search(qc, roles=roles)
     if paths:
-        # answers' own chunks, and the chunks of the nodes on their paths (supporting context, weighed
-        # by the path strategy's path_chunk_factor)
+        # answers' own chunks, and the chunks of the nodes on their paths and of the anchors
+        # (supporting context, weighed by the path strategy's path_chunk_factor)
         confident = bool(qc.metadata.get("paths", {}).get("confident"))
         weight = s.fuse_paths_confident if confident else s.fuse_paths
         factor = settings_for(PathSettings, q).path_chunk_factor
@@ -134,18 +135,24 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
             sources["hybrid"] = hybrid
             weights["hybrid"] = s.fuse_hybrid
     ppr = ppr_search(_with_query(qc, deep))
+    # PPR seeded by entities the question names already blends the dense signal (its dense seeds
+    # and bridge bonus): measured on multi-hop passages, adding vector and BM25 lists beside it
+    # only dilutes the bridges. Seeded by dense hits alone it is a diffusion of them: then the
+    # text sources speak for themselves.
+    text_led = bool(ppr) and qc.metadata.get("ppr_seeds", {}).get("entities", 0) > 0
     if ppr:
         sources["ppr"] = ppr
-        weights["ppr"] = s.fuse_ppr
-    if qc.state.embedder is not None:
-        vec = vector_search(_with_query(qc, deep))
-        if vec:
-            sources["vector"] = vec
-            weights["vector"] = s.fuse_vector
-    bm = bm25_search(_with_query(qc, deep))
-    if bm:
-        sources["bm25"] = bm
-        weights["bm25"] = s.fuse_bm25
+        weights["ppr"] = s.fuse_ppr if text_led else s.fuse_ppr_dense
+    if not text_led or not sources:
+        if qc.state.embedder is not None:
+            vec = vector_search(_with_query(qc, deep))
+            if vec:
+                sources["vector"] = vec
+                weights["vector"] = s.fuse_vector
+        bm = bm25_search(_with_query(qc, deep))
+        if bm:
+            sources["bm25"] = bm
+            weights["bm25"] = s.fuse_bm25
     qc.metadata["route"] = {
         "sources": {name: {"weight": weights[name], "results": len(sources[name])} for name in sources},
         "hints": _hint_names(qc),

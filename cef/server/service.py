@@ -160,6 +160,7 @@ class CefService:
         embedding model, lazy imports, first index builds) inside its time limit. Failures are logged."""
         t0 = time.perf_counter()
         try:
+            await self.run(self.kb.warm)  # models, entity index, relation-path vectors
             await self.run(lambda: self.kb.retrieve(GraphQuery(query="warm up", top_k=1, min_results=0)))
         except Exception:
             log.warning("warm-up retrieval failed", exc_info=True)

@@ -85,23 +85,38 @@ def test_retrieve_hybrid_from_named_target(clinical_kb: cef.KnowledgeBase) -> No
         min_results=2,
     )
     res = clinical_kb.retrieve(q)
-    assert res.strategy is SearchStrategy.HYBRID
+    # the default route honours the hint: the anchored traversal and the typed paths run from it
+    assert res.strategy is SearchStrategy.AUTO
+    assert res.metadata["route"]["hints"] == ["targets"]
+    assert {"hybrid", "paths"} <= set(res.metadata["route"]["sources"])
     assert res.metadata["anchors"][0]["node_id"] == "pat-john"
     got = [r.chunk.id for r in res.results]
     assert "note-john-1" in got
-    for r in res.results:
+    graph = [r for r in res.results if {"hybrid", "paths", "path_context"} & set(r.explanation.shares)]
+    assert len(graph) >= 3
+    for r in graph:
         assert r.explanation.path is not None and r.explanation.path.node_ids[0] == "pat-john"
         assert r.explanation.graph_score is not None
+        assert abs(sum(r.explanation.shares.values()) - 1.0) < 1e-3
+    # the answer nodes: what John takes (now) and what that interacts with
+    assert {"Ibuprofen", "Amiodarone"} <= {n.node.name for n in res.nodes}
     assert res.reasoning_context is not None and res.reasoning_context.root_nodes[0].id == "pat-john"
 
 
-def test_fallback_chain_to_bm25_when_graph_finds_too_little(clinical_kb: cef.KnowledgeBase) -> None:
+def test_auto_answers_by_bm25_when_nothing_else_applies(clinical_kb: cef.KnowledgeBase) -> None:
     res = clinical_kb.retrieve(GraphQuery(query="lactic acidosis eGFR", top_k=3, min_results=1))
-    # no node is named in the question, and there are no vectors: HYBRID and VECTOR give nothing
-    assert res.strategy is SearchStrategy.BM25
-    assert res.fallbacks and res.fallbacks[0].startswith("hybrid")
+    # no node is named in the question, and there are no vectors: only BM25 has something to say
+    assert res.strategy is SearchStrategy.AUTO
+    assert set(res.metadata["route"]["sources"]) == {"bm25"}
     assert res.results[0].chunk.id == "drug-metformin"
     assert res.results[0].explanation.bm25_score is not None
+    assert res.results[0].explanation.shares == {"bm25": 1.0}
+    # asked for explicitly, the old chain still falls back along hybrid -> vector -> bm25
+    chained = clinical_kb.retrieve(
+        GraphQuery(query="lactic acidosis eGFR", top_k=3, min_results=1, strategy=SearchStrategy.HYBRID)
+    )
+    assert chained.strategy is SearchStrategy.BM25
+    assert chained.fallbacks and chained.fallbacks[0].startswith("hybrid")
 
 
 def test_as_of_sees_past_state(clinical_kb: cef.KnowledgeBase) -> None:

@@ -63,16 +63,20 @@ def test_ppr_is_skipped_where_no_text_became_a_graph(clinical_embedded: cef.Know
     assert res.fallbacks == []
     assert res.results[0].chunk.id == "drug-apixaban"
     auto = clinical_embedded.retrieve(GraphQuery(query="blood thinner that needs no INR checks", top_k=3))
-    assert auto.strategy in (SearchStrategy.HYBRID, SearchStrategy.VECTOR)
-    assert not any(f.startswith("ppr") for f in auto.fallbacks)
+    assert auto.strategy is SearchStrategy.AUTO
+    assert "ppr" not in auto.metadata["route"]["sources"]  # no text graph: PPR does not apply
+    assert "vector" in auto.metadata["route"]["sources"]
+    assert auto.results[0].chunk.id == "drug-apixaban"
 
 
 def test_auto_uses_ppr_on_text(text_kb: cef.KnowledgeBase) -> None:
     from tests.unit.retrieve.corpus import GOLD, QUESTION
 
     res = text_kb.retrieve(GraphQuery(query=QUESTION, top_k=5))
-    assert res.strategy is SearchStrategy.PPR
+    assert res.strategy is SearchStrategy.AUTO
+    assert "ppr" in res.metadata["route"]["sources"]
     assert set(GOLD) <= {r.chunk.id for r in res.results[:2]}
-    # HYBRID's anchor resolution and traversal run only if the chain reaches it
+    assert all("ppr" in r.explanation.shares for r in res.results[:2])
+    # no hint: HYBRID's anchor resolution and traversal do not run; the anchors are PPR's entities
     assert [a["how"] for a in res.metadata["anchors"]] == ["entity"]
     assert res.reasoning_context is not None and res.reasoning_context.metadata["strategy"] == "ppr"

@@ -56,7 +56,7 @@ def test_named_presets() -> None:
     for preset in (HYBRID_DEFAULT, GRAPH_FIRST, PPR_DEFAULT, VECTOR_ONLY, BM25_ONLY):
         assert preset.chain[0] is preset.strategy
         assert preset.chain[-1] is SearchStrategy.BM25
-    assert DEFAULT_CHAIN[0] is SearchStrategy.PPR
+    assert DEFAULT_CHAIN == [SearchStrategy.AUTO]  # the fused route of cef.retrieve.route
     q = GRAPH_FIRST.query("who wrote it?", top_k=3)
     assert q.strategy is SearchStrategy.GRAPH and q.options == {"preset": "graph_first"} and q.top_k == 3
 
