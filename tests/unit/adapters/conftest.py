@@ -28,8 +28,18 @@ def scoped_kb(clinical_kb: cef.KnowledgeBase) -> Iterator[cef.KnowledgeBase]:
     clinical_kb.index_batch(
         cef.Batch(
             chunks=[
-                cef.Chunk(id="note-a", content="Warfarin dosing note for tenant A.", node_id="med-warfarin", scope="a"),
-                cef.Chunk(id="note-b", content="Warfarin dosing note for tenant B.", node_id="med-warfarin", scope="b"),
+                cef.Chunk(
+                    id="note-a",
+                    content="Warfarin dosing note for tenant A.",
+                    node_id="med-warfarin",
+                    scope="a",
+                ),
+                cef.Chunk(
+                    id="note-b",
+                    content="Warfarin dosing note for tenant B.",
+                    node_id="med-warfarin",
+                    scope="b",
+                ),
             ]
         )
     )

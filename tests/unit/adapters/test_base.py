@@ -28,7 +28,10 @@ def test_every_option_reaches_the_graph_query(tmp_path: Path) -> None:
         depth=3,
         relation_types=["PRESCRIBED", "INTERACTS_WITH"],
         traversal=TraversalHint(direction="out", min_confidence=0.5, depth=1, relation_types=["IS_A"]),
-        targets=["John Miller", ResolutionTarget(description="Warfarin", type_hint="Medication", max_matches=2)],
+        targets=[
+            "John Miller",
+            ResolutionTarget(description="Warfarin", type_hint="Medication", max_matches=2),
+        ],
         as_of=WHEN,
         scope="tenant-a",
         max_token_budget=800,
@@ -62,7 +65,9 @@ OVERRIDES = st.fixed_dictionaries(
     optional={
         "strategy": st.sampled_from(list(SearchStrategy)),
         "depth": st.integers(0, 10),
-        "relation_types": st.lists(st.sampled_from(["PRESCRIBED", "TREATS", "IS_A"]), unique=True, max_size=3),
+        "relation_types": st.lists(
+            st.sampled_from(["PRESCRIBED", "TREATS", "IS_A"]), unique=True, max_size=3
+        ),
         "as_of": st.datetimes(timezones=st.just(UTC)),
         "scope": st.text(min_size=1, max_size=20),
         "max_token_budget": st.integers(1, 100_000),
@@ -102,7 +107,9 @@ def test_bad_options_are_refused_naming_the_field(tmp_path: Path) -> None:
         CefRetrieverOptions(knowledge_base=kb).graph_query("q", 3, max_token_budget=0)
     with pytest.raises(pydantic.ValidationError, match="Extra inputs"):
         CefRetrieverOptions(knowledge_base=kb, depht=2)
-    with pytest.raises(TypeError, match=r"unknown retrieval option\(s\) depht; options: answer_nodes, as_of, depth"):
+    with pytest.raises(
+        TypeError, match=r"unknown retrieval option\(s\) depht; options: answer_nodes, as_of, depth"
+    ):
         CefRetrieverOptions(knowledge_base=kb).graph_query("q", 3, depht=2)
 
 
@@ -110,7 +117,9 @@ def test_search_kwargs_reach_other_graph_query_fields_only(tmp_path: Path) -> No
     kb = tmp_path / "kb.db"
     with pytest.raises(pydantic.ValidationError, match="set scope, top_k with the retriever's own fields"):
         CefRetrieverOptions(knowledge_base=kb, search_kwargs={"top_k": 3, "scope": "a"})
-    with pytest.raises(pydantic.ValidationError, match=r"unknown GraphQuery field\(s\) min_result;.*min_results"):
+    with pytest.raises(
+        pydantic.ValidationError, match=r"unknown GraphQuery field\(s\) min_result;.*min_results"
+    ):
         CefRetrieverOptions(knowledge_base=kb, search_kwargs={"min_result": 0})
     q = CefRetrieverOptions(knowledge_base=kb, search_kwargs={"options": {"x": 1}}).graph_query("q", 3)
     assert q.options == {"x": 1}
@@ -172,7 +181,9 @@ def test_answer_nodes_without_chunks_come_after_the_chunks(clinical_kb: cef.Know
 
 
 def test_as_of_relation_types_and_depth_change_what_is_found(clinical_kb: cef.KnowledgeBase) -> None:
-    opts = CefRetrieverOptions(knowledge_base=clinical_kb, strategy="paths", relation_types=["PRESCRIBED"], depth=1)
+    opts = CefRetrieverOptions(
+        knowledge_base=clinical_kb, strategy="paths", relation_types=["PRESCRIBED"], depth=1
+    )
     question = "Which medication does John Miller take?"
     then = opts.search(question, 1, as_of=datetime(2019, 1, 1, tzinfo=UTC))
     now = opts.search(question, 1, as_of=datetime(2024, 1, 1, tzinfo=UTC))
