@@ -22,6 +22,7 @@ plus the chunk's own metadata (cef's keys win when the names clash).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -98,6 +99,7 @@ class CefRetrieverOptions(BaseModel):
     )
 
     _source: KnowledgeSource | None = PrivateAttr(default=None)
+    _source_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @field_validator("targets", mode="before")
     @classmethod
@@ -166,14 +168,15 @@ class CefRetrieverOptions(BaseModel):
     @property
     def source(self) -> KnowledgeSource:
         """Where queries go (opened or connected on the first query)."""
-        if self._source is None:
-            self._source = open_source(
-                self.knowledge_base,
-                api_key=self.api_key.get_secret_value() if self.api_key is not None else None,
-                embedder=self.embedder,
-                timeout=self.timeout,
-            )
-        return self._source
+        with self._source_lock:  # batch() runs calls in threads: open once
+            if self._source is None:
+                self._source = open_source(
+                    self.knowledge_base,
+                    api_key=self.api_key.get_secret_value() if self.api_key is not None else None,
+                    embedder=self.embedder,
+                    timeout=self.timeout,
+                )
+            return self._source
 
     def search(self, text: str, top_k: int, **overrides: Any) -> list[Hit]:
         query = self.graph_query(text, top_k, **overrides)
@@ -188,9 +191,10 @@ class CefRetrieverOptions(BaseModel):
 
     def close(self) -> None:
         """Close what the retriever opened (a knowledge base it opened from a path, an HTTP client)."""
-        if self._source is not None:
-            self._source.close()
-            self._source = None
+        with self._source_lock:
+            if self._source is not None:
+                self._source.close()
+                self._source = None
 
 
 #: the fields a single call may override

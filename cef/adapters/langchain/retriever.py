@@ -14,8 +14,10 @@ try:
     )
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
-except ModuleNotFoundError as exc:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError("cef.adapters.langchain", "langchain", exc.name or "langchain_core") from None
+except ModuleNotFoundError as exc:
+    raise MissingExtraError(
+        "cef.adapters.langchain", "langchain", (exc.name or "langchain_core").split(".")[0]
+    ) from None
 
 __all__ = ["CefRetriever"]
 

@@ -20,8 +20,10 @@ try:
         RelatedNodeInfo,
         TextNode,
     )
-except ModuleNotFoundError as exc:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError("cef.adapters.llamaindex", "llamaindex", exc.name or "llama_index.core") from None
+except ModuleNotFoundError as exc:
+    raise MissingExtraError(
+        "cef.adapters.llamaindex", "llamaindex", (exc.name or "llama_index").split(".")[0]
+    ) from None
 
 __all__ = ["CefRetriever"]
 

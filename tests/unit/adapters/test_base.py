@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -239,3 +241,28 @@ def test_close_leaves_a_knowledge_base_it_was_given_open(clinical_kb: cef.Knowle
     assert opts.search("warfarin", 2)
     opts.close()
     assert clinical_kb.retrieve("warfarin", top_k=2).results
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked", "extra"),
+    [
+        ("cef.adapters.langchain", "langchain_core", "langchain"),
+        ("cef.adapters.llamaindex", "llama_index", "llamaindex"),
+    ],
+)
+def test_a_missing_framework_names_the_extra(module: str, blocked: str, extra: str) -> None:
+    code = (
+        f"import sys; sys.modules[{blocked!r}] = None\n"
+        "from cef.errors import MissingExtraError\n"
+        "try:\n"
+        f"    import {module}\n"
+        "except MissingExtraError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert (
+        done.stdout.strip()
+        == f"{module} needs the optional dependency {blocked!r}: pip install 'cef[{extra}]'"
+    )

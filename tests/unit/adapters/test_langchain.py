@@ -200,3 +200,16 @@ def test_opens_a_file_itself(clinical_file: Path) -> None:
         assert len(docs) == 2 and docs[0].metadata["node_id"]
     finally:
         retriever.close()
+
+
+def test_batch_over_a_file_opens_it_once(clinical_file: Path) -> None:
+    retriever = CefRetriever(knowledge_base=clinical_file, embedder=None, k=2)
+    try:
+        questions = [JOHN_DRUGS, "Who treats Amira Haddad?", "warfarin", "metformin"]
+        results = retriever.batch(questions, config={"max_concurrency": 4})
+        assert [len(r) for r in results] == [2, 2, 2, 2]
+        source = retriever.source
+        assert retriever.batch(questions[:2]) == results[:2]
+        assert retriever.source is source
+    finally:
+        retriever.close()
