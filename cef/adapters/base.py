@@ -64,17 +64,23 @@ class CefRetrieverOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, validate_assignment=True)
 
+    # where: fixed once built (the first query opens or connects to it)
     knowledge_base: KnowledgeBase | str | Path = Field(
-        description="an open cef.KnowledgeBase, a file path, a postgresql:// URL, or a `cef serve http` URL"
+        frozen=True,
+        description="an open cef.KnowledgeBase, a file path, a postgresql:// URL, or a `cef serve http` URL",
     )
-    api_key: SecretStr | None = Field(default=None, description="the cef server's API key (read scope)")
+    api_key: SecretStr | None = Field(
+        default=None, frozen=True, description="the cef server's API key (read scope)"
+    )
     embedder: Any = Field(
         default="default",
+        frozen=True,
         description="for a path or database URL: the embedder cef.open() loads ('default', None for graph + "
         "BM25, a provider name or an Embedder)",
     )
-    timeout: float = Field(default=30.0, gt=0, description="seconds to wait for a cef server")
+    timeout: float = Field(default=30.0, gt=0, frozen=True, description="seconds to wait for a cef server")
 
+    # how: any of these may change, or be overridden for one call
     strategy: SearchStrategy = Field(
         default=SearchStrategy.AUTO, description="how to search ('auto': cef picks)"
     )
@@ -90,7 +96,9 @@ class CefRetrieverOptions(BaseModel):
     )
     as_of: datetime | None = Field(default=None, description="only edges valid at this time")
     scope: str | None = Field(default=None, description="only chunks of this scope")
-    max_token_budget: int | None = Field(default=None, ge=1, description="stop adding chunks past this")
+    max_token_budget: int | None = Field(
+        default=None, ge=1, description="GraphQuery.max_token_budget (passed on as it is)"
+    )
     search_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="any other GraphQuery field, e.g. {'min_results': 0}"
     )

@@ -266,3 +266,13 @@ def test_a_missing_framework_names_the_extra(module: str, blocked: str, extra: s
         done.stdout.strip()
         == f"{module} needs the optional dependency {blocked!r}: pip install 'cef[{extra}]'"
     )
+
+
+def test_where_is_fixed_and_how_may_change(clinical_kb: cef.KnowledgeBase, tmp_path: Path) -> None:
+    opts = CefRetrieverOptions(knowledge_base=clinical_kb, strategy="bm25")
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
+        opts.knowledge_base = tmp_path / "other.db"
+    opts.strategy = SearchStrategy.PATHS
+    assert opts.search(JOHN_DRUGS, 1)[0].metadata["strategy"] == "paths"
+    with pytest.raises(pydantic.ValidationError, match="depth"):
+        opts.depth = 99
