@@ -16,11 +16,12 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 import cef
 from cef.adapters import langchain as lc
 from cef.adapters import llamaindex as li
-from cef.errors import ConfigurationError, RetryableStoreError, ValidationError
+from cef.errors import ConfigurationError, QueryTimeoutError, RetryableStoreError, ValidationError
 from cef.server.http import create_app
 from cef.server.settings import ServerSettings
 from tests.integration.test_http_api import LiveServer
 from tests.unit.adapters.conftest import JOHN_DRUGS
+from tests.unit.server.test_service import slow_graph_exploration
 
 READ_KEY = "reader-key-0123"
 WRITE_KEY = "writer-key-0123"
@@ -129,3 +130,10 @@ def test_an_unreachable_server_is_a_retryable_error(closing: list[Any]) -> None:
         retriever.invoke("warfarin")
     with pytest.raises(RetryableStoreError, match="cannot reach"):
         asyncio.run(retriever.ainvoke("warfarin"))
+
+
+def test_a_server_slower_than_the_timeout_is_a_timeout_error(server: str, closing: list[Any]) -> None:
+    retriever = li.CefRetriever(server, api_key=READ_KEY, timeout=0.3)
+    closing.append(retriever)
+    with slow_graph_exploration(1.5), pytest.raises(QueryTimeoutError, match=r"did not answer within 0.3 s"):
+        retriever.retrieve("warfarin")
