@@ -213,8 +213,11 @@ class RestSource:
                 f"{where} refused the API key ({status} {kind}: {message}); pass api_key= a key with read "
                 "scope (the server's CEF_API_KEYS)"
             )
-        if status == 404 and kind != "not_found":
-            return ConfigurationError(f"{where} has no {RETRIEVE_PATH} ({status}): is it a cef REST API?")
+        if status == 404:
+            return ConfigurationError(
+                f"{where} has no {RETRIEVE_PATH} ({status} {kind}: {message}): give the root URL of a "
+                "`cef serve http`"
+            )
         if status == 422:
             return ValidationError(f"{where} refused the query: {message}")
         if status == 503:

@@ -137,3 +137,10 @@ def test_a_server_slower_than_the_timeout_is_a_timeout_error(server: str, closin
     closing.append(retriever)
     with slow_graph_exploration(1.5), pytest.raises(QueryTimeoutError, match=r"did not answer within 0.3 s"):
         retriever.retrieve("warfarin")
+
+
+def test_a_url_that_is_not_the_apis_root_is_a_configuration_error(server: str, closing: list[Any]) -> None:
+    retriever = lc.CefRetriever(knowledge_base=f"{server}/cef", api_key=READ_KEY)
+    closing.append(retriever)
+    with pytest.raises(ConfigurationError, match=r"/cef has no /api/v1/retrieve \(404 not_found: .*root URL"):
+        retriever.invoke("warfarin")
