@@ -112,7 +112,12 @@ class LocalSource:
 
         assert self._location is not None
         scheme, target = store_location(self._location)
-        if scheme == "sqlite" and target != ":memory:" and not Path(target).is_file():
+        if scheme == "sqlite" and target == ":memory:":
+            raise ConfigurationError(
+                "an in-memory knowledge base opened by the retriever would be empty: pass the open "
+                "cef.KnowledgeBase itself"
+            )
+        if scheme == "sqlite" and not Path(target).is_file():
             raise ConfigurationError(
                 f"knowledge base file {target!r} does not exist: build it first (cef ingest FILE --db "
                 f"{target}), or pass an open cef.KnowledgeBase, a postgresql:// URL or a cef server URL"

@@ -221,6 +221,8 @@ def test_a_missing_file_is_an_error_not_a_new_knowledge_base(tmp_path: Path) -> 
     with pytest.raises(ConfigurationError, match="does not exist"):
         CefRetrieverOptions(knowledge_base=f"sqlite:///{missing}", embedder=None).search("warfarin", 3)
     assert not missing.exists()
+    with pytest.raises(ConfigurationError, match=r"would be empty: pass the open cef\.KnowledgeBase itself"):
+        CefRetrieverOptions(knowledge_base=":memory:", embedder=None).search("warfarin", 3)
 
 
 def test_a_path_is_opened_on_first_use_and_closed_by_close(clinical_file: Path) -> None:
