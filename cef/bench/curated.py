@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 
 import cef
+from cef.embed.base import Embedder
 from cef.engine.kb import KnowledgeBase
 from cef.errors import ValidationError
 from cef.model import Batch, GraphPath, GraphQuery, RelationType, SearchResult, SearchStrategy
@@ -54,7 +55,9 @@ __all__ = [
     "check_questions",
     "format_table",
     "gold_reach",
+    "judge",
     "load_graph",
+    "question_query",
     "read_graph",
     "read_questions",
     "run_benchmark",
@@ -256,7 +259,7 @@ def load_graph(
     graph: str | Path,
     db: str | Path,
     *,
-    embedder: str | None = "default",
+    embedder: Embedder | str | None = "default",
     progress: Progress | None = None,
 ) -> KnowledgeBase:
     """A fresh knowledge base in ``db`` holding the graph file, ingested as ``cef ingest`` does."""
@@ -295,7 +298,8 @@ class QuestionRun:
     notes: list[str] = field(default_factory=list)
 
 
-def _query(q: CuratedQuestion, strategy: SearchStrategy | None, top_k: int) -> GraphQuery:
+def question_query(q: CuratedQuestion, strategy: SearchStrategy | None = None, top_k: int = 10) -> GraphQuery:
+    """What the benchmark asks: the question text and its ``as_of``; no targets, relations or patterns."""
     fields: dict[str, Any] = {"query": q.question, "top_k": top_k}
     if q.as_of is not None:
         if "as_of" not in GraphQuery.model_fields:  # pragma: no cover - older engines
@@ -345,7 +349,7 @@ def run_questions(
     """Ask every question through ``kb.retrieve`` (default settings unless ``strategy`` is given)."""
     runs: list[QuestionRun] = []
     for i, q in enumerate(questions):
-        query = _query(q, strategy, top_k)
+        query = question_query(q, strategy, top_k)
         t0 = time.perf_counter()
         result = kb.retrieve(query)
         ms = (time.perf_counter() - t0) * 1000
@@ -434,7 +438,7 @@ def run_benchmark(
     questions: str | Path,
     db: str | Path,
     *,
-    embedder: str | None = "default",
+    embedder: Embedder | str | None = "default",
     strategy: SearchStrategy | None = None,
     limit: int | None = None,
     top_k: int = 10,
