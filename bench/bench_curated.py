@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,9 +40,26 @@ def run(graph: Path, questions: Path, strategy: SearchStrategy | None) -> Curate
         return run_benchmark(graph, questions, Path(tmp) / "curated.db", strategy=strategy, progress=bar)
 
 
+def commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
 def section(reports: list[tuple[str, CuratedReport]], load: tuple[float, float], minutes: float) -> str:
     first = reports[0][1]
     dated = sum(1 for r in first.runs if r.as_of)
+    silent = [label for label, rep in reports if not any(r.answers for r in rep.runs)]
+    note = (
+        f"\n\n{', '.join(silent)}: no question got an answer node (`SearchResult.nodes` empty every time), "
+        "so Hits and path accuracy are 0 by construction; only the chunks were ranked."
+        if silent
+        else ""
+    )
     tables = "\n\n".join(
         f"**{label}** (answered by: {', '.join(f'{k} {v}' for k, v in sorted(rep.answered_by.items()))}):\n\n"
         f"{format_table(rep.rows)}"
@@ -55,9 +73,9 @@ def section(reports: list[tuple[str, CuratedReport]], load: tuple[float, float],
 membership and some dependencies with validity windows) ingested with `cef ingest`'s pipeline
 in {first.load_s:.1f} s, then {len(first.runs)} hand-written questions ({dated} about a past moment,
 `as_of`), each sent as its text (and `as_of`) to `retrieve()`. Load average {load[0]:.1f} at the
-start, {load[1]:.1f} at the end ({minutes:.1f} min in all).
+start, {load[1]:.1f} at the end ({minutes:.1f} min in all); commit {commit()}.
 
-{tables}
+{tables}{note}
 
 - **Hits@1 / Hits@5**: the first / any of the first five answer nodes
   (`SearchResult.nodes`) is a gold answer. A strategy that returns no answer
