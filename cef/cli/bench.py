@@ -131,7 +131,10 @@ def passages(
 
 
 def register(app: typer.Typer) -> None:
+    from cef.cli.bench_curated import curated
+
     bench_app.command("passages")(passages)
+    bench_app.command("curated")(curated)
     app.add_typer(bench_app)
 
 
