@@ -73,7 +73,7 @@
 
   function fail(err) {
     status(explain(err), "error");
-    throw err;
+    return null;
   }
 
   // ------------------------------------------------------------------ schema
@@ -268,7 +268,7 @@
   }
 
   function expandAndFocus(from, to) {
-    expand(from).then(function () { focusNode(to); });
+    expand(from).then(function (view) { if (view) focusNode(to); });
   }
 
   function tab(name) {
