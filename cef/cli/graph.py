@@ -268,13 +268,12 @@ def _resolve(kb: KnowledgeBase, node: str) -> str:
     """A node id from an id or an exact name."""
     if kb.find_node(node) is not None:
         return node
-    found = kb.find_nodes_by_property("name", node, limit=2)
+    found = kb.find_nodes_by_property("name", node, limit=5)
     if len(found) == 1:
         return found[0].id
     if len(found) > 1:
-        raise NotFoundError(
-            f"{len(found)} nodes are named {node!r}: give the id ({found[0].id}, {found[1].id})"
-        )
+        which = ", ".join(f"{n.id} ({n.label})" for n in found)
+        raise NotFoundError(f"several nodes are named {node!r}: {which}; give the id")
     raise NotFoundError(
         f"no node has the id or the name {node!r}: see `cef stats` for labels, or use --query"
     )

@@ -112,7 +112,7 @@ class _Builder:
                 setattr(view, key, value)
         return view
 
-    def add_path(self, path: GraphPath, role: Role = "path") -> None:
+    def add_path(self, path: GraphPath, role: Role | None = "path") -> None:
         if not path.node_ids:
             return
         self.fetch(path.node_ids)
@@ -172,6 +172,8 @@ def result_view(kb: KnowledgeBase, result: SearchResult, *, max_context: int = 4
     ]
     if ctx is not None:
         anchors += [n.id for n in ctx.root_nodes]
+    anchors += [a for r in result.results for a in r.explanation.anchors]
+    anchors = list(dict.fromkeys(anchors))
     b.fetch(anchors)
     for node_id in anchors:
         b.add_node(node_id, "anchor")
@@ -235,9 +237,12 @@ def neighbourhood_view(
     for node_id in ids:
         b.add_node(node_id, "center")
     for path in ctx.paths:
-        b.add_path(path, "context")
+        b.add_path(path, None)
     for n in ctx.related_nodes:
-        b.add_node(n.id, "context")
+        b.add_node(n.id)
+    for view in b.nodes.values():
+        if not view.roles:
+            view.roles.append("context")
     b.count_chunks()
     truncated = len(ctx.related_nodes) + len(ctx.root_nodes) >= max_nodes
     title = ", ".join(b.nodes[i].name for i in ids if i in b.nodes)
