@@ -106,7 +106,7 @@ class PlainProgress:
         now = self.clock()
         task = self.tasks.get(what)
         if task is None or done < task.done:
-            task = self.tasks[what] = _Task(started=now, first=0)
+            task = self.tasks[what] = _Task(started=now, first=done)
         task.done, task.total = done, total
         complete = total > 0 and done >= total
         if complete and task.finished:
