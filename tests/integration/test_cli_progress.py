@@ -39,7 +39,12 @@ def test_ingest_of_one_jsonl_file_counts_its_passages(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     with corpus.open("w") as f:
         for i in range(600):
-            f.write(json.dumps({"id": f"p{i}", "title": f"Town {i % 40}", "text": f"Town {i % 40} lies in Norway."}) + "\n")
+            f.write(
+                json.dumps(
+                    {"id": f"p{i}", "title": f"Town {i % 40}", "text": f"Town {i % 40} lies in Norway."}
+                )
+                + "\n"
+            )
     r = cef_cli("ingest", str(corpus), "--db", "kb.db", "--embedder", "none", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     seen = counts(r.stderr, "extracting entities (passages)")

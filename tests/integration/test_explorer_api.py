@@ -43,9 +43,9 @@ def test_the_page_and_its_files_are_served_without_a_key(api: Callable[..., http
         assert client.get(path).status_code == 200, path
     lib = client.get("/explorer/vendor/cytoscape.min.js")
     assert lib.status_code == 200 and len(lib.content) > 100_000
-    assert "MIT" in client.get("/explorer/vendor/cytoscape.LICENSE").text or "Permission is hereby granted" in (
-        client.get("/explorer/vendor/cytoscape.LICENSE").text
-    )
+    assert "MIT" in client.get(
+        "/explorer/vendor/cytoscape.LICENSE"
+    ).text or "Permission is hereby granted" in (client.get("/explorer/vendor/cytoscape.LICENSE").text)
     assert client.get("/explorer/nothing-here.js").status_code == 404
     # the data is not public
     error(client.get("/api/v1/nodes/pat-john/neighbors"), 401, "unauthorized")
@@ -118,4 +118,6 @@ def test_chunks_of_a_node(api: Callable[..., httpx.Client]) -> None:
     assert chunks and all(c["node_id"] == "pat-john" for c in chunks)
     one = client.get("/api/v1/nodes/pat-john/chunks", params={"limit": 1}, headers={"X-API-Key": READ_KEY})
     assert len(one.json()) == 1
-    assert client.get("/api/v1/nodes/med-amiodarone/chunks", headers={"X-API-Key": WRITE_KEY}).status_code == 200
+    assert (
+        client.get("/api/v1/nodes/med-amiodarone/chunks", headers={"X-API-Key": WRITE_KEY}).status_code == 200
+    )

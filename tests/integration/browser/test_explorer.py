@@ -158,7 +158,9 @@ def test_a_read_key_reads_and_the_page_never_writes(page: Any, serve: Serve) -> 
     click_node(page, "pat-john")
     page.wait_for_selector("#node-properties table")
     # the page only ever read: GETs, and the explore query (a read)
-    writes = [(m, p) for m, p in methods if m not in ("GET", "POST") or (m == "POST" and p != "/api/v1/explore")]
+    writes = [
+        (m, p) for m, p in methods if m not in ("GET", "POST") or (m == "POST" and p != "/api/v1/explore")
+    ]
     assert writes == []
     assert ("POST", "/api/v1/explore") in methods
     assert ("GET", "/api/v1/nodes/pat-john/neighbors?depth=1&limit=50") in methods

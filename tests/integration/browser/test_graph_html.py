@@ -37,7 +37,9 @@ def test_a_neighbourhood_page_opens_offline_and_draws_its_nodes(page: Any, db: P
     page.on("request", lambda r: requested.append(r.url))
     page.goto(out.as_uri())
     page.wait_for_function("() => window.cefGraph && window.cefGraph.cy.nodes().length > 0")
-    nodes, edges = page.evaluate("() => [window.cefGraph.cy.nodes().length, window.cefGraph.cy.edges().length]")
+    nodes, edges = page.evaluate(
+        "() => [window.cefGraph.cy.nodes().length, window.cefGraph.cy.edges().length]"
+    )
     assert nodes >= 10 and edges >= nodes - 1
     assert f"{nodes} nodes, {edges} edges" in page.inner_text("aside")
     assert all(u.startswith("file://") for u in requested), requested  # nothing from the network
@@ -59,7 +61,9 @@ def test_a_query_page_draws_the_answers(page: Any, db: Path, tmp_path: Path) -> 
     draw("--query", QUESTION, "--strategy", "paths", "--db", str(db), "--embedder", "none", "--out", str(out))
     page.goto(out.as_uri())
     page.wait_for_function("() => window.cefGraph && window.cefGraph.cy.nodes().length > 0")
-    answers = page.evaluate("() => window.cefGraph.cy.nodes('[role = \"answer\"]').map(n => n.data('name')).sort()")
+    answers = page.evaluate(
+        "() => window.cefGraph.cy.nodes('[role = \"answer\"]').map(n => n.data('name')).sort()"
+    )
     assert answers == ["Amiodarone", "Ibuprofen"]
     assert "INTERACTS_WITH" in page.inner_text("aside")  # the typed paths, in words
     assert page.console_errors == []

@@ -64,10 +64,14 @@ def test_dot_by_name_and_by_suffix(db: Path, tmp_path: Path) -> None:
 
 def test_query_paths_drawn_with_answers_and_chunks(db: Path, tmp_path: Path) -> None:
     out = tmp_path / "q.html"
-    r = run("--query", QUESTION, "--strategy", "paths", "--db", str(db), "--embedder", "none", "--out", str(out))
+    r = run(
+        "--query", QUESTION, "--strategy", "paths", "--db", str(db), "--embedder", "none", "--out", str(out)
+    )
     assert r.exit_code == 0, r.output
     page = out.read_text()
-    data = json.loads(re.search(r'<script type="application/json" id="cef-graph">(.*?)</script>', page, re.S)[1])
+    data = json.loads(
+        re.search(r'<script type="application/json" id="cef-graph">(.*?)</script>', page, re.S)[1]
+    )
     view = GraphView.model_validate(data)
     answers = sorted(n.id for n in view.nodes if "answer" in n.roles)
     assert answers == ["med-amiodarone", "med-ibuprofen"]
@@ -89,16 +93,19 @@ def test_errors_are_clear(db: Path) -> None:
     assert bad.exit_code == 2 and "mermaid, dot, html" in bad.stderr
 
 
-NASTY = st.lists(
-    st.sampled_from([*'ab "\\<>|&\n#;]}[{', "</script>", "<!--"]), min_size=1, max_size=20
-).map("".join)
+NASTY = st.lists(st.sampled_from([*'ab "\\<>|&\n#;]}[{', "</script>", "<!--"]), min_size=1, max_size=20).map(
+    "".join
+)
 
 
 @given(NASTY, NASTY)
 def test_names_cannot_break_out_of_any_format(name: str, relation: str) -> None:
     view = GraphView(
         title=name,
-        nodes=[ViewNode(id="a", label="L", name=name, roles=["center"]), ViewNode(id=name, label="L", name="b")],
+        nodes=[
+            ViewNode(id="a", label="L", name=name, roles=["center"]),
+            ViewNode(id=name, label="L", name="b"),
+        ],
         edges=[ViewEdge(id="e", source="a", target=name, relation=relation)],
     )
     mermaid = to_mermaid(view)
