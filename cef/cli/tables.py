@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import RenderableType
 from rich.table import Table
+from rich.text import Text
 
 __all__ = ["stats_tables"]
 
 
-def stats_tables(name: str, info: dict[str, Any]) -> list[Table]:
-    """``kb.stats()`` as tables: records, node types, relation types."""
-    records = Table(title=f"Knowledge base {name}", title_justify="left")
+def stats_tables(name: str, info: dict[str, Any]) -> list[RenderableType]:
+    """``kb.stats()`` as the knowledge base's name and tables: records, node types, relation types."""
+    records = Table(title="Records", title_justify="left")
     records.add_column("records")
     records.add_column("count", justify="right")
     for key in ("nodes", "edges", "chunks", "relation_types", "node_vectors", "chunk_vectors"):
@@ -29,4 +31,4 @@ def stats_tables(name: str, info: dict[str, Any]) -> list[Table]:
     relations.add_column("name")
     for rel in info.get("relation_type_names", []):
         relations.add_row(rel)
-    return [records, labels, relations]
+    return [Text(name, style="bold"), records, labels, relations]

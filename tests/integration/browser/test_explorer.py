@@ -73,6 +73,24 @@ def test_a_query_draws_nodes_edges_and_the_ranked_chunks(page: Any, serve: Serve
     assert page.console_errors == []
 
 
+def test_the_query_options_reach_the_server(page: Any, serve: Serve) -> None:
+    url = serve()
+    page.goto(url + "/")
+    page.fill("#depth", "1")
+    page.fill("#top-k", "3")
+    page.fill("#as-of", "2024-06-01T12:00:00")
+    page.fill("#budget", "120")
+    with page.expect_request(lambda r: r.url.endswith("/api/v1/explore")) as sent:
+        ask(page, "warfarin bleeding risk", strategy="bm25")
+    body = sent.value.post_data_json
+    assert body["strategy"] == "bm25" and body["top_k"] == 3 and body["traversal"] == {"depth": 1}
+    assert body["max_token_budget"] == 120
+    assert body["as_of"].startswith("2024-06-01T")
+    assert "strategy bm25" in page.inner_text("#result-meta")
+    assert 1 <= page.locator("#results li").count() <= 3
+    assert page.console_errors == []
+
+
 def test_clicking_a_node_shows_its_properties_chunks_and_neighbours(page: Any, serve: Serve) -> None:
     url = serve()
     page.goto(url + "/")
