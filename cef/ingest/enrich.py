@@ -194,7 +194,7 @@ class EntityEnricher:
     """
 
     #: passages extracted between two progress reports
-    PROGRESS_STEP = 256
+    PROGRESS_STEP = 128
 
     def __init__(
         self,
