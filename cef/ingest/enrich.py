@@ -51,6 +51,7 @@ from cef.ingest.parsers.base import ParsedDocument, stable_id
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
 
 if TYPE_CHECKING:
+    from cef.embed.base import Progress as EmbedProgress
     from cef.engine.kb import KnowledgeBase
     from cef.engine.state import ProgressFn
     from cef.graph.index import GraphIndex
@@ -300,7 +301,7 @@ class EntityEnricher:
         edges.extend(relation_edges)
         if self.synonyms and kb.embedder is not None:
             try:
-                edges.extend(self._synonym_edges(kb, doc_key, build.display))
+                edges.extend(self._synonym_edges(kb, doc_key, build.display, progress))
             except Exception as exc:  # synonyms are a bonus: never lose the document over them
                 log.warning("synonym detection failed: %s", exc)
                 warnings.append(f"synonym detection skipped: {exc}")
@@ -431,7 +432,9 @@ class EntityEnricher:
             )
         return out
 
-    def _synonym_edges(self, kb: KnowledgeBase, doc_key: str, display: dict[str, str]) -> list[Edge]:
+    def _synonym_edges(
+        self, kb: KnowledgeBase, doc_key: str, display: dict[str, str], progress: ProgressFn | None = None
+    ) -> list[Edge]:
         by_name: dict[str, str] = {}
         for target, name in display.items():
             by_name.setdefault(name, target)
@@ -439,7 +442,7 @@ class EntityEnricher:
         if len(names) < 2:
             return []
         assert kb.embedder is not None
-        vectors = kb.embedder.embed(names)
+        vectors = kb.embedder.embed(names, progress=_counting(progress, "embedding entity names"))
         out = []
         for pair in near_duplicates(
             names, vectors, threshold=self.synonym_threshold, max_neighbors=self.synonym_neighbors
@@ -466,18 +469,25 @@ class EntityEnricher:
         if not todo:
             return chunks
         assert kb.embedder is not None
-
-        def report(done: int, total: int) -> None:
-            if progress is not None:
-                progress("embedding chunks", done, total)
-
         vectors = kb.embedder.embed(
-            [f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo], progress=report
+            [f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo],
+            progress=_counting(progress, "embedding chunks"),
         )
         out = list(chunks)
         for i, vec in zip(todo, vectors, strict=True):
             out[i] = chunks[i].model_copy(update={"embedding": [float(x) for x in vec]})
         return out
+
+
+def _counting(progress: ProgressFn | None, what: str) -> EmbedProgress | None:
+    """An embedder's ``(done, total)`` callback reporting to ``progress`` as ``what``."""
+    if progress is None:
+        return None
+
+    def report(done: int, total: int) -> None:
+        progress(what, done, total)
+
+    return report
 
 
 class _DocGraph:
