@@ -7,8 +7,9 @@ from a node's neighbourhood (:func:`neighbourhood_view`). It only reshapes
 what the engine returned; it does no retrieval of its own.
 
 Each node carries its *roles* (``anchor``, ``answer``, ``path``, ``context``,
-``center``, ``chunk``); each edge its relation type, or ``HAS_CHUNK`` for the
-link from a node to a ranked chunk (kind ``chunk``).
+``center``, ``chunk``); each edge its relation type and kind: ``edge`` on a
+drawn path, ``link`` between drawn nodes off every path, ``chunk``
+(``HAS_CHUNK``) from a node to a ranked chunk.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ class ViewEdge(_Model):
     source: str
     target: str
     relation: str
-    kind: Literal["edge", "chunk"] = "edge"
+    kind: Literal["edge", "link", "chunk"] = Field(
+        default="edge", description="edge: on a drawn path; link: between drawn nodes; chunk: node to chunk"
+    )
     confidence: float | None = None
 
 
@@ -133,6 +136,20 @@ class _Builder:
             described = path.describe()
             if described not in self.paths:
                 self.paths.append(described)
+
+    def connect(self, limit: int = 500) -> None:
+        """Draw the edges between drawn nodes that no path walked (kind ``link``)."""
+        graph_ids = [i for i, n in self.nodes.items() if "chunk" not in n.roles]
+        for e in self.kb.edges_among(graph_ids, limit=limit):
+            if e.id not in self.edges:
+                self.edges[e.id] = ViewEdge(
+                    id=e.id,
+                    source=e.source,
+                    target=e.target,
+                    relation=e.relation_type,
+                    kind="link",
+                    confidence=e.confidence,
+                )
 
     def count_chunks(self) -> None:
         graph_ids = [i for i, n in self.nodes.items() if "chunk" not in n.roles]
@@ -213,6 +230,7 @@ def result_view(kb: KnowledgeBase, result: SearchResult, *, max_context: int = 4
             b.edges[edge_id] = ViewEdge(
                 id=edge_id, source=chunk.node_id, target=chunk.id, relation=CHUNK_RELATION, kind="chunk"
             )
+    b.connect()
     b.count_chunks()
     return b.view(result.query)
 
@@ -243,6 +261,7 @@ def neighbourhood_view(
     for view in b.nodes.values():
         if not view.roles:
             view.roles.append("context")
+    b.connect()
     b.count_chunks()
     truncated = len(ctx.related_nodes) + len(ctx.root_nodes) >= max_nodes
     title = ", ".join(b.nodes[i].name for i in ids if i in b.nodes)

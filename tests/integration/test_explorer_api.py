@@ -65,6 +65,8 @@ def test_explore_returns_the_result_and_the_subgraph_behind_it(api: Callable[...
     assert nodes["med-ibuprofen"]["rank"] == 1
     relations = {(e["source"], e["relation"], e["target"]) for e in graph["edges"]}
     assert ("pat-john", "PRESCRIBED", "med-warfarin") in relations
+    assert ("med-warfarin", "INTERACTS_WITH", "med-ibuprofen") in relations
+    assert len({e["id"] for e in graph["edges"]}) == len(graph["edges"])  # each edge drawn once
     # every ranked chunk is drawn, linked to its node
     for hit in result["results"]:
         chunk = hit["chunk"]
@@ -89,7 +91,12 @@ def test_neighbours_of_a_node(api: Callable[..., httpx.Client]) -> None:
     assert nodes["pat-john"]["roles"] == ["center"]
     assert nodes["pat-john"]["properties"]["age"] == 67
     assert {"med-warfarin", "doc-chen", "cond-afib"} <= set(nodes)
-    assert all(e["source"] == "pat-john" or e["target"] == "pat-john" for e in view["edges"])
+    walked = [e for e in view["edges"] if e["kind"] == "edge"]
+    assert walked and all("pat-john" in (e["source"], e["target"]) for e in walked)
+    # edges between the neighbours are drawn too, as links
+    links = {(e["source"], e["relation"], e["target"]) for e in view["edges"] if e["kind"] == "link"}
+    assert ("med-warfarin", "TREATS", "cond-afib") in links
+    assert all(e["source"] in nodes and e["target"] in nodes for e in view["edges"])
     assert nodes["pat-john"]["chunks"] >= 1
     deeper = client.get("/api/v1/nodes/pat-john/neighbors", params={"depth": 2}).json()
     assert len(deeper["nodes"]) > len(view["nodes"])
@@ -121,3 +128,18 @@ def test_chunks_of_a_node(api: Callable[..., httpx.Client]) -> None:
     assert (
         client.get("/api/v1/nodes/med-amiodarone/chunks", headers={"X-API-Key": WRITE_KEY}).status_code == 200
     )
+
+
+def test_edges_among_nodes(clinical_kb: cef.KnowledgeBase) -> None:
+    found = {
+        (e.source, e.relation_type, e.target)
+        for e in clinical_kb.edges_among(["pat-john", "med-warfarin", "cond-afib"])
+    }
+    assert found == {
+        ("pat-john", "PRESCRIBED", "med-warfarin"),
+        ("pat-john", "HAS_CONDITION", "cond-afib"),
+        ("med-warfarin", "TREATS", "cond-afib"),
+    }
+    assert clinical_kb.edges_among(["pat-john"]) == []
+    assert clinical_kb.edges_among(["pat-john", "no-such-node"]) == []
+    assert len(clinical_kb.edges_among(["pat-john", "med-warfarin", "cond-afib"], limit=1)) == 1

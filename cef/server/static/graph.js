@@ -99,6 +99,7 @@
         "text-background-padding": 1
       }
     },
+    { selector: "edge[kind = 'link']", style: { "line-style": "dotted", "line-color": "#c3cad4", "target-arrow-color": "#c3cad4", color: "#8795a8" } },
     { selector: "edge[kind = 'chunk']", style: { "line-style": "dashed", "line-color": "#d9c36a", "target-arrow-color": "#d9c36a", label: "" } },
     { selector: "edge:selected", style: { width: 3, "line-color": "#d62c2c", "target-arrow-color": "#d62c2c" } }
   ];
