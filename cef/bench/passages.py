@@ -25,6 +25,7 @@ from typing import Any
 
 import cef
 from cef.engine.kb import KnowledgeBase
+from cef.engine.state import ProgressFn
 from cef.errors import CefError
 from cef.model import GraphQuery, SearchStrategy
 
@@ -118,10 +119,11 @@ def build_store(
     embedder: str | None = "default",
     enricher: Any = None,
     progress: Progress | None = None,
+    records: ProgressFn | None = None,
 ) -> tuple[KnowledgeBase, IndexReport]:
     """A fresh knowledge base at ``db`` holding ``corpus`` (ingested with entity extraction).
 
-    Only the corpus is read. The report's ``warm_s`` is one query on text that
+    Only the corpus is read; ``records`` counts the passages as they are extracted and embedded. The report's ``warm_s`` is one query on text that
     is not a question, so model loading and per-graph caches are not charged
     to the first question's latency.
     """
@@ -136,7 +138,10 @@ def build_store(
         t0 = time.perf_counter()
         with _quiet_progress(progress, f"ingesting {Path(corpus).name}"):
             report = ingest_sources(
-                kb, [str(corpus)], enricher=enricher if enricher is not None else EntityEnricher()
+                kb,
+                [str(corpus)],
+                enricher=enricher if enricher is not None else EntityEnricher(),
+                progress=records,
             )
         ingest_s = time.perf_counter() - t0
         if report.failures:
@@ -173,10 +178,11 @@ def run_questions(
     *,
     top_k: int = 10,
     options: dict[str, Any] | None = None,
+    progress: ProgressFn | None = None,
 ) -> list[RunLine]:
-    """Answer each question; ``ranked`` holds the chunk ids, best first."""
+    """Answer each question; ``ranked`` holds the chunk ids, best first (``progress`` counts questions)."""
     out = []
-    for q in questions:
+    for i, q in enumerate(questions, 1):
         query = GraphQuery(
             query=q["question"], strategy=strategy, top_k=top_k, min_results=1, options=dict(options or {})
         )
@@ -184,6 +190,8 @@ def run_questions(
         res = kb.retrieve(query)
         ms = (time.perf_counter() - t0) * 1000
         out.append(RunLine(str(q["id"]), [r.chunk.id for r in res.results], round(ms, 3), res.strategy.value))
+        if progress is not None:
+            progress(f"answering ({strategy.value})", i, len(questions))
     return out
 
 

@@ -28,6 +28,7 @@ COMMANDS = [
     "cef.cli.ask",
     "cef.cli.context",
     "cef.cli.transfer",
+    "cef.cli.graph",
     "cef.cli.memory",
     "cef.cli.bench",
     "cef.cli.bench_kgqa",

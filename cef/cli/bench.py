@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from cef.cli.common import cli_errors, err_console
+from cef.cli.common import cli_errors, err_console, progress_bar
 from cef.model import SearchStrategy
 
 bench_app = typer.Typer(
@@ -88,17 +88,20 @@ def passages(
         raise typer.BadParameter("--out takes one strategy; use --runs-dir with several", param_hint="--out")
     with cli_errors(), tempfile.TemporaryDirectory(prefix="cef-bench-") as tmp:
         path = db if db is not None else Path(tmp) / "bench.db"
-        kb, index = build_store(
-            corpus,
-            path,
-            embedder=None if embedder == "none" else embedder,
-            progress=lambda msg: err_console.print(f"[dim]{msg}[/]"),
-        )
+        with progress_bar() as bar:
+            kb, index = build_store(
+                corpus,
+                path,
+                embedder=None if embedder == "none" else embedder,
+                progress=lambda msg: err_console.print(f"[dim]{msg}[/]"),
+                records=bar,
+            )
         try:
             rows = read_jsonl(questions)
             results = []
             for s in chosen:
-                lines = run_questions(kb, rows, s, top_k=top_k)
+                with progress_bar() as bar:
+                    lines = run_questions(kb, rows, s, top_k=top_k, progress=bar)
                 if out is not None:
                     write_run(out, lines)
                 if runs_dir is not None:

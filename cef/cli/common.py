@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from cef.cli.progress import progress_bar as progress_bar
 from cef.errors import CefError, NotFoundError, ValidationError
 
 console = Console()
@@ -90,27 +89,3 @@ def cli_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         raise typer.Exit(130) from None
-
-
-@contextmanager
-def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
-    """A progress callback ``(what, done, total)`` rendered as rich progress bars on stderr."""
-    if not enabled or (not sys.stderr.isatty() and os.environ.get("CEF_PROGRESS") != "1"):
-        yield lambda what, done, total: None
-        return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=False,
-    ) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(what: str, done: int, total: int) -> None:
-            if what not in tasks:
-                tasks[what] = bar.add_task(what, total=total)
-            bar.update(tasks[what], completed=done, total=total)
-
-        yield update

@@ -307,12 +307,10 @@ def stats(
     if as_json:
         typer.echo(json.dumps(info, indent=2, default=str))
         return
-    console.print(f"[bold]{db_path(db)}[/]")
-    for key in ("nodes", "edges", "chunks", "relation_types", "node_vectors", "chunk_vectors"):
-        console.print(f"  {key:15} {info[key]}")
-    console.print(f"  {'embedding':15} {info['embedding_model']} ({info['embedding_dim']} dims)")
-    console.print("  labels: " + ", ".join(f"{k} {v}" for k, v in info["labels"].items()))
-    console.print("  relation types: " + ", ".join(info["relation_type_names"]))
+    from cef.cli.tables import stats_tables
+
+    for table in stats_tables(db_path(db), info):
+        console.print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -160,7 +160,9 @@ def http(
         kb = _open(settings)
         try:
             app = create_app(kb, settings)
-            err_console.print(f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs)")
+            err_console.print(
+                f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs, explorer at /)"
+            )
             uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
         finally:
             kb.close()

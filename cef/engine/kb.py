@@ -164,6 +164,9 @@ class KnowledgeBase:
     ) -> list[Node]:
         return self.retriever.get_neighbors(node_id, relation_types, direction)
 
+    def edges_among(self, node_ids: Sequence[str], *, limit: int = 1000) -> list[Edge]:
+        return self.retriever.edges_among(node_ids, limit=limit)
+
     def find_path(self, source_id: str, target_id: str, **kw: Any) -> GraphPath | None:
         return self.retriever.find_path(source_id, target_id, **kw)
 

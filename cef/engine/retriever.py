@@ -11,6 +11,7 @@ from cef.engine.state import EngineState
 from cef.errors import NotFoundError, UnknownRelationTypeError
 from cef.graph.index import EdgeFilter
 from cef.model import (
+    Edge,
     GraphPath,
     GraphQuery,
     Node,
@@ -122,6 +123,19 @@ class KnowledgeRetriever:
             flt = g.edge_filter(relation_types=relation_types, direction=direction, valid_at=utcnow())
             _, _, targets, _ = g.step(np.array([self._pos(node_id)]), flt)
             return self._nodes_at(targets.tolist())
+
+    def edges_among(self, node_ids: Sequence[str], *, limit: int = 1000) -> list[Edge]:
+        """The live edges (valid now) whose two ends are both in ``node_ids`` (unknown ids are ignored)."""
+        with self.state.reading():
+            g = self.state.graph
+            positions = [p for p in (g.pos(i) for i in dict.fromkeys(node_ids)) if p is not None]
+            if not positions:
+                return []
+            flt = g.edge_filter(direction="out", valid_at=utcnow())
+            edges, _, targets, _ = g.step(np.array(positions), flt)
+            inside = np.isin(targets, np.array(positions))
+            ids = list(dict.fromkeys(g.edge_ids[int(e)] for e in edges[inside][:limit].tolist()))
+            return self.state.store.get_edges(ids)
 
     def find_path(
         self,

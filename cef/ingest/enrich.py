@@ -52,7 +52,9 @@ from cef.ingest.parsers.base import ParsedDocument, stable_id
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
 
 if TYPE_CHECKING:
+    from cef.embed.base import Progress as EmbedProgress
     from cef.engine.kb import KnowledgeBase
+    from cef.engine.state import ProgressFn
     from cef.graph.index import GraphIndex
 
 __all__ = [
@@ -216,6 +218,9 @@ class EntityEnricher:
         ingest_sources(kb, ["corpus.jsonl.gz"], enricher=EntityEnricher(title_weight=4.0))
     """
 
+    #: passages extracted between two progress reports
+    PROGRESS_STEP = 128
+
     def __init__(
         self,
         extractor: EntityExtractor | None = None,
@@ -268,6 +273,12 @@ class EntityEnricher:
 
     # ------------------------------------------------------------------ entry point
     def __call__(self, kb: KnowledgeBase, doc: ParsedDocument) -> ParsedDocument:
+        return self.enrich(kb, doc)
+
+    def enrich(
+        self, kb: KnowledgeBase, doc: ParsedDocument, *, progress: ProgressFn | None = None
+    ) -> ParsedDocument:
+        """``doc`` with its entities, mentions and relations; ``progress`` counts passages (and embeddings)."""
         batch = doc.batch
         if not batch.chunks:
             return doc
@@ -276,12 +287,18 @@ class EntityEnricher:
         titles = [_title(c) for c in chunks]
         texts = [c.content for c in chunks]
         relations: list[list[RelationMention]] = [[] for _ in chunks]
-        if isinstance(self.extractor, RelationExtractor):
-            extractions = self.extractor.extract_relations(texts, titles)
-            found = [x.mentions for x in extractions]
-            relations = [x.relations for x in extractions]
-        else:
-            found = self.extractor.extract(texts, titles)
+        found: list[list[Mention]] = []
+        step = self.PROGRESS_STEP if progress is not None else max(len(texts), 1)
+        for start in range(0, len(texts), step):
+            part, part_titles = texts[start : start + step], titles[start : start + step]
+            if isinstance(self.extractor, RelationExtractor):
+                extractions = self.extractor.extract_relations(part, part_titles)
+                found += [x.mentions for x in extractions]
+                relations[start : start + len(part)] = [x.relations for x in extractions]
+            else:
+                found += self.extractor.extract(part, part_titles)
+            if progress is not None:
+                progress("extracting entities (passages)", start + len(part), len(texts))
         if len(found) != len(chunks) or len(relations) != len(chunks):
             raise ValueError(f"extractor returned {len(found)} results for {len(chunks)} texts")
         take = getattr(self.extractor, "take_warnings", None)
@@ -315,12 +332,12 @@ class EntityEnricher:
         edges.extend(relation_edges)
         if self.synonyms and kb.embedder is not None:
             try:
-                edges.extend(self._synonym_edges(kb, doc_key, build.display))
+                edges.extend(self._synonym_edges(kb, doc_key, build.display, progress))
             except Exception as exc:  # synonyms are a bonus: never lose the document over them
                 log.warning("synonym detection failed: %s", exc)
                 warnings.append(f"synonym detection skipped: {exc}")
         if self.title_in_embedding and kb.embedder is not None:
-            out_chunks = self._embed_with_titles(kb, out_chunks)
+            out_chunks = self._embed_with_titles(kb, out_chunks, progress)
 
         rel_names = {r.name for r in batch.relation_types}
         registered = kb.state.graph.rel_types
@@ -453,7 +470,9 @@ class EntityEnricher:
             )
         return out
 
-    def _synonym_edges(self, kb: KnowledgeBase, doc_key: str, display: dict[str, str]) -> list[Edge]:
+    def _synonym_edges(
+        self, kb: KnowledgeBase, doc_key: str, display: dict[str, str], progress: ProgressFn | None = None
+    ) -> list[Edge]:
         by_name: dict[str, str] = {}
         for target, name in display.items():
             by_name.setdefault(name, target)
@@ -461,7 +480,7 @@ class EntityEnricher:
         if len(names) < 2:
             return []
         assert kb.embedder is not None
-        vectors = kb.embedder.embed(names)
+        vectors = kb.embedder.embed(names, progress=_counting(progress, "embedding entity names"))
         out = []
         for pair in near_duplicates(
             names, vectors, threshold=self.synonym_threshold, max_neighbors=self.synonym_neighbors
@@ -518,16 +537,32 @@ class EntityEnricher:
                 out[t] = ids[j]
         return out
 
-    def _embed_with_titles(self, kb: KnowledgeBase, chunks: list[Chunk]) -> list[Chunk]:
+    def _embed_with_titles(
+        self, kb: KnowledgeBase, chunks: list[Chunk], progress: ProgressFn | None = None
+    ) -> list[Chunk]:
         todo = [i for i, c in enumerate(chunks) if c.embedding is None and _title(c)]
         if not todo:
             return chunks
         assert kb.embedder is not None
-        vectors = kb.embedder.embed([f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo])
+        vectors = kb.embedder.embed(
+            [f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo],
+            progress=_counting(progress, "embedding chunks"),
+        )
         out = list(chunks)
         for i, vec in zip(todo, vectors, strict=True):
             out[i] = chunks[i].model_copy(update={"embedding": [float(x) for x in vec]})
         return out
+
+
+def _counting(progress: ProgressFn | None, what: str) -> EmbedProgress | None:
+    """An embedder's ``(done, total)`` callback reporting to ``progress`` as ``what``."""
+    if progress is None:
+        return None
+
+    def report(done: int, total: int) -> None:
+        progress(what, done, total)
+
+    return report
 
 
 class _DocGraph:

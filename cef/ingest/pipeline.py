@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
@@ -35,6 +35,16 @@ MANIFEST_PREFIX = "ingest:"
 
 #: turns a parsed document into a richer one (entity extraction); given the knowledge base for its gazetteer
 Enricher = Callable[[KnowledgeBase, ParsedDocument], ParsedDocument]
+
+
+@runtime_checkable
+class ProgressEnricher(Protocol):
+    """An enricher that reports progress (records done / total) while it works on a document."""
+
+    def enrich(
+        self, kb: KnowledgeBase, doc: ParsedDocument, *, progress: ProgressFn | None = None
+    ) -> ParsedDocument: ...
+
 
 #: labels of nodes extracted from text (``cef.ingest.enrich.ENTITY_LABEL``): many files may mention one,
 #: and it is removed only when nothing references it any more (see :func:`_shared_removals`)
@@ -167,9 +177,11 @@ def ingest_sources(
             seen: set[str] = set()
             for i, info in enumerate(files, 1):
                 seen.add(info.path)
-                report.outcomes.append(_ingest_file(kb, source, key, info, registry, options, enricher))
-                if progress is not None:
-                    progress(f"ingesting {uri}", i, len(files))
+                report.outcomes.append(
+                    _ingest_file(kb, source, key, info, registry, options, enricher, progress)
+                )
+                if progress is not None and len(files) > 1:  # one file: its records are counted instead
+                    progress(f"ingesting {uri} (files)", i, len(files))
             if is_tree:
                 report.outcomes.extend(_delete_missing(kb, key, seen))
     report.seconds = time.perf_counter() - t0
@@ -184,6 +196,7 @@ def _ingest_file(
     registry: ParserRegistry,
     options: ParseOptions | None,
     enricher: Enricher | None,
+    progress: ProgressFn | None = None,
 ) -> FileOutcome:
     mkey = _manifest_key(key, info.path)
     previous: dict[str, Any] | None = kb.store.get_meta(mkey)
@@ -199,7 +212,9 @@ def _ingest_file(
     )
     try:
         doc = parser.parse(source.read_bytes(info.path), ctx)
-        if enricher is not None:
+        if isinstance(enricher, ProgressEnricher):
+            doc = enricher.enrich(kb, doc, progress=progress)
+        elif enricher is not None:
             doc = enricher(kb, doc)
         batch = doc.batch
         ids = {
@@ -222,6 +237,7 @@ def _ingest_file(
             remove_edges=remove_edges,
             remove_chunks=_gone(old.get("chunks"), ids["chunks"]),
             meta={**merge.manifests, mkey: manifest},
+            progress=progress,
         )
     except ParseError as exc:
         return FileOutcome(info.path, "failed", message=str(exc))

@@ -279,7 +279,11 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         await svc.run(kb.delete_chunk, chunk_id)
         return WriteResult(chunks=1)
 
+    from cef.server.explorer import explorer_api, mount_explorer
+
+    api.include_router(explorer_api(svc, read, graph_query))
     app.include_router(api)
+    mount_explorer(app)
     return app
 
 
