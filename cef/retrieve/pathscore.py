@@ -348,6 +348,7 @@ class PathScorer:
             count = 0.0
             nearest = 10_000
             run: set[int] | None = None  # relation words matched by the current naming
+            run_weight = 0.0
             for i, (t, lem) in enumerate(tokens):
                 if i == at:
                     run = None
@@ -364,8 +365,12 @@ class PathScorer:
                     hit, weight = len(w.cue) + soft, 0.5
                 if run is not None and hit not in run:
                     run.add(hit)
+                    if weight > run_weight:  # a naming counts as its strongest word
+                        count += weight - run_weight
+                        run_weight = weight
                     continue
                 run = {hit}
+                run_weight = weight
                 count += weight
                 nearest = min(nearest, abs(i - at) if at is not None else i + 1)
             if count:

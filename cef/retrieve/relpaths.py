@@ -293,8 +293,9 @@ def relation_path_search(
 
     ``anchor_chunks``: also rank the chunks of the anchors themselves (after the answers' and the
     paths'); the ``auto`` route leaves them to the text sources, which find them by the question's words.
-    ``roles`` receives each returned chunk's role: ``answer`` (linked to an answer node), ``path``
-    (to a node on an answer's path) or ``anchor``.
+    ``roles`` receives each returned chunk's role: ``answer`` (linked to an answer of the best
+    paths), ``path`` (to a node on an answer's path), ``anchor`` or ``weak answer`` (an answer of a
+    weaker path).
     """
     flt = curated_filter(qc)
     if flt is None:
@@ -460,6 +461,12 @@ def render_node(node: Node) -> str:
     return f"{head} ({', '.join(props)})" if props else head
 
 
+#: answers scoring at least this share of the best one come from the best paths
+_PRIMARY = 0.99
+#: chunk score factor of the answers of weaker paths (below the anchors' chunks)
+_WEAK = 0.2
+
+
 def _chunks(
     qc: QueryContext,
     answers: list[RankedNode],
@@ -468,13 +475,16 @@ def _chunks(
     anchor_chunks: bool = True,
     roles: dict[str, str] | None = None,
 ) -> list[RankedChunk]:
-    """Chunks of the answer nodes (by answer rank), then of the other nodes on their paths."""
+    """Chunks of the answers of the best paths, then of the other nodes on their paths (path nodes,
+    then anchors), then of the answers of weaker paths."""
     top = answers[0].score or 1.0
     owner: dict[str, tuple[float, RankedNode, str]] = {}  # chunk -> (score, answer, role)
     for ans in answers:
+        primary = ans.score >= top * _PRIMARY
         for cid in ans.chunk_ids:
             if cid not in owner:
-                owner[cid] = (ans.score / top, ans, "answer")
+                score = ans.score / top
+                owner[cid] = (score, ans, "answer") if primary else (_WEAK * score, ans, "weak answer")
     via_ids = {
         nid
         for ans in answers[: settings.path_node_answers]
@@ -517,7 +527,7 @@ def _chunks(
             entities=[ans.node.name],
             notes=[
                 f"{role}: chunk of {ans.node.name!r}"
-                if role == "answer"
+                if role in ("answer", "weak answer")
                 else f"{role} of the path to {ans.node.name!r}"
             ],
         )

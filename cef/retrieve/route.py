@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cef.model import Explanation, RankedChunk, SearchStrategy
+from cef.model import Explanation, GraphQuery, RankedChunk, SearchStrategy
 from cef.retrieve.context import QueryContext
 from cef.retrieve.presets import AutoSettings, PathSettings, settings_for
 
@@ -130,11 +130,11 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         if context:
             sources["path_context"], weights["path_context"] = context, weight * factor
     if has_hints(qc):
-        hybrid = hybrid_search(_with_query(qc, deep))
+        hybrid = _run(hybrid_search, qc, deep)
         if hybrid:
             sources["hybrid"] = hybrid
             weights["hybrid"] = s.fuse_hybrid
-    ppr = ppr_search(_with_query(qc, deep))
+    ppr = _run(ppr_search, qc, deep)
     # PPR seeded by entities the question names already blends the dense signal (its dense seeds
     # and bridge bonus): measured on multi-hop passages, adding vector and BM25 lists beside it
     # only dilutes the bridges. Seeded by dense hits alone it is a diffusion of them: then the
@@ -145,11 +145,11 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         weights["ppr"] = s.fuse_ppr if text_led else s.fuse_ppr_dense
     if not text_led or not sources:
         if qc.state.embedder is not None:
-            vec = vector_search(_with_query(qc, deep))
+            vec = _run(vector_search, qc, deep)
             if vec:
                 sources["vector"] = vec
                 weights["vector"] = s.fuse_vector
-        bm = bm25_search(_with_query(qc, deep))
+        bm = _run(bm25_search, qc, deep)
         if bm:
             sources["bm25"] = bm
             weights["bm25"] = s.fuse_bm25
@@ -160,11 +160,23 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     return fuse(sources, weights, s.fuse_k, q.top_k)
 
 
+def _run(
+    fn: Callable[[QueryContext], list[RankedChunk] | None], qc: QueryContext, query: GraphQuery
+) -> list[RankedChunk] | None:
+    """One source on a copy of the context answering ``query``; what it explored is kept."""
+    sub = _with_query(qc, query)
+    out = fn(sub)
+    if sub is not qc:
+        if qc.reasoning is None:
+            qc.reasoning = sub.reasoning
+        if qc.enhanced_query is None:
+            qc.enhanced_query = sub.enhanced_query
+    return out
+
+
 def _with_query(qc: QueryContext, query: object) -> QueryContext:
     """The same query context answering a copy of its query (a deeper top-k for fusion)."""
     from dataclasses import replace
-
-    from cef.model import GraphQuery
 
     assert isinstance(query, GraphQuery)
     return replace(qc, query=query) if query is not qc.query else qc

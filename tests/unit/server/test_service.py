@@ -50,7 +50,7 @@ def test_search_response_explains_the_graph(service: CefService) -> None:
     # the typed paths explored from warfarin: the two drugs it interacts with, by their edges
     assert s.entities_explored >= 3 and s.relationships_traversed >= 2
     assert {"Ibuprofen", "Amiodarone"} <= {e.text for e in r.related_entities}
-    assert s.chunks_from_graph == s.chunks_combined
+    assert s.chunks_combined == 10 and s.chunks_from_graph >= 5  # the rest: BM25 (no text graph here)
     assert [h.rank for h in r.results] == list(range(1, 11))
     # a chunk reached over one INTERACTS_WITH edge explains itself (whichever drug the engine ranks first)
     hit = next(h for h in r.results if h.path and h.path.startswith("Warfarin -[INTERACTS_WITH]-> "))
@@ -63,7 +63,7 @@ def test_search_response_explains_the_graph(service: CefService) -> None:
     related = {e.text: e for e in r.related_entities}
     assert related[other].relationship_to_query == hit.path
     assert related[other].hops == 1 and related[other].mentions >= 1
-    assert r.suggested_queries and all(q.startswith("Warfarin ") for q in r.suggested_queries)
+    assert r.suggested_queries and all("Warfarin" in q for q in r.suggested_queries)
 
 
 def test_search_without_graph(service: CefService) -> None:
