@@ -128,8 +128,7 @@ def kgqa(
     load = report.load
     typer.echo(
         f"loaded {load.triples:,} triples ({load.nodes:,} entities, {len(load.relations)} relations) "
-        f"in {load.load_s:.1f} s; warm-up "
-        + ", ".join(f"{k} {v:.1f} s" for k, v in report.warm.items())
+        f"in {load.load_s:.1f} s; warm-up " + ", ".join(f"{k} {v:.1f} s" for k, v in report.warm.items())
     )
     typer.echo(format_table(report.scores))
 
