@@ -26,7 +26,7 @@ from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 from cef.retrieve import pipeline
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import build_reasoning_context
-from cef.retrieve.patterns import runner_for
+from cef.retrieve.patterns import at_query_time, runner_for
 from cef.retrieve.search import bm25_search, vector_search
 
 
@@ -219,10 +219,13 @@ class KnowledgeRetriever:
 
         ``query_text`` is what SEMANTIC_SCORE / HYBRID ranking compares nodes
         with (when the pattern has no ``semantic_query``); ``start_nodes`` are
-        entry points for a pattern without a start of its own.
+        entry points for a pattern without a start of its own. Like retrieval,
+        patterns see the graph as it is now: a pattern without ``valid_at``
+        walks only edges valid at this moment (give ``valid_at`` for another time).
         """
+        timed = at_query_time(pattern, utcnow())
         with self.state.reading():
-            return runner_for(self.state).run(pattern, start_nodes=start_nodes, query_text=query_text)
+            return runner_for(self.state).run(timed, start_nodes=start_nodes, query_text=query_text)
 
     def warm(self) -> dict[str, float]:
         """Load models, indexes and per-graph caches now rather than inside the first query

@@ -127,8 +127,9 @@ class _Known:
     """Names already in the knowledge base: a gazetteer whose entries point at nodes, and the
     resolver that says which node a name stands for (exact, alias, fuzzy, partial)."""
 
-    gazetteer: Gazetteer
+    gazetteer: Gazetteer  # names extracted from text: matched in running text only when capitalised
     resolver: NameResolver
+    curated_gazetteer: Gazetteer  # names of curated nodes: matched in any case ("started on warfarin")
     names: dict[str, str]  # node id -> display name
     curated: list[tuple[str, str]] = field(default_factory=list)  # (node id, name) of curated nodes
 
@@ -315,7 +316,13 @@ class EntityEnricher:
         local = self._names_of(batch.nodes)
         embedded = self._embedding_matches(kb, known, local, titles, ner)
         build = _DocGraph(kb, known, local, {n.id for n in batch.nodes}, self.title_weight, embedded)
-        gazetteers = (local.gazetteer, known.gazetteer, self.run_gazetteer)
+        gazetteers = (
+            local.curated_gazetteer,
+            local.gazetteer,
+            known.curated_gazetteer,
+            known.gazetteer,
+            self.run_gazetteer,
+        )
         out_chunks = [
             build.add_chunk(chunk, title, mentions, gazetteers)
             for chunk, title, mentions in zip(chunks, titles, ner, strict=True)
@@ -365,6 +372,7 @@ class EntityEnricher:
 
     def _names_of(self, nodes: Iterable[Node]) -> _Known:
         gaz = Gazetteer()
+        cgaz = Gazetteer(require_capital=False)
         resolver = NameResolver(fuzzy_cutoff=self.fuzzy_cutoff)
         names: dict[str, str] = {}
         curated: list[tuple[str, str]] = []
@@ -378,10 +386,13 @@ class EntityEnricher:
             if not extracted:
                 curated.append((node.id, node.name))
             all_names = [node.name, *node.aliases]
+            # a user's own names are looked for in any case ("started on warfarin"); names extracted
+            # from text only when written like names
+            target_gaz = gaz if extracted else cgaz
             for name in all_names:
-                gaz.add(name, node.label, node.id)
+                target_gaz.add(name, node.label, node.id)
             resolver.add(node.id, node.label, all_names, curated=not extracted, types=_node_types(node))
-        return _Known(gaz, resolver, names, curated)
+        return _Known(gaz, resolver, cgaz, names, curated)
 
     # ------------------------------------------------------------------ edges
     def _relation_edges(
