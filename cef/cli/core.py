@@ -168,15 +168,13 @@ def query(
 ) -> None:
     """Answer a question with ranked chunks, answer nodes and the graph paths that explain them.
 
-    Examples:
+    Example:  cef query "Which drugs interact with the medication John Miller takes?"
 
-      cef query "Which drugs interact with the medication John Miller takes?"
+    As the graph stood then:  cef query "What was John Miller prescribed?" --as-of 2020-01-01
 
-      cef query "What was John Miller prescribed?" --as-of 2020-01-01
+    Steered:  cef query "Who treats John?" --target "John Miller" --relation TREATED_BY_DOCTOR
 
-      cef query "Who treats John?" --target "John Miller" --relation TREATED_BY_DOCTOR
-
-      cef query "Which patients take an anticoagulant?" --pattern anticoagulants.yaml
+    With a pattern file (JSON or YAML GraphPattern):  cef query "Who takes it?" --pattern p.yaml
     """
     from cef.model import ResolutionTarget
 
