@@ -13,7 +13,8 @@ Every error cef raises on purpose derives from :class:`CefError`::
     ├── NotFoundError             a lookup by id found nothing
     ├── PathEscapeError           a data-source path that would leave its root
     ├── ConfigurationError        a setting that cannot work (missing extra, bad URL, ...)
-    │   └── MissingExtraError          an optional dependency is not installed
+    │   ├── MissingExtraError          an optional dependency is not installed
+    │   └── StoreNotFoundError         a read names a knowledge base that does not exist
     ├── StoreError                a backend failed; adapters translate driver errors to this
     │   └── RetryableStoreError        a transient failure (lock, connection) worth retrying
     ├── EmbeddingError            the embedding model failed or returned the wrong shape
@@ -26,6 +27,11 @@ rest to server errors, always with the message.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pydantic
 
 
 class CefError(Exception):
@@ -103,6 +109,17 @@ class MissingExtraError(ConfigurationError):
         super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'")
 
 
+class StoreNotFoundError(ConfigurationError):
+    """A read-only open (``create=False``) named a knowledge base that does not exist; nothing was created."""
+
+    def __init__(self, location: str, detail: str = "no such file", *, hint: str = "") -> None:
+        self.location = location
+        self.detail = detail
+        super().__init__(
+            f"knowledge base {location!r} does not exist ({detail})" + (f": {hint}" if hint else "")
+        )
+
+
 class StoreError(CefError):
     pass
 
@@ -125,3 +142,15 @@ class LLMTimeoutError(LLMError):
 
 class QueryTimeoutError(CefError):
     pass
+
+
+def format_validation_error(exc: pydantic.ValidationError, limit: int = 8) -> str:
+    """A pydantic error as one readable line per problem: ``field.path: message``."""
+    lines = []
+    for err in exc.errors(include_url=False, include_input=False)[:limit]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        lines.append(f"{loc}: {err.get('msg', 'invalid')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        lines.append(f"... and {more} more problem(s)")
+    return "; ".join(lines)

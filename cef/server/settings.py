@@ -16,13 +16,16 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+
+from cef.config import SERVER_TABLE, TomlTableSource, read_config_file, setting_sources, toml_values
+from cef.errors import ConfigurationError, format_validation_error
 
 Scope = Literal["read", "write"]
 RequiredField = Literal["textQuery", "graphHints", "semanticKeywords"]
 
-__all__ = ["RequiredField", "Scope", "ServerSettings"]
+__all__ = ["RequiredField", "Scope", "ServerSettings", "load_server_settings"]
 
 
 def parse_api_keys(value: Any) -> dict[str, Scope]:
@@ -68,9 +71,7 @@ class ServerSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="CEF_", extra="ignore", validate_default=True)
 
-    # where and what to serve
-    db: Path = Field(default=Path("cef.db"), description="SQLite knowledge base file")
-    embedder: str = Field(default="default", description="'default' (offline MiniLM) or 'none'")
+    # where to listen (what to serve — store, embedder — is cef.config.CefConfig)
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
 
@@ -89,6 +90,11 @@ class ServerSettings(BaseSettings):
         default=1000, ge=1, le=10_000, description="longest query text, in characters"
     )
     max_batch: int = Field(default=1000, ge=1, description="most records one write call may carry")
+    max_body_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1024,
+        description="largest request body in bytes; a larger one is refused with 413 before it is read",
+    )
 
     # search behaviour
     graph_timeout_ms: int = Field(
@@ -109,6 +115,24 @@ class ServerSettings(BaseSettings):
         default=2.0, ge=0, description="how often the MCP server looks for schema changes by other processes"
     )
     writable: bool = Field(default=False, description="expose the MCP write tools")
+
+    #: where each setting came from (set by :func:`load_server_settings`)
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return dict(self._sources)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, TomlTableSource(settings_cls, SERVER_TABLE)
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -139,3 +163,31 @@ class ServerSettings(BaseSettings):
     @property
     def auth_enabled(self) -> bool:
         return bool(self.api_keys)
+
+
+def load_server_settings(
+    path: str | Path | None = None, *, flags: dict[str, str] | None = None, **overrides: Any
+) -> ServerSettings:
+    """The servers' settings, resolved like :func:`cef.config.load_config`: flags (``overrides``), then
+    ``CEF_*`` variables (``CEF_PORT``, ``CEF_API_KEYS`` ...), then the file's ``[cef.server]`` table."""
+    import pydantic
+
+    data, file = read_config_file(path)
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        with toml_values(data):
+            settings = ServerSettings(**overrides)
+    except pydantic.ValidationError as exc:
+        where = f"{file} [cef.server], " if file else ""
+        raise ConfigurationError(
+            f"invalid server settings (in {where}CEF_* variables or options): {format_validation_error(exc)}"
+        ) from None
+    table = data.get(SERVER_TABLE)
+    settings._sources = setting_sources(
+        settings,
+        file_data=table if isinstance(table, dict) else {},
+        file=file,
+        overrides=overrides,
+        flags=flags,
+    )
+    return settings

@@ -24,7 +24,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from cef.errors import ValidationError
+from cef.errors import ValidationError, format_validation_error
 from cef.model import Chunk, Edge, GraphQuery, Node, RelationType, TraversalHint
 from cef.server.jsonschema import model_input_schema
 from cef.server.schema import GraphSchema, describe_schema
@@ -593,18 +593,6 @@ def tool_definitions(
 
 
 # ---------------------------------------------------------------- validation
-def format_validation_error(exc: pydantic.ValidationError, limit: int = 8) -> str:
-    """A pydantic error as one readable line per problem: ``field.path: message``."""
-    lines = []
-    for err in exc.errors(include_url=False, include_input=False)[:limit]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
-        lines.append(f"{loc}: {err.get('msg', 'invalid')}")
-    more = exc.error_count() - limit
-    if more > 0:
-        lines.append(f"... and {more} more problem(s)")
-    return "; ".join(lines)
-
-
 def parse_tool_arguments(
     spec: ToolSpec, arguments: Mapping[str, Any] | None, settings: ServerSettings
 ) -> BaseModel:
