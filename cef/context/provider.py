@@ -135,7 +135,7 @@ class ContextRequest(BaseModel):
         default=None,
         ge=0,
         description="tokens reserved for graph reasoning (anchors, paths, key concepts); "
-        f"default {int(DEFAULT_REASONING_SHARE * 100)}% of the budget; unused reserve goes to chunks",
+        f"default {int(DEFAULT_REASONING_SHARE * 100)}% of the budget; more than token_budget means the whole budget; unused reserve goes to chunks",
     )
     include_paths: bool = Field(default=True, description="include the graph reasoning section")
     include_explanations: bool = Field(default=True, description="say how each chunk was found")
@@ -166,9 +166,9 @@ class ContextRequest(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> ContextRequest:
         if self.reserve_reasoning_tokens is not None and self.reserve_reasoning_tokens > self.token_budget:
-            raise ValueError(
-                f"reserve_reasoning_tokens ({self.reserve_reasoning_tokens}) exceeds token_budget ({self.token_budget})"
-            )
+            self.reserve_reasoning_tokens = (
+                self.token_budget
+            )  # at most the whole budget (stated in the schema)
         return self
 
     @property

@@ -11,20 +11,27 @@ a client's mistake is a 4xx, never a 500. The OpenAPI spec is at ``/openapi.json
 
 # no `from __future__ import annotations`: FastAPI reads the route annotations at runtime
 
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Annotated, Any
+from pathlib import Path as FilePath
+from typing import Annotated, Any, Literal
 
+import anyio
 import pydantic
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as AsgiScope
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, NotFoundError
@@ -47,6 +54,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (400, "The request body could not be read (not JSON, or not UTF-8)"),
         (404, "Not found"),
         (409, "Conflict: the id exists already"),
+        (413, "The request body is larger than this server accepts (max_body_bytes)"),
         (422, "The request is invalid or exceeds the server's limits"),
         (500, "Server error"),
         (501, "Not available: an optional dependency is missing"),
@@ -123,7 +131,12 @@ class ChunkPatch(_Patch):
 
 
 class Health(BaseModel):
-    status: str = "ok"
+    status: Literal["starting", "ready"] = Field(
+        description="starting: loading models and indexes (reads wait for it); ready: warm"
+    )
+    loaded: dict[str, Any] = Field(
+        default_factory=dict, description="what the warm-up loaded: embedder, counts, seconds"
+    )
     version: str
     auth: bool = Field(description="whether API keys are required")
     provide_context: bool = Field(description="whether POST /api/v1/context is available")
@@ -142,9 +155,12 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await svc.warm_up()
-        yield
-        svc.close()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(svc.warm_up)  # /health says "starting" until it is done
+            try:
+                yield
+            finally:
+                svc.close()
 
     app = FastAPI(
         title="cef",
@@ -152,16 +168,32 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         description="Context Engineering Framework: graph + vector + BM25 retrieval over a knowledge graph "
         "with linked text chunks.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.service = svc
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     install_error_handlers(app)
+    install_docs(app)
 
-    @app.get("/health", response_model=Health, tags=["meta"])
-    async def health() -> Health:
-        """Liveness: the server answers (no key needed)."""
-        return Health(version=__version__, auth=auth.enabled, provide_context=svc.context is not None)
+    @app.get(
+        "/health",
+        response_model=Health,
+        tags=["meta"],
+        responses={503: {"model": Health, "description": "Starting: models and indexes are loading"}},
+    )
+    async def health() -> Any:
+        """Readiness: "starting" (503) while models and indexes load, then "ready" with what was loaded."""
+        info = Health(
+            status="ready" if svc.ready else "starting",
+            loaded=svc.loaded if svc.ready else {},
+            version=__version__,
+            auth=auth.enabled,
+            provide_context=svc.context is not None,
+        )
+        return info if svc.ready else JSONResponse(info.model_dump(mode="json"), status_code=503)
 
-    api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra})
+    api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra}, route_class=StrictJsonRoute)
 
     # -------------------------------------------------------------- retrieval
     models = input_models(settings)  # request models whose constraints are this server's limits
@@ -283,6 +315,114 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     return app
 
 
+# ------------------------------------------------------------------ strict bodies, size limit, docs
+class StrictJsonRoute(APIRoute):
+    """A route whose JSON body is validated in strict mode first: JSON types are taken as they are.
+
+    ``0`` is not a boolean or a date, ``"5"`` is not a number, ``1.5`` is not an
+    integer; ISO 8601 strings still make dates and enum values enums (pydantic's
+    strict JSON mode). Then FastAPI validates as usual. A body that is not JSON
+    is left to FastAPI (400/422 as before).
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        field = self.body_field
+        if field is None or field.field_info.annotation is None:
+            return handler
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(field.field_info.annotation)
+
+        async def strict(request: Request) -> Response:
+            raw = await request.body()
+            if raw:
+                try:
+                    json.loads(raw)
+                except ValueError:
+                    return await handler(request)  # FastAPI reports unreadable bodies
+                try:
+                    adapter.validate_json(raw, strict=True)
+                except pydantic.ValidationError as exc:
+                    errors = exc.errors(include_url=False)
+                    raise RequestValidationError(
+                        [{**e, "loc": ("body", *e.get("loc", ()))} for e in errors]
+                    ) from None
+            return await handler(request)
+
+        return strict
+
+
+class _TooLarge(StarletteHTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            413,
+            f"the request body is larger than this server accepts ({limit} bytes; setting max_body_bytes, "
+            "CEF_MAX_BODY_BYTES): send fewer records per call",
+        )
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes gets 413 before it is read (by its Content-Length)
+    or as soon as the bytes received pass the limit (chunked bodies) — never parsed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            status = 413 if length.isdigit() else 400
+            kind = "payload_too_large" if status == 413 else "bad_request"
+            text = _TooLarge(self.limit).detail if status == 413 else "invalid Content-Length header"
+            await JSONResponse(body(kind, text), status_code=status)(scope, receive, send)
+            return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise _TooLarge(self.limit)
+            return message
+
+        await self.app(scope, limited, send)
+
+
+#: Swagger UI, shipped with cef (swagger-ui-dist, Apache-2.0; see its LICENSE and NOTICE there)
+SWAGGER_DIR = FilePath(__file__).parent / "static" / "swagger-ui"
+SWAGGER_FILES = {
+    "swagger-ui-bundle.js": "text/javascript",
+    "swagger-ui.css": "text/css",
+    "favicon-32x32.png": "image/png",
+}
+
+
+def install_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI served from the package (works offline); the spec is at /openapi.json."""
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )
+
+    @app.get("/docs/assets/{name}", include_in_schema=False)
+    async def docs_asset(name: str) -> FileResponse:
+        media = SWAGGER_FILES.get(name)
+        if media is None:
+            raise NotFoundError(f"no documentation asset {name!r}")
+        return FileResponse(SWAGGER_DIR / name, media_type=media)
+
+
 def _found(value: Any, kind: str, ident: str) -> Any:
     if value is None:
         raise NotFoundError(f"{kind} {ident!r} does not exist")
@@ -335,7 +475,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+        kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
             headers["Allow"] = ", ".join(allowed_methods(request))

@@ -146,6 +146,9 @@ class CefService:
         else:
             self.context = context or None
         self._provider: Any = None
+        self._ready: anyio.Event | None = None
+        #: what the warm-up loaded (shown by /health)
+        self.loaded: dict[str, Any] = {}
         kb.state.listeners.append(self._on_write)
 
     def close(self) -> None:
@@ -156,14 +159,53 @@ class CefService:
         self.cache.clear()
 
     async def warm_up(self) -> None:
-        """Run one small retrieval so the first client does not pay one-time costs (loading the
-        embedding model, lazy imports, first index builds) inside its time limit. Failures are logged."""
+        """Load what the first request would otherwise load inside its time limit: the embedding
+        model, the indexes a retrieval builds, the context provider and its token counter.
+
+        Runs once (later callers wait for the first); every read waits for it
+        before its time limit starts (:meth:`ensure_ready`). Failures are logged
+        and the server still answers (slowly) rather than not at all.
+        """
+        if self._ready is not None:
+            await self._ready.wait()
+            return
+        self._ready = anyio.Event()
         t0 = time.perf_counter()
         try:
-            await self.run(lambda: self.kb.retrieve(GraphQuery(query="warm up", top_k=1, min_results=0)))
-        except Exception:
-            log.warning("warm-up retrieval failed", exc_info=True)
-        log.info("warm-up took %.0f ms", (time.perf_counter() - t0) * 1000)
+            self.loaded = await self.run(self._load)
+        except Exception as exc:
+            log.warning("warm-up failed", exc_info=True)
+            self.loaded = {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self.loaded["seconds"] = round(time.perf_counter() - t0, 3)
+            self._ready.set()
+        log.info("warm-up took %.0f ms: %s", (time.perf_counter() - t0) * 1000, self.loaded)
+
+    def _load(self) -> dict[str, Any]:
+        kb = self.kb
+        loaded: dict[str, Any] = {"embedder": kb.embedder.name if kb.embedder is not None else "none"}
+        if kb.embedder is not None:
+            kb.embedder.embed_query("warm up")  # loads the model
+        kb.retrieve(GraphQuery(query="warm up", top_k=1, min_results=0))  # builds the retrieval indexes
+        info = kb.stats()
+        loaded.update(nodes=info["nodes"], edges=info["edges"], chunks=info["chunks"])
+        if self.context is not None:
+            self._provider = self._provider or self.context.provider_cls(kb)
+            counter = getattr(self._provider, "counter", None)
+            if counter is not None and hasattr(counter, "count"):
+                counter.count("warm up")  # loads the tokenizer
+            loaded["context"] = True
+        return loaded
+
+    @property
+    def ready(self) -> bool:
+        return self._ready is not None and self._ready.is_set()
+
+    async def ensure_ready(self) -> None:
+        """Wait until the one-time loading is done (start it if nobody has); reads call this before
+        their time limit starts, so loading never counts against it."""
+        if not self.ready:
+            await self.warm_up()
 
     # ----------------------------------------------------------- limits
     def check_text(self, text: str, what: str = "query") -> None:
@@ -272,6 +314,7 @@ class CefService:
     async def retrieve_knowledge(self, q: GraphQuery) -> SearchResult:
         """GraphQuery → SearchResult (cached until the next write)."""
         self.check_graph_query(q)
+        await self.ensure_ready()
 
         async def compute() -> SearchResult:
             return (await self._retrieve(q))[0]
@@ -285,6 +328,7 @@ class CefService:
 
     async def search(self, req: SearchMemoryInput) -> SearchResponse:
         """The memory search: graph exploration + vector search, shaped as the search response."""
+        await self.ensure_ready()
         depth = req.graph_depth if req.graph_depth is not None else self.settings.default_depth
         self.check_text(req.query)
         self.check_depth(depth, "graph_depth")
@@ -307,6 +351,7 @@ class CefService:
 
     async def retrieve_context(self, req: RetrieveContextInput) -> SearchResponse:
         """The seed's retrieve_context: question + graph hints + keywords → search response."""
+        await self.ensure_ready()
         self.check_text(req.textQuery, "textQuery")
         self.check_count(req.topK, "topK")
         hints = req.graphHints
@@ -386,6 +431,7 @@ class CefService:
 
     async def provide_context(self, request: BaseModel) -> BaseModel:
         """Several queries, one token budget, deduplicated (needs ``cef.context.provider``)."""
+        await self.ensure_ready()
         if self.context is None:
             raise NotFoundError("provide_context is not available: cef.context.provider is not installed")
         if self._provider is None:

@@ -105,7 +105,10 @@ class SearchMemoryInput(_Input):
         "3 three hops; default: the server's setting",
     )
     exploration_depth: int | None = Field(
-        default=None, ge=0, le=10, description="another name for graph_depth (give one of them)"
+        default=None,
+        ge=0,
+        le=10,
+        description="another name for graph_depth; when both are given, graph_depth is used",
     )
     enable_graph: bool = Field(
         default=True, description="use the knowledge graph (false: vector and BM25 only)"
@@ -120,10 +123,10 @@ class SearchMemoryInput(_Input):
 
     @model_validator(mode="after")
     def _one_depth(self) -> SearchMemoryInput:
-        if self.exploration_depth is not None:
-            if self.graph_depth is not None and self.graph_depth != self.exploration_depth:
-                raise ValueError("graph_depth and exploration_depth differ: give one of them")
-            self.graph_depth, self.exploration_depth = self.exploration_depth, None
+        if self.exploration_depth is not None:  # graph_depth wins (stated in the schema)
+            if self.graph_depth is None:
+                self.graph_depth = self.exploration_depth
+            self.exploration_depth = None
         return self
 
     @property
@@ -597,8 +600,12 @@ def parse_tool_arguments(
     spec: ToolSpec, arguments: Mapping[str, Any] | None, settings: ServerSettings
 ) -> BaseModel:
     """Validate a call's arguments with the tool's input model (raises :class:`~cef.errors.ValidationError`)."""
+    try:  # strict JSON: the types the input schema states, no coercion (0 is not false, "5" not 5)
+        text = json.dumps(dict(arguments or {}))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"invalid arguments for {spec.name}: not JSON ({exc})") from None
     try:
-        parsed = spec.model(settings).model_validate(dict(arguments or {}))
+        parsed = spec.model(settings).model_validate_json(text, strict=True)
     except pydantic.ValidationError as exc:
         raise ValidationError(f"invalid arguments for {spec.name}: {format_validation_error(exc)}") from None
     if isinstance(parsed, RetrieveContextInput):

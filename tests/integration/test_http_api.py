@@ -343,6 +343,7 @@ def test_cef_serve_http_reads_settings_from_the_environment(
 
 def test_cef_serve_http_warns_when_open(tmp_path: Path) -> None:
     port = free_port()
+    cef.open(tmp_path / "kb.db", embedder=None).close()  # serve reads an existing knowledge base
     env = {k: v for k, v in os.environ.items() if k != "CEF_API_KEYS"}
     proc = subprocess.Popen(
         [CEF, "serve", "http", "--db", str(tmp_path / "kb.db"), "--embedder", "none", "--port", str(port)],
