@@ -4,10 +4,11 @@ Every error cef raises on purpose derives from :class:`CefError`::
 
     CefError
     ├── ValidationError          bad input from the caller (4xx at the front doors)
-    │   ├── UnknownRelationTypeError   an edge names a relation type nobody registered
-    │   ├── UnknownNodeTypeError       a write names a node type the registry refuses
-    │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
-    │   ├── MissingNodeError           an edge or chunk points to a node that does not exist
+    │   ├── ConflictError              well-formed input the knowledge base's current state refuses (409)
+    │   │   ├── UnknownRelationTypeError   an edge names a relation type nobody registered
+    │   │   ├── UnknownNodeTypeError       a write names a node type the registry refuses
+    │   │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
+    │   │   └── MissingNodeError           an edge or chunk points to a node that does not exist
     │   ├── InvalidPropertyError       a property that is not JSON-serializable or breaks a schema
     │   └── ParseError                 a malformed input file (names file and line)
     ├── NotFoundError             a lookup by id found nothing
@@ -42,7 +43,12 @@ class ValidationError(CefError):
     """The caller's input is invalid; nothing was written."""
 
 
-class UnknownRelationTypeError(ValidationError):
+class ConflictError(ValidationError):
+    """The input is well formed but conflicts with what the knowledge base holds now (an unknown
+    relation type, a missing node, an existing id, a node that still has edges); nothing was written."""
+
+
+class UnknownRelationTypeError(ConflictError):
     def __init__(self, relation_type: str, where: str = "", known: list[str] | None = None) -> None:
         self.relation_type = relation_type
         hint = ""
@@ -56,11 +62,11 @@ class UnknownRelationTypeError(ValidationError):
         )
 
 
-class UnknownNodeTypeError(ValidationError):
+class UnknownNodeTypeError(ConflictError):
     pass
 
 
-class DuplicateIdError(ValidationError):
+class DuplicateIdError(ConflictError):
     def __init__(self, kind: str, id: str, where: str = "") -> None:
         self.kind = kind
         self.id = id
@@ -70,7 +76,7 @@ class DuplicateIdError(ValidationError):
         )
 
 
-class MissingNodeError(ValidationError):
+class MissingNodeError(ConflictError):
     def __init__(self, node_id: str, where: str = "") -> None:
         self.node_id = node_id
         loc = f" referenced by {where}" if where else ""

@@ -6,7 +6,9 @@ error                         status  meaning
 request validation (pydantic)  422    the request does not match the schema
 ValidationError                422    the engine refused the input
 LimitExceededError             422    more than the server allows
-DuplicateIdError               409    the id exists already
+ConflictError                  409    valid input the knowledge base's state refuses: an
+                                      existing id, a missing node, an unknown relation type,
+                                      a node that still has edges or chunks
 NotFoundError                  404    no such node / edge / chunk
 missing or unknown API key     401
 key without the needed scope   403
@@ -26,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from cef.errors import (
     CefError,
-    DuplicateIdError,
+    ConflictError,
     MissingExtraError,
     NotFoundError,
     QueryTimeoutError,
@@ -51,7 +53,7 @@ class ErrorBody(BaseModel):
 
 
 def status_for(exc: BaseException) -> int:
-    if isinstance(exc, DuplicateIdError):
+    if isinstance(exc, ConflictError):
         return 409
     if isinstance(exc, ValidationError):
         return 422

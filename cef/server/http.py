@@ -28,13 +28,13 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from cef.engine.kb import KnowledgeBase
-from cef.errors import CefError, NotFoundError
+from cef.errors import CefError, ConflictError, NotFoundError
 from cef.model import Batch, Chunk, Edge, Node, SearchResult
 from cef.server.auth import API_KEY_HEADER, KeyRing
 from cef.server.errors import ErrorBody, body, error_kind, status_for
@@ -42,7 +42,7 @@ from cef.server.responses import SearchResponse
 from cef.server.schema import GraphSchema
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import Scope, ServerSettings
-from cef.server.tools import format_validation_error, input_models
+from cef.server.tools import format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,23 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorBody, "description": "The API key lacks the needed scope"},
 }
 IdPath = Annotated[str, Path(min_length=1, max_length=512)]
+
+
+def created_links(kind: str, param: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI links from ``POST /api/v1/{kind}s`` to reading, patching and deleting what it created."""
+    base = f"{kind}_api_v1_{kind}s__{param}_"
+    return {
+        201: {
+            "links": {
+                f"{verb.capitalize()}{kind.capitalize()}": {
+                    "operationId": f"{verb}_{base}_{verb}",
+                    "parameters": {param: "$response.body#/id"},
+                    "description": f"{verb} the {kind} just created",
+                }
+                for verb in ("get", "patch", "delete")
+            }
+        }
+    }
 
 
 class ApiError(Exception):
@@ -116,10 +133,16 @@ class NodePatch(_Patch):
 
 class EdgePatch(_Patch):
     properties: dict[str, Any] | None = None
-    weight: float | None = Field(default=None, gt=0.0)
+    weight: float | None = Field(default=None, ge=1e-6, le=1e6, description="strength, from 1e-6 to 1e6")
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: datetime | None = Field(default=None, description="not after the edge's valid_to (else 422)")
+    valid_to: datetime | None = Field(default=None, description="not before the edge's valid_from (else 422)")
+
+    @model_validator(mode="after")
+    def _window(self) -> "EdgePatch":
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
+        return self
 
 
 class ChunkPatch(_Patch):
@@ -227,7 +250,14 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         return await svc.graph_schema()
 
     # -------------------------------------------------------------- nodes
-    @api.post("/nodes", response_model=Node, status_code=201, dependencies=write, tags=["nodes"])
+    @api.post(
+        "/nodes",
+        response_model=Node,
+        status_code=201,
+        dependencies=write,
+        tags=["nodes"],
+        responses=created_links("node", "node_id"),
+    )
     async def create_node(node: Node) -> Node:
         await svc.index_batch(Batch(nodes=[node]))
         return node
@@ -258,7 +288,14 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         return await svc.delete_node(node_id, cascade)
 
     # -------------------------------------------------------------- edges
-    @api.post("/edges", response_model=Edge, status_code=201, dependencies=write, tags=["edges"])
+    @api.post(
+        "/edges",
+        response_model=Edge,
+        status_code=201,
+        dependencies=write,
+        tags=["edges"],
+        responses=created_links("edge", "edge_id"),
+    )
     async def create_edge(edge: Edge) -> Edge:
         return await svc.run(kb.index_edge, edge)
 
@@ -272,7 +309,10 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         def apply() -> Edge:
             found = kb.store.get_edges([edge_id])
             old = _found(found[0] if found else None, "edge", edge_id)
-            new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
+            try:
+                new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
+            except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
+                raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
             return kb.indexer.update_edge(new)
 
         return await svc.run(apply)
@@ -283,7 +323,14 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         return WriteResult(edges=1)
 
     # -------------------------------------------------------------- chunks
-    @api.post("/chunks", response_model=Chunk, status_code=201, dependencies=write, tags=["chunks"])
+    @api.post(
+        "/chunks",
+        response_model=Chunk,
+        status_code=201,
+        dependencies=write,
+        tags=["chunks"],
+        responses=created_links("chunk", "chunk_id"),
+    )
     async def create_chunk(chunk: Chunk) -> Chunk:
         await svc.index_batch(Batch(chunks=[chunk]))
         return chunk
@@ -336,11 +383,11 @@ class StrictJsonRoute(APIRoute):
             raw = await request.body()
             if raw:
                 try:
-                    json.loads(raw)
+                    data = json.loads(raw)
                 except ValueError:
                     return await handler(request)  # FastAPI reports unreadable bodies
                 try:
-                    adapter.validate_json(raw, strict=True)
+                    adapter.validate_json(strict_json(data), strict=True)
                 except pydantic.ValidationError as exc:
                     errors = exc.errors(include_url=False)
                     raise RequestValidationError(

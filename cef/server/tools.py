@@ -596,12 +596,28 @@ def tool_definitions(
 
 
 # ---------------------------------------------------------------- validation
+def strict_json(value: Any) -> str:
+    """``value`` as JSON text for pydantic's strict JSON mode, with integral floats written as integers
+    (JSON Schema counts ``3.0`` as an integer; strict mode would not)."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+            return int(v)
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+
+    return json.dumps(norm(value))
+
+
 def parse_tool_arguments(
     spec: ToolSpec, arguments: Mapping[str, Any] | None, settings: ServerSettings
 ) -> BaseModel:
     """Validate a call's arguments with the tool's input model (raises :class:`~cef.errors.ValidationError`)."""
     try:  # strict JSON: the types the input schema states, no coercion (0 is not false, "5" not 5)
-        text = json.dumps(dict(arguments or {}))
+        text = strict_json(dict(arguments or {}))
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"invalid arguments for {spec.name}: not JSON ({exc})") from None
     try:

@@ -96,7 +96,7 @@ def test_errors_are_one_line_with_an_exit_code(db: Path) -> None:
     small = CliRunner().invoke(
         app, ["context", "warfarin", "--budget", "5", "--format", "json", "--db", str(db)]
     )
-    assert small.exit_code == 2 and "too small" in small.stderr
+    assert small.exit_code == 2 and "128" in small.stderr
     reserve = CliRunner().invoke(
         app, ["context", "warfarin", "--budget", "100", "--reserve", "200", "--db", str(db)]
     )
