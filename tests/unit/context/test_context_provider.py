@@ -249,7 +249,9 @@ def test_request_validation() -> None:
     assert parse({"queries": ["a", {"query": "b", "depth": 1}]}).queries[1].depth == 1
     assert ContextRequest.of("a", QuerySpec(query="b", top_k=3)).queries[1].top_k == 3
     # a reserve over the budget is the whole budget (stated in the schema, not a hidden cross-field rule)
-    assert ContextRequest.of("a", token_budget=200, reserve_reasoning_tokens=201).reserve_reasoning_tokens == 200
+    assert (
+        ContextRequest.of("a", token_budget=200, reserve_reasoning_tokens=201).reserve_reasoning_tokens == 200
+    )
     with pytest.raises(pydantic.ValidationError):
         parse({"queries": []})
     with pytest.raises(pydantic.ValidationError):
