@@ -28,8 +28,11 @@ def _shown(value: Any) -> Any:
     """A value as printed: secrets masked, keys of API keys hidden."""
     if isinstance(value, SecretStr):
         return "********"
-    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
-        return {f"key{i + 1}": v for i, v in enumerate(value.values())}  # API keys: show only the rights
+    if isinstance(value, dict) and value and all(isinstance(v, (str, BaseModel)) for v in value.values()):
+        return {  # API keys: never the keys, only what each grants
+            f"key{i + 1}": v.model_dump(mode="json", exclude_none=True) if isinstance(v, BaseModel) else v
+            for i, v in enumerate(value.values())
+        }
     if isinstance(value, (list, tuple)):
         return list(value)
     return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 
-from cef.server.settings import Scope
+from cef.server.settings import ApiKey, Scope
 
-__all__ = ["API_KEY_HEADER", "Denied", "KeyRing"]
+__all__ = ["API_KEY_HEADER", "OPEN", "Denied", "KeyRing"]
+
+#: the grant of every request when no keys are configured
+OPEN = ApiKey(access="write")
 
 API_KEY_HEADER = "X-API-Key"
 
@@ -24,22 +27,29 @@ class Denied:
 class KeyRing:
     """The configured keys. Every key is compared (``hmac.compare_digest``), with no early exit."""
 
-    def __init__(self, keys: dict[str, Scope]) -> None:
-        self._keys = [(k.encode(), scope) for k, scope in keys.items()]
+    def __init__(self, keys: dict[str, ApiKey] | dict[str, Scope]) -> None:
+        self._keys = [
+            (k.encode(), grant if isinstance(grant, ApiKey) else ApiKey(access=grant))
+            for k, grant in keys.items()
+        ]
 
     @property
     def enabled(self) -> bool:
         return bool(self._keys)
 
-    def scope_of(self, presented: str | bytes | None) -> Scope | None:
+    def grant_of(self, presented: str | bytes | None) -> ApiKey | None:
         if presented is None:
             return None
         given = presented.encode("utf-8", "surrogateescape") if isinstance(presented, str) else presented
-        found: Scope | None = None
-        for key, scope in self._keys:
+        found: ApiKey | None = None
+        for key, grant in self._keys:
             if hmac.compare_digest(given, key):
-                found = scope
+                found = grant
         return found
+
+    def scope_of(self, presented: str | bytes | None) -> Scope | None:
+        grant = self.grant_of(presented)
+        return grant.access if grant is not None else None
 
     def check(self, presented: str | bytes | None, needed: Scope) -> Denied | None:
         """None when ``presented`` grants ``needed`` (a write key also reads), else why not."""

@@ -35,13 +35,13 @@ from starlette.types import Scope as AsgiScope
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
-from cef.model import Batch, Chunk, Edge, Node, SearchResult
-from cef.server.auth import API_KEY_HEADER, KeyRing
+from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
+from cef.server.auth import API_KEY_HEADER, OPEN, KeyRing
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.schema import GraphSchema
 from cef.server.service import CefService, WriteResult
-from cef.server.settings import Scope, ServerSettings
+from cef.server.settings import ApiKey, Scope, ServerSettings
 from cef.server.tools import format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ class ApiError(Exception):
 class ApiKeyAuth:
     """The key ring as FastAPI dependencies (the header is declared in the OpenAPI spec)."""
 
-    def __init__(self, keys: dict[str, Scope]) -> None:
+    def __init__(self, keys: dict[str, ApiKey] | dict[str, Scope]) -> None:
         self.ring = KeyRing(keys)
         self.header = APIKeyHeader(
             name=API_KEY_HEADER, auto_error=False, description="an API key with read (or write) scope"
@@ -110,13 +110,66 @@ class ApiKeyAuth:
     def enabled(self) -> bool:
         return self.ring.enabled
 
-    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, None]]:
-        async def check(key: Annotated[str | None, Security(self.header)] = None) -> None:
+    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, ApiKey]]:
+        """A dependency: the presented key's grant (401/403 when it does not give ``needed``)."""
+
+        async def check(key: Annotated[str | None, Security(self.header)] = None) -> ApiKey:
+            if not self.enabled:
+                return OPEN
             denied = self.ring.check(key, needed)
             if denied is not None:
                 raise ApiError(denied.status, denied.kind, denied.message)
+            grant = self.ring.grant_of(key)
+            assert grant is not None  # check() passed
+            return grant
 
         return check
+
+
+# ------------------------------------------------------------------ data scopes of a key
+def read_scope(grant: ApiKey, requested: str | None) -> str | None:
+    """The scope a read runs in: the requested one if the key may read it; a single-scope key's own."""
+    if grant.scopes is None:
+        return requested
+    if requested is None:
+        if len(grant.scopes) == 1:
+            return grant.scopes[0]
+        raise ApiError(
+            403, "forbidden", f"this API key reads only scopes {', '.join(grant.scopes)}: name one in 'scope'"
+        )
+    if requested not in grant.scopes:
+        raise ApiError(403, "forbidden", f"this API key may not read scope {requested!r}")
+    return requested
+
+
+def visible(grant: ApiKey, scope: str | None) -> bool:
+    """Whether a key sees a record of ``scope`` (unscoped records are shared)."""
+    return grant.scopes is None or scope is None or scope in grant.scopes
+
+
+def write_scope(grant: ApiKey, scope: str | None, what: str) -> str | None:
+    """The scope a new record gets: its own if the key may write there; a single-scope key's own."""
+    if grant.scopes is None:
+        return scope
+    if scope is None and len(grant.scopes) == 1:
+        return grant.scopes[0]
+    if scope is None or scope not in grant.scopes:
+        raise ApiError(
+            403, "forbidden", f"this API key writes only {what}s of scopes {', '.join(grant.scopes)}"
+        )
+    return scope
+
+
+def owned(grant: ApiKey, record: Any, kind: str, ident: str) -> Any:
+    """``record`` if the key may change it: 404 when it cannot see it, 403 for shared (unscoped) data."""
+    found = _found(record, kind, ident)
+    if not visible(grant, found.scope):
+        raise NotFoundError(f"{kind} {ident!r} does not exist")
+    if grant.scopes is not None and found.scope is None:
+        raise ApiError(
+            403, "forbidden", f"{kind} {ident!r} is shared (unscoped): this API key cannot change it"
+        )
+    return found
 
 
 # ------------------------------------------------------------------ wire models
@@ -172,8 +225,10 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     svc = service or CefService(kb, settings)
     auth = ApiKeyAuth(settings.api_keys)
-    read: list[Any] = [Depends(auth.require("read"))] if auth.enabled else []
-    write: list[Any] = [Depends(auth.require("write"))] if auth.enabled else []
+    read: list[Any] = []  # every route takes its grant as a parameter (Reader / Writer)
+    write: list[Any] = []
+    Reader = Annotated[ApiKey, Depends(auth.require("read"))]
+    Writer = Annotated[ApiKey, Depends(auth.require("write"))]
     extra = AUTH_RESPONSES if auth.enabled else {}
 
     @asynccontextmanager
@@ -224,15 +279,16 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     graph_query = models.graph_query
 
     @api.post("/search", response_model=SearchResponse, dependencies=read, tags=["retrieval"])
-    async def search(req: search_request) -> SearchResponse:  # type: ignore[valid-type]
+    async def search(req: search_request, grant: Reader) -> SearchResponse:  # type: ignore[valid-type]
         """Memory search with graph exploration; the seed's response (results, exploration summary,
         related entities, suggested queries). Cached until the next write."""
-        return await svc.search(req)
+        return await svc.search(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
 
     @api.post("/retrieve", response_model=SearchResult, dependencies=read, tags=["retrieval"])
-    async def retrieve(query: graph_query) -> SearchResult:  # type: ignore[valid-type]
+    async def retrieve(query: graph_query, grant: Reader) -> SearchResult:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks with the paths that explain them."""
-        return await svc.retrieve_knowledge(query)
+        scoped: GraphQuery = query.model_copy(update={"scope": read_scope(grant, query.scope)})  # type: ignore[attr-defined]
+        return await svc.retrieve_knowledge(scoped)
 
     if svc.context is not None:
         request_model = svc.context.request_model
@@ -240,12 +296,13 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         @api.post(
             "/context", response_model=svc.context.response_model, dependencies=read, tags=["retrieval"]
         )
-        async def context(request: request_model) -> Any:  # type: ignore[valid-type]
+        async def context(request: request_model, grant: Reader) -> Any:  # type: ignore[valid-type]
             """Several queries, one token budget, deduplicated: context ready for a prompt."""
-            return await svc.provide_context(request)
+            scoped = request.model_copy(update={"scope": read_scope(grant, request.scope)})  # type: ignore[attr-defined]
+            return await svc.provide_context(scoped)
 
     @api.get("/schema", response_model=GraphSchema, dependencies=read, tags=["schema"])
-    async def schema() -> GraphSchema:
+    async def schema(grant: Reader) -> GraphSchema:
         """Node types (properties, counts) and relation types (semantics, observed endpoints)."""
         return await svc.graph_schema()
 
@@ -258,24 +315,29 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         tags=["nodes"],
         responses=created_links("node", "node_id"),
     )
-    async def create_node(node: Node) -> Node:
+    async def create_node(node: Node, grant: Writer) -> Node:
+        node = node.model_copy(update={"scope": write_scope(grant, node.scope, "node")})
         await svc.index_batch(Batch(nodes=[node]))
         return node
 
     @api.get("/nodes", response_model=list[Node], dependencies=read, tags=["nodes"])
     async def list_nodes(
         label: Annotated[str, Query(min_length=1, max_length=128, description="node type")],
+        grant: Reader,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> list[Node]:
-        """Nodes with a label."""
-        return await svc.run(kb.find_nodes_by_label, label, limit)
+        """Nodes with a label (those the key may see)."""
+        found = await svc.run(kb.find_nodes_by_label, label, limit)
+        return [n for n in found if visible(grant, n.scope)]
 
     @api.get("/nodes/{node_id}", response_model=Node, dependencies=read, tags=["nodes"])
-    async def get_node(node_id: IdPath) -> Node:
-        return _found(await svc.run(kb.find_node, node_id), "node", node_id)
+    async def get_node(node_id: IdPath, grant: Reader) -> Node:
+        node = await svc.run(kb.find_node, node_id)
+        return _found(node if node is not None and visible(grant, node.scope) else None, "node", node_id)
 
     @api.patch("/nodes/{node_id}", response_model=Node, dependencies=write, tags=["nodes"])
-    async def patch_node(node_id: IdPath, patch: NodePatch) -> Node:
+    async def patch_node(node_id: IdPath, patch: NodePatch, grant: Writer) -> Node:
+        owned(grant, await svc.run(kb.find_node, node_id), "node", node_id)
         return await svc.run(
             lambda: kb.update_node(
                 node_id, patch.properties, content=patch.content, label=patch.label, merge=patch.merge
@@ -283,8 +345,9 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         )
 
     @api.delete("/nodes/{node_id}", response_model=WriteResult, dependencies=write, tags=["nodes"])
-    async def delete_node(node_id: IdPath, cascade: bool = True) -> WriteResult:
+    async def delete_node(node_id: IdPath, grant: Writer, cascade: bool = True) -> WriteResult:
         """Delete a node; with ``cascade`` (default) its edges and linked chunks too."""
+        owned(grant, await svc.run(kb.find_node, node_id), "node", node_id)
         return await svc.delete_node(node_id, cascade)
 
     # -------------------------------------------------------------- edges
@@ -296,19 +359,20 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         tags=["edges"],
         responses=created_links("edge", "edge_id"),
     )
-    async def create_edge(edge: Edge) -> Edge:
+    async def create_edge(edge: Edge, grant: Writer) -> Edge:
+        edge = edge.model_copy(update={"scope": write_scope(grant, edge.scope, "edge")})
         return await svc.run(kb.index_edge, edge)
 
     @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
-    async def get_edge(edge_id: IdPath) -> Edge:
-        found = await svc.run(kb.store.get_edges, [edge_id])
+    async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
+        found = [e for e in await svc.run(kb.store.get_edges, [edge_id]) if visible(grant, e.scope)]
         return _found(found[0] if found else None, "edge", edge_id)
 
     @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
-    async def patch_edge(edge_id: IdPath, patch: EdgePatch) -> Edge:
+    async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
         def apply() -> Edge:
             found = kb.store.get_edges([edge_id])
-            old = _found(found[0] if found else None, "edge", edge_id)
+            old = owned(grant, found[0] if found else None, "edge", edge_id)
             try:
                 new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
             except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
@@ -318,7 +382,9 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         return await svc.run(apply)
 
     @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
-    async def delete_edge(edge_id: IdPath) -> WriteResult:
+    async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
+        found = await svc.run(kb.store.get_edges, [edge_id])
+        owned(grant, found[0] if found else None, "edge", edge_id)
         await svc.run(kb.delete_edge, edge_id)
         return WriteResult(edges=1)
 
@@ -331,17 +397,20 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         tags=["chunks"],
         responses=created_links("chunk", "chunk_id"),
     )
-    async def create_chunk(chunk: Chunk) -> Chunk:
+    async def create_chunk(chunk: Chunk, grant: Writer) -> Chunk:
+        chunk = chunk.model_copy(update={"scope": write_scope(grant, chunk.scope, "chunk")})
         await svc.index_batch(Batch(chunks=[chunk]))
         return chunk
 
     @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
-    async def get_chunk(chunk_id: IdPath) -> Chunk:
-        found = await svc.run(kb.store.get_chunks, [chunk_id])
+    async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
+        found = [c for c in await svc.run(kb.store.get_chunks, [chunk_id]) if visible(grant, c.scope)]
         return _found(found[0] if found else None, "chunk", chunk_id)
 
     @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
-    async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch) -> Chunk:
+    async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
+        found = await svc.run(kb.store.get_chunks, [chunk_id])
+        owned(grant, found[0] if found else None, "chunk", chunk_id)
         return await svc.run(
             lambda: kb.indexer.update_chunk(
                 chunk_id,
@@ -354,7 +423,9 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         )
 
     @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
-    async def delete_chunk(chunk_id: IdPath) -> WriteResult:
+    async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
+        found = await svc.run(kb.store.get_chunks, [chunk_id])
+        owned(grant, found[0] if found else None, "chunk", chunk_id)
         await svc.run(kb.delete_chunk, chunk_id)
         return WriteResult(chunks=1)
 

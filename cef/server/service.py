@@ -342,6 +342,7 @@ class CefService:
             min_results=min(3, req.limit),
             traversal=TraversalHint(depth=depth),
             strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
+            scope=req.scope,
         )
         key = ("search", req.model_dump_json(), depth)
         notes = [f"tags filter the top {fetch} retrieved chunks"] if tags else []

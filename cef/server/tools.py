@@ -113,6 +113,12 @@ class SearchMemoryInput(_Input):
     enable_graph: bool = Field(
         default=True, description="use the knowledge graph (false: vector and BM25 only)"
     )
+    scope: str | None = Field(
+        default=None,
+        max_length=256,
+        description="only data of this scope (and unscoped data); a key limited to scopes must name one "
+        "of them unless it has only one",
+    )
 
     @field_validator("tags", mode="after")
     @classmethod
