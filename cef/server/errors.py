@@ -12,6 +12,7 @@ ConflictError                  409    valid input the knowledge base's state ref
 NotFoundError                  404    no such node / edge / chunk
 missing or unknown API key     401
 key without the needed scope   403
+ForbiddenError                 403    the key may not use that data scope
 MissingExtraError              501    an optional dependency is missing
 RetryableStoreError            503    transient; retry (Retry-After)
 QueryTimeoutError              504
@@ -35,6 +36,7 @@ from cef.errors import (
     RetryableStoreError,
     ValidationError,
 )
+from cef.server.auth import ForbiddenError
 
 __all__ = ["ErrorBody", "ErrorDetail", "error_kind", "status_for"]
 
@@ -55,6 +57,8 @@ class ErrorBody(BaseModel):
 def status_for(exc: BaseException) -> int:
     if isinstance(exc, ConflictError):
         return 409
+    if isinstance(exc, ForbiddenError):
+        return 403
     if isinstance(exc, ValidationError):
         return 422
     if isinstance(exc, NotFoundError):

@@ -36,7 +36,7 @@ from starlette.types import Scope as AsgiScope
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
 from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
-from cef.server.auth import API_KEY_HEADER, OPEN, KeyRing
+from cef.server.auth import API_KEY_HEADER, OPEN, KeyRing, owned, read_scope, visible, write_scope
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.schema import GraphSchema
@@ -124,52 +124,6 @@ class ApiKeyAuth:
             return grant
 
         return check
-
-
-# ------------------------------------------------------------------ data scopes of a key
-def read_scope(grant: ApiKey, requested: str | None) -> str | None:
-    """The scope a read runs in: the requested one if the key may read it; a single-scope key's own."""
-    if grant.scopes is None:
-        return requested
-    if requested is None:
-        if len(grant.scopes) == 1:
-            return grant.scopes[0]
-        raise ApiError(
-            403, "forbidden", f"this API key reads only scopes {', '.join(grant.scopes)}: name one in 'scope'"
-        )
-    if requested not in grant.scopes:
-        raise ApiError(403, "forbidden", f"this API key may not read scope {requested!r}")
-    return requested
-
-
-def visible(grant: ApiKey, scope: str | None) -> bool:
-    """Whether a key sees a record of ``scope`` (unscoped records are shared)."""
-    return grant.scopes is None or scope is None or scope in grant.scopes
-
-
-def write_scope(grant: ApiKey, scope: str | None, what: str) -> str | None:
-    """The scope a new record gets: its own if the key may write there; a single-scope key's own."""
-    if grant.scopes is None:
-        return scope
-    if scope is None and len(grant.scopes) == 1:
-        return grant.scopes[0]
-    if scope is None or scope not in grant.scopes:
-        raise ApiError(
-            403, "forbidden", f"this API key writes only {what}s of scopes {', '.join(grant.scopes)}"
-        )
-    return scope
-
-
-def owned(grant: ApiKey, record: Any, kind: str, ident: str) -> Any:
-    """``record`` if the key may change it: 404 when it cannot see it, 403 for shared (unscoped) data."""
-    found = _found(record, kind, ident)
-    if not visible(grant, found.scope):
-        raise NotFoundError(f"{kind} {ident!r} does not exist")
-    if grant.scopes is not None and found.scope is None:
-        raise ApiError(
-            403, "forbidden", f"{kind} {ident!r} is shared (unscoped): this API key cannot change it"
-        )
-    return found
 
 
 # ------------------------------------------------------------------ wire models

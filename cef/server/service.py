@@ -30,10 +30,11 @@ from cef.model import (
     SearchStrategy,
     TraversalHint,
 )
+from cef.server.auth import owned, read_scope, write_scope
 from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
 from cef.server.schema import GraphSchema, discover_schema
-from cef.server.settings import ServerSettings
+from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import (
     DeleteNodeInput,
     GetGraphSchemaInput,
@@ -350,7 +351,9 @@ class CefService:
             key, q, depth=depth, graph=graph, limit=req.limit, tags=tags, notes=notes
         )
 
-    async def retrieve_context(self, req: RetrieveContextInput) -> SearchResponse:
+    async def retrieve_context(
+        self, req: RetrieveContextInput, *, scope: str | None = None
+    ) -> SearchResponse:
         """The seed's retrieve_context: question + graph hints + keywords → search response."""
         await self.ensure_ready()
         self.check_text(req.textQuery, "textQuery")
@@ -359,7 +362,8 @@ class CefService:
         depth = hints.depth if hints is not None else self.settings.default_depth
         self.check_depth(depth, "graphHints.depth")
         q = await self.run(self._context_query, req, depth)
-        key = ("context", req.model_dump_json(), depth)
+        q = q.model_copy(update={"scope": scope})
+        key = ("context", req.model_dump_json(), depth, scope)
         return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK, tags=None)
 
     def _context_query(self, req: RetrieveContextInput, depth: int) -> GraphQuery:
@@ -460,8 +464,13 @@ class CefService:
             names += ["index_nodes", "index_edges", "index_chunks", "delete_node"]
         return names
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None, *, writable: bool) -> BaseModel:
-        """Validate a tool call's arguments and run it; raises cef errors with a clear message."""
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, *, writable: bool, grant: ApiKey | None = None
+    ) -> BaseModel:
+        """Validate a tool call's arguments and run it; raises cef errors with a clear message.
+
+        ``grant`` is the caller's API key (None: no keys): reads run in its data
+        scope, writes stay in its scopes (:mod:`cef.server.auth`)."""
         spec = tool_spec(name, context_model=self.context.request_model if self.context else None)
         if spec is None or name not in self.tool_names(writable=True):
             raise NotFoundError(
@@ -471,19 +480,28 @@ class CefService:
             raise ValidationError(f"{name} is a write tool: start the server with --writable to use it")
         args = parse_tool_arguments(spec, arguments, self.settings)
         if isinstance(args, GraphQuery):
-            return await self.retrieve_knowledge(args)
+            return await self.retrieve_knowledge(
+                args.model_copy(update={"scope": read_scope(grant, args.scope)})
+            )
         if isinstance(args, RetrieveContextInput):
-            return await self.retrieve_context(args)
+            return await self.retrieve_context(args, scope=read_scope(grant, None))
         if isinstance(args, SearchMemoryInput):
-            return await self.search(args)
+            return await self.search(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
         if isinstance(args, GetGraphSchemaInput):
             return await self.graph_schema()
         if isinstance(args, IndexNodesInput):
-            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=args.nodes))
+            nodes = [n.model_copy(update={"scope": write_scope(grant, n.scope, "node")}) for n in args.nodes]
+            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=nodes))
         if isinstance(args, IndexEdgesInput):
-            return await self.index_batch(Batch(relation_types=args.relation_types, edges=args.edges))
+            edges = [e.model_copy(update={"scope": write_scope(grant, e.scope, "edge")}) for e in args.edges]
+            return await self.index_batch(Batch(relation_types=args.relation_types, edges=edges))
         if isinstance(args, IndexChunksInput):
-            return await self.index_batch(Batch(chunks=args.chunks))
+            chunks = [
+                c.model_copy(update={"scope": write_scope(grant, c.scope, "chunk")}) for c in args.chunks
+            ]
+            return await self.index_batch(Batch(chunks=chunks))
         if isinstance(args, DeleteNodeInput):
+            owned(grant, await self.run(self.kb.find_node, args.node_id), "node", args.node_id)
             return await self.delete_node(args.node_id, args.cascade)
-        return await self.provide_context(args)
+        request = args.model_copy(update={"scope": read_scope(grant, getattr(args, "scope", None))})
+        return await self.provide_context(request)

@@ -144,3 +144,51 @@ def test_key_syntax() -> None:
         parse_api_keys("bad-key-0001:admin")
     with pytest.raises(ValueError, match="scopes"):
         ServerSettings(api_keys="bad-key-0001:read@")
+
+
+def test_mcp_tools_apply_the_key_scopes(clinical_kb: Any) -> None:
+    """The MCP server passes the caller's key to CefService.call_tool; every tool applies it."""
+    import anyio
+
+    from cef.errors import NotFoundError
+    from cef.server.auth import ForbiddenError
+    from cef.server.service import CefService
+
+    svc = CefService(clinical_kb, ServerSettings(cache_ttl_seconds=0))
+    admin, tenant_a = ApiKey(access="write"), ApiKey(access="write", scopes=("tenant-a",))
+
+    async def main() -> None:
+        for tenant in ("a", "b"):
+            node = {"id": f"doc-{tenant}", "label": "Document", "scope": f"tenant-{tenant}"}
+            await svc.call_tool("index_nodes", {"nodes": [node]}, writable=True, grant=admin)
+            chunk = {"id": f"chunk-{tenant}", "content": f"Zephyrine ledger {tenant}", "node_id": f"doc-{tenant}",
+                     "scope": f"tenant-{tenant}"}  # fmt: skip
+            await svc.call_tool("index_chunks", {"chunks": [chunk]}, writable=True, grant=admin)
+        found = await svc.call_tool(
+            "search_memory", {"query": "zephyrine ledger"}, writable=True, grant=tenant_a
+        )
+        ids = {h.chunk_id for h in found.results}  # type: ignore[attr-defined]
+        assert "chunk-a" in ids and "chunk-b" not in ids
+        got = await svc.call_tool(
+            "retrieve_knowledge", {"query": "zephyrine ledger"}, writable=True, grant=tenant_a
+        )
+        assert {r.chunk.id for r in got.results} == {"chunk-a"}  # type: ignore[attr-defined]
+        ctx = await svc.call_tool(
+            "retrieve_context", {"textQuery": "zephyrine ledger"}, writable=True, grant=tenant_a
+        )
+        assert {h.chunk_id for h in ctx.results} == {"chunk-a"}  # type: ignore[attr-defined]
+        with pytest.raises(ForbiddenError):
+            await svc.call_tool(
+                "search_memory", {"query": "x", "scope": "tenant-b"}, writable=True, grant=tenant_a
+            )
+        with pytest.raises(ForbiddenError):
+            bad = {"nodes": [{"id": "x", "label": "Document", "scope": "tenant-b"}]}
+            await svc.call_tool("index_nodes", bad, writable=True, grant=tenant_a)
+        with pytest.raises(NotFoundError):
+            await svc.call_tool("delete_node", {"node_id": "doc-b"}, writable=True, grant=tenant_a)
+        made = {"nodes": [{"id": "doc-a2", "label": "Document"}]}
+        await svc.call_tool("index_nodes", made, writable=True, grant=tenant_a)
+        node = clinical_kb.find_node("doc-a2")
+        assert node is not None and node.scope == "tenant-a"
+
+    anyio.run(main)
