@@ -32,6 +32,7 @@ import pytest
 
 import cef
 from tests.conftest import clinical_batch
+from tests.support.pg import pg_dsn, pg_server  # noqa: F401 (fixtures)
 
 CEF = str(Path(sys.executable).parent / "cef")
 SEED = 1725
@@ -42,7 +43,7 @@ pytestmark = pytest.mark.slow
 ENV = {k: v for k, v in os.environ.items() if not k.upper().startswith("CEF_")}
 
 
-def ingest_cmd(source: Path, db: Path) -> list[str]:
+def ingest_cmd(source: Path, db: Path | str) -> list[str]:
     return [
         CEF,
         "ingest",
@@ -206,14 +207,35 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_two_ingests_write_one_sqlite_file(tmp_path: Path) -> None:
+def exported_ids(db: str, out: Path) -> dict[str, set[str]]:
+    """Ids of every node, edge and chunk, read back through ``cef export`` (any backend)."""
+    subprocess.run(
+        [CEF, "export", "--db", db, "--out", str(out), "--no-progress"],
+        env=ENV,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    ids: dict[str, set[str]] = {"node": set(), "edge": set(), "chunk": set()}
+    for line in out.read_text().splitlines():
+        record = json.loads(line)
+        for kind in ids:
+            if kind in record:
+                ids[kind].add(record[kind]["id"])
+    return ids
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_ingests_write_one_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for folder, tag in ((a, "a"), (b, "b")):
         folder.mkdir()
         for i in range(15):
             (folder / f"{tag}{i:02d}.md").write_text(f"# {tag} {i}\n\n" + f"Line {i} of writer {tag}.\n" * 40)
-    db = tmp_path / "shared.db"
-    cef.open(db, embedder=None).close()
+    db = str(tmp_path / "shared.db") if backend == "sqlite" else str(request.getfixturevalue("pg_dsn"))
+    subprocess.run(
+        [CEF, "init", "--db", db, "--embedder", "none"], env=ENV, check=True, capture_output=True, timeout=300
+    )
     procs = [
         subprocess.Popen(
             ingest_cmd(f, db), env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -223,13 +245,14 @@ def test_two_ingests_write_one_sqlite_file(tmp_path: Path) -> None:
     for p in procs:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
-    counts = check_consistent(db)
-    assert counts["files"] == 30
+    if backend == "sqlite":
+        assert check_consistent(Path(db))["files"] == 30
     separate = tmp_path / "separate.db"
     for f in (a, b):
         subprocess.run(ingest_cmd(f, separate), env=ENV, check=True, capture_output=True, timeout=600)
-    assert records(db) == records(separate)
-    print(f"two writers: 2 ingests, {counts['files']} files, {counts['chunks']} chunks, all present")
+    together = exported_ids(db, tmp_path / "together.jsonl")
+    assert together == exported_ids(str(separate), tmp_path / "separate.jsonl")
+    print(f"two writers on {backend}: 2 ingests, 30 files, {len(together['chunk'])} chunks, all present")
 
 
 def test_a_writable_server_and_a_cli_ingest_share_one_file(tmp_path: Path) -> None:
