@@ -327,3 +327,4 @@ def test_serve_mcp_honours_cef_toml(kb1: Path, clean_env: Path) -> None:
         proc.stdin.close()
         proc.terminate()
         proc.wait(timeout=20)
+        proc.stdout.close()
