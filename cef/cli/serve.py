@@ -128,10 +128,12 @@ def http(
 ) -> None:
     """Run the REST API (OpenAPI spec at /openapi.json, docs at /docs).
 
-    API keys come from CEF_API_KEYS ("key:read,key2:write"); without keys the
-    API is open to anyone who can reach it. Limits, cache and time limit:
-    CEF_MAX_DEPTH, CEF_MAX_LIMIT, CEF_MAX_QUERY_LENGTH, CEF_CACHE_TTL_SECONDS,
-    CEF_GRAPH_TIMEOUT_MS.
+    API keys come from CEF_API_KEYS ("key:read,key2:write"; "key3:read@tenant-a"
+    limits a key to data scopes); without keys the API is open to anyone who can
+    reach it. Limits, cache and time limit: CEF_MAX_DEPTH, CEF_MAX_LIMIT,
+    CEF_MAX_QUERY_LENGTH, CEF_MAX_BODY_BYTES (413 above it), CEF_CACHE_TTL_SECONDS,
+    CEF_GRAPH_TIMEOUT_MS (or [cef.server] in cef.toml). /health says "starting"
+    until models and indexes are loaded, then "ready".
 
     Example:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --port 8080
     """
