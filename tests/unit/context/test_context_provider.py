@@ -22,7 +22,7 @@ from cef.context import (
     QuerySpec,
     RankingStrategy,
 )
-from cef.context.provider import dedupe_chunks, rank_chunks
+from cef.context.provider import MIN_TOKEN_BUDGET, dedupe_chunks, rank_chunks
 from cef.context.tokens import make_token_counter
 from tests.conftest import clinical_batch
 
@@ -114,7 +114,7 @@ contents = st.lists(words, min_size=1, max_size=80).map(" ".join)
     lists=st.lists(
         st.lists(st.tuples(st.integers(0, 12), st.floats(0, 1), contents), max_size=6), min_size=1, max_size=4
     ),
-    budget=st.integers(min_value=60, max_value=900),
+    budget=st.integers(min_value=MIN_TOKEN_BUDGET, max_value=900),
     fmt=st.sampled_from(list(ContextFormat)),
     ranking=st.sampled_from(list(RankingStrategy)),
 )
