@@ -30,15 +30,16 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from cef.errors import ConfigurationError
+from cef.errors import ConfigurationError, StoreNotFoundError
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
@@ -57,6 +58,9 @@ __all__ = [
     "open_from_config",
     "open_store",
     "open_wired",
+    "read_config_file",
+    "require_store",
+    "setting_sources",
 ]
 
 #: URL schemes of record stores (``sqlite`` also accepts plain paths)
@@ -116,15 +120,34 @@ class TokenizerSettings(_Section):
 
 _TOML: ContextVar[dict[str, Any]] = ContextVar("cef_toml", default={})  # noqa: B039 (never mutated)
 
+#: the table of ``cef.toml`` that holds the servers' settings (:mod:`cef.server.settings`)
+SERVER_TABLE = "server"
+#: the environment variable naming the configuration file (default ``./cef.toml``)
+CONFIG_ENV = "CEF_CONFIG"
+#: sections that take a single string as short for one of their fields
+_SHORTHAND = {"store": "url", "embedder": "provider"}
 
-class _TomlSource(PydanticBaseSettingsSource):
-    """The ``cef.toml`` values :func:`load_config` read (lowest priority after defaults)."""
+
+class TomlTableSource(PydanticBaseSettingsSource):
+    """The ``cef.toml`` values being loaded (lowest priority after defaults): the ``[cef]`` table
+    without the server table (``table=None``), or one sub-table such as ``[cef.server]``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], table: str | None = None) -> None:
+        super().__init__(settings_cls)
+        self.table = table
+
+    def _data(self) -> dict[str, Any]:
+        data = _TOML.get()
+        if self.table is None:
+            return {k: v for k, v in data.items() if k != SERVER_TABLE}
+        sub = data.get(self.table)
+        return sub if isinstance(sub, dict) else {}
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return _TOML.get().get(field_name), field_name, False
+        return self._data().get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_TOML.get())
+        return dict(self._data())
 
 
 class CefConfig(BaseSettings):
@@ -138,6 +161,13 @@ class CefConfig(BaseSettings):
     embedder: Annotated[EmbedderSettings, NoDecode] = Field(default_factory=EmbedderSettings)
     tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
     embed_nodes: Literal["all", "content", "none"] = "all"
+
+    #: where each setting came from (``store.url`` → ``--db``, ``$CEF_STORE__URL``, ``cef.toml`` or ``default``)
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return dict(self._sources)
 
     @field_validator("store", mode="before")
     @classmethod
@@ -166,35 +196,119 @@ class CefConfig(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, _TomlSource(settings_cls)
+        return init_settings, env_settings, TomlTableSource(settings_cls)
 
 
-def load_config(path: str | Path | None = None, **overrides: Any) -> CefConfig:
-    """Read ``path`` (default ``./cef.toml`` when present), then ``CEF_*`` variables, then ``overrides``.
+def read_config_file(path: str | Path | None = None) -> tuple[dict[str, Any], Path | None]:
+    """(the ``[cef]`` table, the file): ``path``, else ``$CEF_CONFIG``, else ``./cef.toml`` when present.
 
-    ``overrides`` are sections as dicts (``store={"url": ...}``) or a URL string
-    for ``store``; later sources win, key by key.
+    A file named explicitly (argument or variable) must exist.
     """
-    data: dict[str, Any] = {}
-    file = Path(path) if path is not None else Path("cef.toml")
-    if path is not None and not file.is_file():
-        raise ConfigurationError(f"configuration file {str(file)!r} does not exist")
-    if file.is_file():
-        try:
-            raw = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigurationError(f"cannot read {str(file)!r}: {exc}") from exc
-        data = raw["cef"] if isinstance(raw.get("cef"), dict) else raw
-    short = os.environ.get("CEF_DB")
-    if short and "CEF_STORE__URL" not in os.environ:
-        overrides.setdefault("store", {"url": short})
+    named = path if path is not None else os.environ.get(CONFIG_ENV) or None
+    file = Path(named) if named is not None else Path("cef.toml")
+    if named is not None and not file.is_file():
+        how = f"${CONFIG_ENV}" if path is None else "--config"
+        raise ConfigurationError(f"configuration file {str(file)!r} ({how}) does not exist")
+    if not file.is_file():
+        return {}, None
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigurationError(f"cannot read {str(file)!r}: {exc}") from exc
+    return (raw["cef"] if isinstance(raw.get("cef"), dict) else raw), file
+
+
+@contextlib.contextmanager
+def toml_values(data: dict[str, Any]) -> Iterator[None]:
+    """Make ``data`` (a ``[cef]`` table) the file values :class:`TomlTableSource` reads while building settings."""
     token = _TOML.set(data)
     try:
-        return CefConfig(**{k: v for k, v in overrides.items() if v is not None})
-    except ValueError as exc:
-        raise ConfigurationError(f"invalid configuration: {exc}") from exc
+        yield
     finally:
         _TOML.reset(token)
+
+
+def setting_sources(
+    settings: BaseModel,
+    *,
+    file_data: dict[str, Any],
+    file: Path | None,
+    overrides: dict[str, Any],
+    flags: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Where each setting of ``settings`` came from, key by key (``section.field`` for sections).
+
+    The order is the loaders' precedence: a flag or argument (``flags`` names
+    the option that set a top-level key), then a ``CEF_*`` variable, then the
+    file, else ``default``.
+    """
+    env = {k.upper(): v for k, v in os.environ.items() if k.upper().startswith("CEF_")}
+    flags = flags or {}
+    out: dict[str, str] = {}
+
+    def has(container: Any, section: str, field: str | None) -> bool:
+        if field is None:
+            return container is not None
+        if isinstance(container, dict):
+            return field in container
+        if isinstance(container, str):
+            text = container.lstrip()
+            if text.startswith("{"):
+                with contextlib.suppress(ValueError):
+                    return field in json.loads(text)
+                return False
+            return _SHORTHAND.get(section) == field
+        return False
+
+    def source(section: str, field: str | None) -> str:
+        if has(overrides.get(section), section, field):
+            return flags.get(section, "argument")
+        if field is not None and f"CEF_{section}__{field}".upper() in env:
+            return f"${'CEF_' + section.upper()}__{field.upper()}"
+        if has(env.get(f"CEF_{section}".upper()), section, field):
+            return f"$CEF_{section.upper()}"
+        if has(file_data.get(section), section, field):
+            return str(file)
+        return "default"
+
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, BaseModel):
+            for sub in type(value).model_fields:
+                out[f"{name}.{sub}"] = source(name, sub)
+        else:
+            out[name] = source(name, None)
+    return out
+
+
+def load_config(
+    path: str | Path | None = None, *, flags: dict[str, str] | None = None, **overrides: Any
+) -> CefConfig:
+    """The one settings loader of every front door: flags, then ``CEF_*`` variables, then the file.
+
+    The file is ``path``, else ``$CEF_CONFIG``, else ``./cef.toml`` when present
+    (top-level keys or a ``[cef]`` table; its ``[cef.server]`` table is read by
+    :func:`cef.server.settings.load_server_settings`). ``overrides`` are the
+    command line's values: sections as dicts (``store={"url": ...}``) or a
+    string for ``store`` (the URL) and ``embedder`` (the provider); ``flags``
+    names the option behind each (shown by ``cef config``). ``CEF_DB`` is short
+    for ``CEF_STORE__URL``. Later sources lose, key by key.
+    """
+    data, file = read_config_file(path)
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    flags = dict(flags or {})
+    short = os.environ.get("CEF_DB")
+    if short and "CEF_STORE__URL" not in {k.upper() for k in os.environ} and "store" not in overrides:
+        overrides["store"] = {"url": short}
+        flags["store"] = "$CEF_DB"
+    try:
+        with toml_values(data):
+            config = CefConfig(**overrides)
+    except ValueError as exc:
+        where = f" (in {file}, CEF_* variables or options)" if file else " (in CEF_* variables or options)"
+        raise ConfigurationError(f"invalid configuration{where}: {exc}") from exc
+    config._sources = setting_sources(config, file_data=data, file=file, overrides=overrides, flags=flags)
+    return config
 
 
 # ------------------------------------------------------------------ factories
@@ -225,16 +339,42 @@ def store_location(location: str | Path) -> tuple[str, str]:
     )
 
 
-def open_store(location: str | Path, *, pool_size: int = 8) -> RecordStore:
-    """The record store a path or URL names (SQLite file, ``sqlite:///path``, ``postgresql://...``)."""
+def open_store(location: str | Path, *, pool_size: int = 8, create: bool = True) -> RecordStore:
+    """The record store a path or URL names (SQLite file, ``sqlite:///path``, ``postgresql://...``).
+
+    With ``create=False`` (every read-only front door) a store that does not
+    exist yet raises :class:`~cef.errors.StoreNotFoundError` and nothing is
+    created: no folder, no file, no schema.
+    """
     scheme, target = store_location(location)
     if scheme == "postgresql":
         from cef.store.postgres import PostgresStore
 
-        return PostgresStore(target, pool_size=pool_size)
+        return PostgresStore(target, pool_size=pool_size, create=create)
     from cef.store.sqlite.store import SQLiteStore
 
+    if not create:
+        require_store(location)
     return SQLiteStore(target)
+
+
+def require_store(location: str | Path) -> None:
+    """Raise :class:`~cef.errors.StoreNotFoundError` unless the store ``location`` names exists.
+
+    Creates nothing. A SQLite file is looked at on disk; a PostgreSQL schema is
+    looked up over one short connection.
+    """
+    scheme, target = store_location(location)
+    if scheme == "postgresql":
+        open_store(location, pool_size=1, create=False).close()
+        return
+    if target == ":memory:":
+        return
+    file = Path(target)
+    if not file.exists():
+        raise StoreNotFoundError(target)
+    if not file.is_file():
+        raise StoreNotFoundError(target, "it is a folder, not a SQLite file")
 
 
 def open_vector_store(settings: VectorSettings, store: RecordStore) -> VectorStore | None:
@@ -306,9 +446,14 @@ def open_embedder(settings: EmbedderSettings) -> Embedder | None:
 
 
 def open_from_config(
-    config: CefConfig, *, embedder: Embedder | Literal["config"] | None = "config"
+    config: CefConfig, *, embedder: Embedder | Literal["config"] | None = "config", create: bool = True
 ) -> KnowledgeBase:
-    """A knowledge base wired as ``config`` says (``embedder`` overrides the configured one)."""
+    """A knowledge base wired as ``config`` says (``embedder`` overrides the configured one).
+
+    ``create=False``: refuse a store that does not exist (:class:`~cef.errors.StoreNotFoundError`).
+    """
+    if not create:  # before loading the embedding model: a typo in a path must fail fast
+        require_store(config.store.url)
     emb = open_embedder(config.embedder) if embedder == "config" else embedder
     return open_wired(
         config.store.url,
@@ -317,6 +462,7 @@ def open_from_config(
         vectors=config.vectors,
         graph=config.graph,
         embed_nodes=config.embed_nodes,
+        create=create,
     )
 
 
@@ -328,14 +474,16 @@ def open_wired(
     vectors: VectorSettings | None = None,
     graph: GraphSettings | None = None,
     embed_nodes: str = "all",
+    create: bool = True,
 ) -> KnowledgeBase:
     """A knowledge base on the store ``location`` names, with vector and graph backends (default: auto).
 
     Reads no environment: this is what :func:`cef.open` uses for URLs and paths.
+    ``create=False`` refuses a store that does not exist yet.
     """
     from cef.engine.kb import KnowledgeBase
 
-    store = open_store(location, pool_size=pool_size)
+    store = open_store(location, pool_size=pool_size, create=create)
     opened: list[Any] = [store]
     try:
         vs = open_vector_store(vectors or VectorSettings(), store)

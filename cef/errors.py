@@ -4,16 +4,18 @@ Every error cef raises on purpose derives from :class:`CefError`::
 
     CefError
     ├── ValidationError          bad input from the caller (4xx at the front doors)
-    │   ├── UnknownRelationTypeError   an edge names a relation type nobody registered
-    │   ├── UnknownNodeTypeError       a write names a node type the registry refuses
-    │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
-    │   ├── MissingNodeError           an edge or chunk points to a node that does not exist
+    │   ├── ConflictError              well-formed input the knowledge base's current state refuses (409)
+    │   │   ├── UnknownRelationTypeError   an edge names a relation type nobody registered
+    │   │   ├── UnknownNodeTypeError       a write names a node type the registry refuses
+    │   │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
+    │   │   └── MissingNodeError           an edge or chunk points to a node that does not exist
     │   ├── InvalidPropertyError       a property that is not JSON-serializable or breaks a schema
     │   └── ParseError                 a malformed input file (names file and line)
     ├── NotFoundError             a lookup by id found nothing
     ├── PathEscapeError           a data-source path that would leave its root
     ├── ConfigurationError        a setting that cannot work (missing extra, bad URL, ...)
-    │   └── MissingExtraError          an optional dependency is not installed
+    │   ├── MissingExtraError          an optional dependency is not installed
+    │   └── StoreNotFoundError         a read names a knowledge base that does not exist
     ├── StoreError                a backend failed; adapters translate driver errors to this
     │   └── RetryableStoreError        a transient failure (lock, connection) worth retrying
     ├── EmbeddingError            the embedding model failed or returned the wrong shape
@@ -27,6 +29,11 @@ rest to server errors, always with the message.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pydantic
+
 
 class CefError(Exception):
     """Root of every error cef raises on purpose."""
@@ -36,7 +43,12 @@ class ValidationError(CefError):
     """The caller's input is invalid; nothing was written."""
 
 
-class UnknownRelationTypeError(ValidationError):
+class ConflictError(ValidationError):
+    """The input is well formed but conflicts with what the knowledge base holds now (an unknown
+    relation type, a missing node, an existing id, a node that still has edges); nothing was written."""
+
+
+class UnknownRelationTypeError(ConflictError):
     def __init__(self, relation_type: str, where: str = "", known: list[str] | None = None) -> None:
         self.relation_type = relation_type
         hint = ""
@@ -50,11 +62,11 @@ class UnknownRelationTypeError(ValidationError):
         )
 
 
-class UnknownNodeTypeError(ValidationError):
+class UnknownNodeTypeError(ConflictError):
     pass
 
 
-class DuplicateIdError(ValidationError):
+class DuplicateIdError(ConflictError):
     def __init__(self, kind: str, id: str, where: str = "") -> None:
         self.kind = kind
         self.id = id
@@ -64,7 +76,7 @@ class DuplicateIdError(ValidationError):
         )
 
 
-class MissingNodeError(ValidationError):
+class MissingNodeError(ConflictError):
     def __init__(self, node_id: str, where: str = "") -> None:
         self.node_id = node_id
         loc = f" referenced by {where}" if where else ""
@@ -103,6 +115,17 @@ class MissingExtraError(ConfigurationError):
         super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'")
 
 
+class StoreNotFoundError(ConfigurationError):
+    """A read-only open (``create=False``) named a knowledge base that does not exist; nothing was created."""
+
+    def __init__(self, location: str, detail: str = "no such file", *, hint: str = "") -> None:
+        self.location = location
+        self.detail = detail
+        super().__init__(
+            f"knowledge base {location!r} does not exist ({detail})" + (f": {hint}" if hint else "")
+        )
+
+
 class StoreError(CefError):
     pass
 
@@ -125,3 +148,15 @@ class LLMTimeoutError(LLMError):
 
 class QueryTimeoutError(CefError):
     pass
+
+
+def format_validation_error(exc: pydantic.ValidationError, limit: int = 8) -> str:
+    """A pydantic error as one readable line per problem: ``field.path: message``."""
+    lines = []
+    for err in exc.errors(include_url=False, include_input=False)[:limit]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        lines.append(f"{loc}: {err.get('msg', 'invalid')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        lines.append(f"... and {more} more problem(s)")
+    return "; ".join(lines)

@@ -19,6 +19,34 @@ def clinical_batch() -> Batch:
     return Batch.model_validate(yaml.safe_load(CLINICAL.read_text()))
 
 
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Setup with its own time budget, before any test runs (never inside a test's timeout): build
+    the FalkorDB server when FalkorDB tests are selected and it is not built yet."""
+    if not any("falkor" in item.nodeid.lower() for item in items):
+        return
+    from tests.support import falkor
+
+    if falkor.built_python() is not None:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(
+            "setup: building FalkorDB for the tests (.ci/setup-falkordb.sh, about 2.5 minutes, once)"
+        )
+    problem = falkor.build()
+    if problem and reporter is not None:
+        reporter.write_line(f"setup: {problem}; the FalkorDB tests will fail with the command to run")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say which servers the session started (none: the tests that need one did not run)."""
+    from tests.support import STARTED
+
+    terminalreporter.write_line("servers started: " + ("; ".join(STARTED) if STARTED else "none"))
+
+
 @pytest.fixture
 def kb(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
     """An empty knowledge base without embeddings (graph + BM25)."""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+from pathlib import Path
+from typing import Annotated
 
 import typer
+
+from cef.cli.common import CONFIG_FILE, EXIT_CODES_HELP
 
 app = typer.Typer(
     name="cef",
@@ -13,16 +17,35 @@ app = typer.Typer(
         "cef — Context Engineering Framework: a knowledge graph with linked text chunks, "
         "searched by graph reasoning, vectors and BM25, packed into a token budget.\n\n"
         "Start with:  cef ingest examples/clinical/graph.yaml  then  "
-        'cef query "Which medications interact with warfarin?"'
+        'cef query "Which medications interact with warfarin?"\n\n'
+        "Settings: options, then CEF_* variables, then cef.toml (--config, $CEF_CONFIG or ./cef.toml); "
+        "`cef config` shows the effective ones and where each came from."
     ),
+    epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
 
+
+@app.callback()
+def _global_options(
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The settings file to read (default: $CEF_CONFIG, else ./cef.toml when present).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    CONFIG_FILE[0] = config
+
+
 #: modules that add commands (each defines ``register(app)``)
 COMMANDS = [
     "cef.cli.core",
+    "cef.cli.settings",
     "cef.cli.serve",
     "cef.cli.tools",
     "cef.cli.ask",

@@ -18,6 +18,7 @@ from cef.cli.common import (
     err_console,
     make_client,
     open_engine,
+    require_text,
 )
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def cited_ids(answer: str, known: list[str]) -> list[str]:
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in natural language.")],
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     llm: Annotated[
         str | None,
         typer.Option(
@@ -96,6 +97,7 @@ def ask(
 
     if fmt not in ("text", "json"):
         raise typer.BadParameter("use text or json", param_hint="--format")
+    require_text(question, "QUESTION", 'cef ask "Which medications interact with warfarin?"')
     with cli_errors():
         client = make_client(llm, model, base_url, api_key) if llm else None
         kb = open_engine(db, embedder)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,9 +9,17 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cef.cli.progress import progress_bar as progress_bar
-from cef.errors import CefError, NotFoundError, ValidationError
+from cef.errors import (
+    CefError,
+    ConfigurationError,
+    NotFoundError,
+    PathEscapeError,
+    ValidationError,
+    format_validation_error,
+)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -20,17 +27,24 @@ err_console = Console(stderr=True)
 DbOption = Annotated[
     Path | None,
     typer.Option(
-        "--db", help="SQLite knowledge base file. Default: $CEF_DB, else ./cef.db", show_default=False
+        "--db",
+        help="Knowledge base: a SQLite file or a postgresql:// URL. Default: $CEF_STORE__URL or $CEF_DB, "
+        "else [cef.store] url in cef.toml, else ./cef.db.",
+        show_default=False,
     ),
 ]
 EmbedderOption = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--embedder",
-        help="Embedding model: 'default' (offline all-MiniLM-L6-v2) or 'none' (graph + BM25 only).",
+        help="Embedding model: 'default' (offline all-MiniLM-L6-v2) or 'none' (graph + BM25 only). "
+        "Default: $CEF_EMBEDDER, else [cef.embedder] in cef.toml, else default.",
+        show_default=False,
     ),
 ]
 
+#: the file given by ``cef --config`` (set by the app's callback; None: $CEF_CONFIG or ./cef.toml)
+CONFIG_FILE: list[Path | None] = [None]
 
 LLMModelOption = Annotated[str | None, typer.Option(help="LLM model name.", envvar="CEF_LLM_MODEL")]
 LLMBaseUrlOption = Annotated[
@@ -61,31 +75,105 @@ def make_client(provider: str, model: str | None, base_url: str | None, api_key:
     return make_llm_client(provider, **options)
 
 
-def db_path(db: str | Path | None) -> str:
+def load_cli_config(db: str | Path | None = None, embedder: str | None = None) -> Any:
+    """The effective :class:`~cef.config.CefConfig` of a command: its --db and --embedder, then
+    ``CEF_*`` variables, then cef.toml (one loader for every command and server)."""
+    from cef.config import load_config, store_location
+
+    overrides: dict[str, Any] = {}
+    flags: dict[str, str] = {}
     if db is not None:
-        return str(db)
-    env = os.environ.get("CEF_DB")
-    return env if env else "cef.db"
+        scheme, target = store_location(db)
+        overrides["store"] = {"url": target if scheme == "postgresql" else str(db)}
+        flags["store"] = "--db"
+    if embedder is not None:
+        overrides["embedder"] = embedder
+        flags["embedder"] = "--embedder"
+    return load_config(CONFIG_FILE[0], flags=flags, **overrides)
 
 
-def open_engine(db: str | Path | None, embedder: str = "default") -> Any:
-    from cef.engine.kb import open_kb
+def open_engine(
+    db: str | Path | None = None,
+    embedder: str | None = None,
+    *,
+    create: bool = False,
+    config: Any = None,
+    use_embedder: bool = True,
+) -> Any:
+    """The knowledge base a command works on, wired as its settings say.
 
-    path = db_path(db)
-    return open_kb(path, embedder=None if embedder == "none" else embedder)
+    Only commands that write (``init``, ``ingest``, ``import``, ``memory``
+    writes) pass ``create=True``; a read of a knowledge base that does not
+    exist fails with a :class:`~cef.errors.StoreNotFoundError` naming where the
+    location came from, and creates nothing.
+    """
+    from cef.config import open_from_config
+
+    cfg = config if config is not None else load_cli_config(db, embedder)
+    if not create:
+        require_existing(cfg)
+    return open_from_config(cfg, create=create, **({} if use_embedder else {"embedder": None}))
+
+
+def require_existing(cfg: Any) -> None:
+    """Fail (exit 2 via :func:`cli_errors`) unless the configured knowledge base exists; creates nothing."""
+    from cef.config import require_store
+    from cef.errors import StoreNotFoundError
+
+    try:
+        require_store(cfg.store.url)
+    except StoreNotFoundError as exc:
+        raise StoreNotFoundError(exc.location, exc.detail, hint=store_hint(cfg)) from None
+
+
+def store_hint(cfg: Any) -> str:
+    """How to fix a missing knowledge base: where its location came from and how to create it."""
+    url = cfg.store.url
+    source = cfg.sources.get("store.url", "default")
+    origin = "the default location" if source == "default" else f"set by {source}"
+    return (
+        f"{origin}; create it with `cef ingest FILES --db {url}` (or `cef init --db {url}`), "
+        "or point --db, $CEF_STORE__URL or [cef.store] url in cef.toml at an existing knowledge base"
+    )
+
+
+def require_text(text: str, name: str, example: str) -> None:
+    """Refuse an empty (or blank) argument as a usage error (exit 2), before anything is opened."""
+    if not text.strip():
+        raise typer.BadParameter(
+            f"{name} is empty: give the text to search for, e.g.  {example}", param_hint=name
+        )
+
+
+#: exit codes of every command (documented in ``cef --help``, README and docs/cli.md)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok · 1 the work failed (an input could not be ingested, a backend, model or LLM "
+    "failed, a time limit) · 2 usage or input error (bad option or argument, invalid query, missing "
+    "knowledge base, invalid configuration) · 130 interrupted. The same on every run."
+)
 
 
 @contextmanager
 def cli_errors() -> Iterator[None]:
-    """Print cef errors as one readable line and exit with a meaningful code."""
+    """Print cef errors as one readable line and exit with the documented code (never a traceback)."""
+    import pydantic
+
     try:
         yield
-    except (ValidationError, NotFoundError) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+    except (ValidationError, NotFoundError, ConfigurationError, PathEscapeError) as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except pydantic.ValidationError as exc:
+        err_console.print(
+            f"[bold red]error:[/] invalid input: {escape(format_validation_error(exc))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_USAGE) from None
     except CefError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(1) from None
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:
         err_console.print("interrupted")
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None

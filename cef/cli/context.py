@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cef.cli.common import DbOption, EmbedderOption, cli_errors, err_console, open_engine
+from cef.cli.common import DbOption, EmbedderOption, cli_errors, err_console, open_engine, require_text
 from cef.context.formats import ContextFormat
 from cef.context.provider import RankingStrategy
 
@@ -29,7 +29,7 @@ def context(
         ),
     ] = None,
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     top_k: Annotated[int, typer.Option("--top-k", help="Chunks retrieved per query.", min=1, max=1000)] = 10,
     depth: Annotated[int, typer.Option(help="Graph traversal depth (0-10).", min=0, max=10)] = 2,
     ranking: Annotated[
@@ -68,6 +68,8 @@ def context(
     from cef.context.graph_provider import GraphContextProvider, KnowledgeContextOptions
     from cef.context.provider import ContextProvider, ContextRequest, QuerySpec
 
+    for q in queries:
+        require_text(q, "QUERIES", 'cef context "Which medications interact with warfarin?"')
     if graph and len(queries) != 1:
         raise typer.BadParameter("--graph takes exactly one query", param_hint="QUERIES")
     if reserve is not None and reserve > budget:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from cef.cli.common import (
+    EXIT_FAILED,
     DbOption,
     EmbedderOption,
     LLMApiKeyOption,
@@ -17,11 +18,12 @@ from cef.cli.common import (
     LLMModelOption,
     cli_errors,
     console,
-    db_path,
     err_console,
+    load_cli_config,
     make_client,
     open_engine,
     progress_bar,
+    require_text,
 )
 from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
 
@@ -32,9 +34,9 @@ def init(db: DbOption = None, embedder: EmbedderOption = "default") -> None:
     Example:  cef init --db kb.db
     """
     with cli_errors():
-        kb = open_engine(db, embedder)
-        kb.close()
-    console.print(f"knowledge base ready: {db_path(db)}")
+        cfg = load_cli_config(db, embedder)
+        open_engine(config=cfg, create=True, use_embedder=False).close()
+    console.print(f"knowledge base ready: {cfg.store.url}")
 
 
 def ingest(
@@ -42,7 +44,7 @@ def ingest(
         list[str], typer.Argument(help="Files, folders, s3://bucket/prefix URIs or .jsonl corpora.")
     ],
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     extract: Annotated[
         bool,
         typer.Option(
@@ -100,7 +102,7 @@ def ingest(
             if extract
             else None
         )
-        kb = open_engine(db, embedder)
+        kb = open_engine(db, embedder, create=True)
         try:
             with progress_bar(progress) as bar:
                 report = ingest_sources(kb, sources, progress=bar, extract=False, enricher=enricher)
@@ -114,14 +116,14 @@ def ingest(
         err_console.print(f"[yellow]warning:[/] {warning}")
     for failure in report.failures:
         err_console.print(f"[bold red]failed:[/] {failure}")
-    if report.failures:
-        raise typer.Exit(1 if report.succeeded else 2)
+    if report.failures:  # the same code whether or not other files were (re-)ingested
+        raise typer.Exit(EXIT_FAILED)
 
 
 def query(
     text: Annotated[str, typer.Argument(help="The question, in natural language.")],
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     depth: Annotated[
         int, typer.Option(help="Graph traversal depth from the anchors (0-10).", min=0, max=10)
     ] = 2,
@@ -180,6 +182,7 @@ def query(
 
     if fmt not in ("text", "markdown", "json"):
         raise typer.BadParameter("use text, markdown or json", param_hint="--format")
+    require_text(text, "QUESTION", 'cef query "Which medications interact with warfarin?"')
     when = parse_when(as_of, "--as-of") if as_of is not None else None
     patterns = load_patterns(pattern, "--pattern") if pattern is not None else []
     with cli_errors():
@@ -297,7 +300,8 @@ def stats(
     Example:  cef stats --db kb.db
     """
     with cli_errors():
-        kb = open_engine(db, "none")
+        cfg = load_cli_config(db)
+        kb = open_engine(config=cfg, use_embedder=False)
         try:
             info = kb.stats()
         finally:
@@ -307,7 +311,7 @@ def stats(
         return
     from cef.cli.tables import stats_tables
 
-    for table in stats_tables(db_path(db), info):
+    for table in stats_tables(cfg.store.url, info):
         console.print(table)
 
 

@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from cef.cli.common import DbOption, EmbedderOption, cli_errors, console, err_console, open_engine
+from cef.cli.common import (
+    DbOption,
+    EmbedderOption,
+    cli_errors,
+    console,
+    err_console,
+    open_engine,
+    require_text,
+)
 from cef.context.formats import ContextFormat
 from cef.errors import ConfigurationError, ValidationError
 
@@ -33,10 +41,10 @@ ExtensionOption = Annotated[
 ]
 
 
-def _open(db: Path | None, embedder: str, extensions: list[str] | None) -> Any:
+def _open(db: Path | None, embedder: str | None, extensions: list[str] | None, *, create: bool) -> Any:
     from cef.memory import SemanticMemory
 
-    kb = open_engine(db, embedder)
+    kb = open_engine(db, embedder, create=create)
     try:
         memory = SemanticMemory(kb, owns_kb=True)
         for name in extensions or []:
@@ -83,7 +91,7 @@ def observe(
         typer.Option("--credibility", min=0.0, max=1.0, help="Override the source type's credibility."),
     ] = None,
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     extension: ExtensionOption = None,
 ) -> None:
     """Record an observation and reconcile it into beliefs (create, reinforce, supersede or contradict).
@@ -91,7 +99,7 @@ def observe(
     Example:  cef memory observe "Raven is not trustworthy" --source observed --scope rpg:campaign-1
     """
     with cli_errors():
-        memory = _open(db, embedder, extension)
+        memory = _open(db, embedder, extension, create=True)
         try:
             r = memory.observe(text, source, scope=scope, subject=subject, credibility=credibility)
         finally:
@@ -113,7 +121,7 @@ def ingest(
     ] = "text",
     scope: ScopeOption = None,
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     extension: ExtensionOption = None,
 ) -> None:
     """Ingest content with the pipeline registered for its content type (re-ingesting closes changed facts).
@@ -123,7 +131,7 @@ def ingest(
     with cli_errors():
         if not path.exists():
             raise ValidationError(f"{path} does not exist")
-        memory = _open(db, embedder, extension)
+        memory = _open(db, embedder, extension, create=True)
         try:
             report = memory.ingest_path(path, content_type, scope=scope)
         finally:
@@ -144,7 +152,7 @@ def load(
     ],
     scope: Annotated[str | None, typer.Option("--scope", help="Override the dataset's scope.")] = None,
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
     extension: ExtensionOption = None,
 ) -> None:
     """Load a dataset file (its ``extension:`` field names the domain extension to register).
@@ -165,7 +173,7 @@ def load(
         names = list(extension or [])
         if isinstance(head, dict) and isinstance(head.get("extension"), str):
             names.append(head["extension"])
-        memory = _open(db, embedder, names)
+        memory = _open(db, embedder, names, create=True)
         try:
             report = load_dataset(memory, dataset, scope=scope)
         finally:
@@ -198,7 +206,7 @@ def context(
     ] = 0.5,
     history: Annotated[bool, typer.Option("--history", help="Include facts that have ended.")] = False,
     db: DbOption = None,
-    embedder: EmbedderOption = "default",
+    embedder: EmbedderOption = None,
 ) -> None:
     """Print the context for a question: core facts, beliefs, conflicts, what changed, supporting facts.
 
@@ -206,6 +214,8 @@ def context(
     """
     from cef.memory import RetrievalConstraints, TemporalConstraint
 
+    for q in queries:
+        require_text(q, "QUERIES", 'cef memory context "What is patient 12345 taking?"')
     with cli_errors():
         if as_of is not None and history:
             raise ValidationError("--as-of and --history cannot be combined")
@@ -225,7 +235,7 @@ def context(
             max_depth=max_depth,
             confidence_threshold=confidence,
         )
-        memory = _open(db, embedder, None)
+        memory = _open(db, embedder, None, create=False)
         try:
             bundle = memory.retrieve_context(queries, constraints)
         finally:

@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from cef.cli.common import DbOption, cli_errors, err_console
+from cef.cli.common import (
+    DbOption,
+    EmbedderOption,
+    cli_errors,
+    err_console,
+    load_cli_config,
+    open_engine,
+    require_existing,
+)
 
 log = logging.getLogger(__name__)
 
@@ -24,32 +32,19 @@ class Transport(StrEnum):
     http = "http"
 
 
-EmbedderFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--embedder",
-        help="'default' (offline all-MiniLM-L6-v2) or 'none' (graph + BM25). Default: $CEF_EMBEDDER, else default.",
-        show_default=False,
-    ),
-]
 HostFlag = Annotated[
     str | None, typer.Option(help="Address to listen on (default $CEF_HOST, else 127.0.0.1).")
 ]
 
 
 def load_settings(**overrides: Any) -> Any:
-    """ServerSettings from CEF_* variables, with the command line's options on top."""
-    from pydantic import ValidationError as PydanticError
+    """ServerSettings as every front door resolves them: the options, then CEF_* variables, then
+    cef.toml's [cef.server] table (:func:`cef.server.settings.load_server_settings`)."""
+    from cef.cli.common import CONFIG_FILE
+    from cef.server.settings import load_server_settings
 
-    from cef.server.settings import ServerSettings
-
-    try:
-        return ServerSettings(**{k: v for k, v in overrides.items() if v is not None})
-    except PydanticError as exc:
-        from cef.server.tools import format_validation_error
-
-        err_console.print(f"[bold red]error:[/] bad server settings: {format_validation_error(exc)}")
-        raise typer.Exit(2) from None
+    flags = {k: f"--{k.replace('_', '-')}" for k, v in overrides.items() if v is not None}
+    return load_server_settings(CONFIG_FILE[0], flags=flags, **overrides)
 
 
 def _need(module: str, attr: str | None, what: str, extra: str) -> Any:
@@ -67,12 +62,6 @@ def _need(module: str, attr: str | None, what: str, extra: str) -> Any:
     return getattr(mod, attr) if attr else mod
 
 
-def _open(settings: Any) -> Any:
-    from cef.engine.kb import open_kb
-
-    return open_kb(settings.db, embedder=None if settings.embedder == "none" else settings.embedder)
-
-
 def mcp(
     transport: Annotated[
         Transport, typer.Option(help="stdio (one client) or http (streamable HTTP).")
@@ -82,7 +71,7 @@ def mcp(
         int | None, typer.Option(help="Port for --transport http (default $CEF_PORT, else 8080).")
     ] = None,
     db: DbOption = None,
-    embedder: EmbedderFlag = None,
+    embedder: EmbedderOption = None,
     writable: Annotated[
         bool | None,
         typer.Option(
@@ -104,10 +93,10 @@ def mcp(
     """
     import anyio
 
-    settings = load_settings(db=db, embedder=embedder, host=host, port=port, writable=writable)
     with cli_errors():
+        settings = load_settings(host=host, port=port, writable=writable)
         CefMcpServer = _need("cef.server.mcp", "CefMcpServer", "cef serve mcp", "mcp")
-        kb = _open(settings)
+        kb = open_engine(db, embedder)
         server = CefMcpServer(kb, settings)
         try:
             if transport is Transport.stdio:
@@ -135,18 +124,23 @@ def http(
     host: HostFlag = None,
     port: Annotated[int | None, typer.Option(help="Port (default $CEF_PORT, else 8080).")] = None,
     db: DbOption = None,
-    embedder: EmbedderFlag = None,
+    embedder: EmbedderOption = None,
 ) -> None:
     """Run the REST API (OpenAPI spec at /openapi.json, docs at /docs).
 
-    API keys come from CEF_API_KEYS ("key:read,key2:write"); without keys the
-    API is open to anyone who can reach it. Limits, cache and time limit:
-    CEF_MAX_DEPTH, CEF_MAX_LIMIT, CEF_MAX_QUERY_LENGTH, CEF_CACHE_TTL_SECONDS,
-    CEF_GRAPH_TIMEOUT_MS.
+    API keys come from CEF_API_KEYS ("key:read,key2:write"; "key3:read@tenant-a"
+    limits a key to data scopes); without keys the API is open to anyone who can
+    reach it. Limits, cache and time limit: CEF_MAX_DEPTH, CEF_MAX_LIMIT,
+    CEF_MAX_QUERY_LENGTH, CEF_MAX_BODY_BYTES (413 above it), CEF_CACHE_TTL_SECONDS,
+    CEF_GRAPH_TIMEOUT_MS (or [cef.server] in cef.toml). /health says "starting"
+    until models and indexes are loaded, then "ready".
 
     Example:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --port 8080
     """
-    settings = load_settings(db=db, embedder=embedder, host=host, port=port)
+    with cli_errors():
+        settings = load_settings(host=host, port=port)
+        config = load_cli_config(db, embedder)
+        require_existing(config)  # before the warning and the model: a wrong path fails fast
     if not settings.auth_enabled:
         loopback = settings.host in ("127.0.0.1", "localhost", "::1")
         err_console.print(
@@ -157,7 +151,7 @@ def http(
     with cli_errors():
         create_app = _need("cef.server.http", "create_app", "cef serve http", "server")
         uvicorn = _need("uvicorn", None, "cef serve http", "server")
-        kb = _open(settings)
+        kb = open_engine(config=config)
         try:
             app = create_app(kb, settings)
             err_console.print(

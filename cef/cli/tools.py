@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from cef.cli.common import DbOption, cli_errors, db_path, err_console
+from cef.cli.common import DbOption, cli_errors, err_console, load_cli_config, open_engine
 
 
 class ToolFormat(StrEnum):
@@ -36,24 +36,29 @@ def tools(
     Example:  cef tools --format openai --db kb.db > tools.json
     """
     from cef.cli.serve import load_settings
+    from cef.errors import StoreNotFoundError
     from cef.server.schema import GraphSchema, discover_schema
     from cef.server.service import load_context_support
     from cef.server.tools import tool_definitions
 
-    settings = load_settings(db=db, writable=writable)
     graph_schema: GraphSchema | None = None
-    path = db_path(db)
-    if schema and ("://" in path or Path(path).exists()):
-        from cef.engine.kb import open_kb
-
-        with cli_errors():
-            kb = open_kb(path, embedder=None)
+    with cli_errors():
+        settings = load_settings(writable=writable or None)
+        config = load_cli_config(db)
+        if schema:
             try:
-                graph_schema = discover_schema(kb, samples=settings.schema_samples)
-            finally:
-                kb.close()
-    elif schema:
-        err_console.print(f"note: {path} does not exist; the tool descriptions carry no graph schema")
+                kb = open_engine(config=config, use_embedder=False)
+            except StoreNotFoundError as exc:
+                err_console.print(
+                    f"note: {escape(str(exc))}; the tool descriptions carry no graph schema",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            else:
+                try:
+                    graph_schema = discover_schema(kb, samples=settings.schema_samples)
+                finally:
+                    kb.close()
     context = load_context_support()
     defs = tool_definitions(
         graph_schema, settings, writable=writable, context_model=context.request_model if context else None

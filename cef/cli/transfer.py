@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cef.cli.common import cli_errors, console, err_console, progress_bar
+from cef.cli.common import cli_errors, console, err_console, progress_bar, require_existing
 
 DbUrl = Annotated[
     str | None,
@@ -28,9 +28,12 @@ ConfigFile = Annotated[
 
 
 def _config(config: Path | None, db: str | None) -> Any:
+    from cef.cli.common import CONFIG_FILE
     from cef.config import load_config
 
-    return load_config(config, **({"store": {"url": db}} if db else {}))
+    return load_config(
+        config or CONFIG_FILE[0], flags={"store": "--db"}, **({"store": {"url": db}} if db else {})
+    )
 
 
 def export(
@@ -51,7 +54,8 @@ def export(
 
     with cli_errors():
         cfg = _config(config, db)
-        store = open_store(cfg.store.url, pool_size=cfg.store.pool_size)
+        require_existing(cfg)
+        store = open_store(cfg.store.url, pool_size=cfg.store.pool_size, create=False)
         try:
             with progress_bar(progress and out != "-") as bar:
                 stats = export_kb(store, sys.stdout if out == "-" else Path(out), progress=bar)

@@ -121,13 +121,39 @@ class QuerySpec(BaseModel):
     )
 
 
+#: the smallest token budget: the empty frame of every format fits (the largest, JSON counted by
+#: wordpiece, takes about 100 tokens), so a schema-valid request never fails on its budget alone
+MIN_TOKEN_BUDGET = 128
+
+
+def _strings_allowed(schema: dict[str, Any]) -> None:
+    """State in the JSON schema what the validator accepts: a query may be a string, and so may the list."""
+    array = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    text = {"type": "string", "minLength": 1, "maxLength": 10_000}
+    array["items"] = {"anyOf": [array["items"], text]}
+    for key in array:
+        schema.pop(key, None)
+    schema["anyOf"] = [array, text]
+
+
 class ContextRequest(BaseModel):
     """What to assemble: queries, one token budget, ranking and output format."""
 
     model_config = ConfigDict(extra="forbid")
 
-    queries: list[QuerySpec] = Field(min_length=1, max_length=200)
-    token_budget: int = Field(default=4000, ge=1, le=2_000_000)
+    queries: list[QuerySpec] = Field(
+        min_length=1,
+        max_length=200,
+        description="the queries: objects, plain strings, or one string for a single query",
+        json_schema_extra=lambda schema: _strings_allowed(schema),
+    )
+    token_budget: int = Field(
+        default=4000,
+        ge=MIN_TOKEN_BUDGET,
+        le=2_000_000,
+        description=f"tokens the rendered context may use; at least {MIN_TOKEN_BUDGET}, and at least the "
+        "empty frame of the format, which in json and yaml repeats the query texts (else 422 budget_too_small)",
+    )
     top_k_per_query: int = Field(default=10, ge=1, le=1000)
     default_depth: int = Field(default=2, ge=0, le=10)
     ranking: RankingStrategy = RankingStrategy.SCORE
@@ -135,7 +161,7 @@ class ContextRequest(BaseModel):
         default=None,
         ge=0,
         description="tokens reserved for graph reasoning (anchors, paths, key concepts); "
-        f"default {int(DEFAULT_REASONING_SHARE * 100)}% of the budget; unused reserve goes to chunks",
+        f"default {int(DEFAULT_REASONING_SHARE * 100)}% of the budget; more than token_budget means the whole budget; unused reserve goes to chunks",
     )
     include_paths: bool = Field(default=True, description="include the graph reasoning section")
     include_explanations: bool = Field(default=True, description="say how each chunk was found")
@@ -166,9 +192,9 @@ class ContextRequest(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> ContextRequest:
         if self.reserve_reasoning_tokens is not None and self.reserve_reasoning_tokens > self.token_budget:
-            raise ValueError(
-                f"reserve_reasoning_tokens ({self.reserve_reasoning_tokens}) exceeds token_budget ({self.token_budget})"
-            )
+            self.reserve_reasoning_tokens = (
+                self.token_budget
+            )  # at most the whole budget (stated in the schema)
         return self
 
     @property

@@ -11,6 +11,7 @@ import numpy as np
 
 from cef.engine.state import EngineState, ProgressFn
 from cef.errors import (
+    ConflictError,
     DuplicateIdError,
     InvalidPropertyError,
     MissingNodeError,
@@ -166,7 +167,7 @@ class KnowledgeIndexer:
             edge_ids = st.store.edges_for_nodes([node_id])
             chunk_ids = st.store.chunks_for_nodes([node_id]).get(node_id, [])
             if not cascade and (edge_ids or chunk_ids):
-                raise ValidationError(
+                raise ConflictError(
                     f"node {node_id!r} has {len(edge_ids)} edge(s) and {len(chunk_ids)} linked chunk(s): "
                     "delete them first or pass cascade=True"
                 )

@@ -191,8 +191,12 @@ def open_kb(
     *,
     embedder: Embedder | str | None = "default",
     embed_nodes: str = "all",
+    create: bool = True,
 ) -> KnowledgeBase:
     """Open (or create) a knowledge base in a SQLite file, or in the database a URL names.
+
+    ``create=False`` opens only a knowledge base that exists (else
+    :class:`~cef.errors.StoreNotFoundError`, and nothing is created).
 
     ``path`` is a file path, or a URL such as ``postgresql://user@host/db``
     (see :func:`cef.config.open_store`); a server store brings its own vector
@@ -200,10 +204,12 @@ def open_kb(
     offline all-MiniLM-L6-v2 model lazily; pass an :class:`~cef.embed.base.Embedder`, a provider name, or ``None`` for
     a graph + BM25 only knowledge base.
     """
+    from cef.config import open_wired, require_store
+
+    if not create:  # before loading an embedding model: a wrong path fails fast
+        require_store(path)
     if isinstance(embedder, str):
         from cef.embed import get_default_embedder, make_embedder
 
         embedder = get_default_embedder() if embedder == "default" else make_embedder(embedder)
-    from cef.config import open_wired
-
-    return open_wired(path, embedder, embed_nodes=embed_nodes)
+    return open_wired(path, embedder, embed_nodes=embed_nodes, create=create)

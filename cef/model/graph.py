@@ -155,10 +155,17 @@ class Edge(_Record):
     source: str = Field(min_length=1)
     target: str = Field(min_length=1)
     properties: JsonDict = Field(default_factory=dict)
-    weight: float = Field(default=1.0, gt=0.0)
+    weight: float = Field(
+        default=1.0,
+        ge=1e-6,
+        le=1e6,
+        description="strength, from 1e-6 to 1e6 (stored as float32; shortest paths use 1/weight)",
+    )
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: datetime | None = Field(default=None, description="when the fact starts to be true")
+    valid_to: datetime | None = Field(
+        default=None, description="when the fact stops being true; not before valid_from (else 422)"
+    )
     recorded_at: datetime = Field(default_factory=utcnow)
     scope: str | None = Field(default=None, max_length=256)
 

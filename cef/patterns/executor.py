@@ -247,9 +247,9 @@ class PatternExecutor:
         ``start.node_ids`` is empty; ``query_text`` is what SEMANTIC_SCORE /
         HYBRID compare nodes with when the pattern has no ``semantic_query``.
         """
-        t0 = self.clock()
-        deadline = t0 + pattern.time_limit_ms / 1000 if pattern.time_limit_ms else None
         warnings: list[str] = []
+        # the scorer embeds the query text and computes centrality: one-time loading (the embedding
+        # model, caches) that must not count against the search's time limit
         scorer = _Scorer(
             self,
             pattern.ranking,
@@ -258,6 +258,8 @@ class PatternExecutor:
             similarity,
             warnings,
         )
+        t0 = self.clock()
+        deadline = t0 + pattern.time_limit_ms / 1000 if pattern.time_limit_ms else None
         stop = pattern.max_paths if scorer.strategy is RankingStrategy.PATH_LENGTH else None
         run = self._walk(0, pattern, start_nodes, None, deadline, None, stop)
         warnings.extend(run.warnings)
@@ -284,13 +286,13 @@ class PatternExecutor:
         raise_on_timeout: bool = False,
     ) -> PatternResult:
         """Match several patterns and combine them (see :class:`QueryCombinator`)."""
-        t0 = self.clock()
-        budget = t0 + combinator.time_limit_ms / 1000 if combinator.time_limit_ms else None
         warnings: list[str] = []
         text = combinator.patterns[0].semantic_query or query_text
-        scorer = _Scorer(
+        scorer = _Scorer(  # one-time loading before the clock starts (see execute)
             self, combinator.effective_ranking, combinator.effective_weights, text, similarity, warnings
         )
+        t0 = self.clock()
+        budget = t0 + combinator.time_limit_ms / 1000 if combinator.time_limit_ms else None
         kind = combinator.type
         if kind is CombinatorType.INTERSECTION:
             runs, groups = self._intersection(combinator, start_nodes, budget, scorer, warnings)
@@ -597,6 +599,12 @@ class PatternExecutor:
         return out
 
     def _finish(self, result: PatternResult, raise_on_timeout: bool) -> PatternResult:
+        if result.timed_out:  # never a silent partial answer
+            note = (
+                f"time limit reached after {result.elapsed_ms:.0f} ms: the search stopped early, "
+                f"{len(result.paths)} path(s) found so far (raise time_limit_ms for all of them)"
+            )
+            result = result.model_copy(update={"warnings": [*result.warnings, note]})
         if result.timed_out and raise_on_timeout:
             raise PatternTimeoutError(
                 f"pattern search exceeded its time limit after {result.elapsed_ms:.1f} ms "

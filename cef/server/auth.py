@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import Any
 
-from cef.server.settings import Scope
+from cef.errors import CefError, NotFoundError
+from cef.server.settings import ApiKey, Scope
 
-__all__ = ["API_KEY_HEADER", "Denied", "KeyRing"]
+__all__ = [
+    "API_KEY_HEADER",
+    "OPEN",
+    "Denied",
+    "ForbiddenError",
+    "KeyRing",
+    "owned",
+    "read_scope",
+    "visible",
+    "write_scope",
+]
+
+#: the grant of every request when no keys are configured
+OPEN = ApiKey(access="write")
 
 API_KEY_HEADER = "X-API-Key"
 
@@ -24,22 +39,29 @@ class Denied:
 class KeyRing:
     """The configured keys. Every key is compared (``hmac.compare_digest``), with no early exit."""
 
-    def __init__(self, keys: dict[str, Scope]) -> None:
-        self._keys = [(k.encode(), scope) for k, scope in keys.items()]
+    def __init__(self, keys: dict[str, ApiKey] | dict[str, Scope]) -> None:
+        self._keys = [
+            (k.encode(), grant if isinstance(grant, ApiKey) else ApiKey(access=grant))
+            for k, grant in keys.items()
+        ]
 
     @property
     def enabled(self) -> bool:
         return bool(self._keys)
 
-    def scope_of(self, presented: str | bytes | None) -> Scope | None:
+    def grant_of(self, presented: str | bytes | None) -> ApiKey | None:
         if presented is None:
             return None
         given = presented.encode("utf-8", "surrogateescape") if isinstance(presented, str) else presented
-        found: Scope | None = None
-        for key, scope in self._keys:
+        found: ApiKey | None = None
+        for key, grant in self._keys:
             if hmac.compare_digest(given, key):
-                found = scope
+                found = grant
         return found
+
+    def scope_of(self, presented: str | bytes | None) -> Scope | None:
+        grant = self.grant_of(presented)
+        return grant.access if grant is not None else None
 
     def check(self, presented: str | bytes | None, needed: Scope) -> Denied | None:
         """None when ``presented`` grants ``needed`` (a write key also reads), else why not."""
@@ -55,3 +77,47 @@ class KeyRing:
                 403, "forbidden", "this API key has read scope; writing needs a key with write scope"
             )
         return None
+
+
+# ------------------------------------------------------------------ data scopes of a key (REST and MCP)
+class ForbiddenError(CefError):
+    """The API key may not use this scope (403 at the front doors)."""
+
+
+def read_scope(grant: ApiKey | None, requested: str | None) -> str | None:
+    """The scope a read runs in: the requested one if the key may read it; a single-scope key's own."""
+    if grant is None or grant.scopes is None:
+        return requested
+    if requested is None:
+        if len(grant.scopes) == 1:
+            return grant.scopes[0]
+        raise ForbiddenError(f"this API key reads only scopes {', '.join(grant.scopes)}: name one in 'scope'")
+    if requested not in grant.scopes:
+        raise ForbiddenError(f"this API key may not read scope {requested!r}")
+    return requested
+
+
+def visible(grant: ApiKey | None, scope: str | None) -> bool:
+    """Whether a key sees a record of ``scope`` (unscoped records are shared)."""
+    return grant is None or grant.scopes is None or scope is None or scope in grant.scopes
+
+
+def write_scope(grant: ApiKey | None, scope: str | None, what: str) -> str | None:
+    """The scope a new record gets: its own if the key may write there; a single-scope key's own."""
+    if grant is None or grant.scopes is None:
+        return scope
+    if scope is None and len(grant.scopes) == 1:
+        return grant.scopes[0]
+    if scope is None or scope not in grant.scopes:
+        raise ForbiddenError(f"this API key writes only {what}s of scopes {', '.join(grant.scopes)}")
+    return scope
+
+
+def owned(grant: ApiKey | None, record: Any, kind: str, ident: str) -> Any:
+    """``record`` if the key may change it: NotFoundError when it cannot see it (or it does not exist),
+    ForbiddenError for shared (unscoped) data and a scoped key."""
+    if record is None or not visible(grant, record.scope):
+        raise NotFoundError(f"{kind} {ident!r} does not exist")
+    if grant is not None and grant.scopes is not None and record.scope is None:
+        raise ForbiddenError(f"{kind} {ident!r} is shared (unscoped): this API key cannot change it")
+    return record

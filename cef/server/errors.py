@@ -6,10 +6,13 @@ error                         status  meaning
 request validation (pydantic)  422    the request does not match the schema
 ValidationError                422    the engine refused the input
 LimitExceededError             422    more than the server allows
-DuplicateIdError               409    the id exists already
+ConflictError                  409    valid input the knowledge base's state refuses: an
+                                      existing id, a missing node, an unknown relation type,
+                                      a node that still has edges or chunks
 NotFoundError                  404    no such node / edge / chunk
 missing or unknown API key     401
 key without the needed scope   403
+ForbiddenError                 403    the key may not use that data scope
 MissingExtraError              501    an optional dependency is missing
 RetryableStoreError            503    transient; retry (Retry-After)
 QueryTimeoutError              504
@@ -26,13 +29,14 @@ from pydantic import BaseModel, Field
 
 from cef.errors import (
     CefError,
-    DuplicateIdError,
+    ConflictError,
     MissingExtraError,
     NotFoundError,
     QueryTimeoutError,
     RetryableStoreError,
     ValidationError,
 )
+from cef.server.auth import ForbiddenError
 
 __all__ = ["ErrorBody", "ErrorDetail", "error_kind", "status_for"]
 
@@ -51,8 +55,10 @@ class ErrorBody(BaseModel):
 
 
 def status_for(exc: BaseException) -> int:
-    if isinstance(exc, DuplicateIdError):
+    if isinstance(exc, ConflictError):
         return 409
+    if isinstance(exc, ForbiddenError):
+        return 403
     if isinstance(exc, ValidationError):
         return 422
     if isinstance(exc, NotFoundError):

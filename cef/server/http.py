@@ -11,31 +11,38 @@ a client's mistake is a 4xx, never a 500. The OpenAPI spec is at ``/openapi.json
 
 # no `from __future__ import annotations`: FastAPI reads the route annotations at runtime
 
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Annotated, Any
+from pathlib import Path as FilePath
+from typing import Annotated, Any, Literal
 
+import anyio
 import pydantic
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as AsgiScope
 
 from cef.engine.kb import KnowledgeBase
-from cef.errors import CefError, NotFoundError
-from cef.model import Batch, Chunk, Edge, Node, SearchResult
-from cef.server.auth import API_KEY_HEADER, KeyRing
+from cef.errors import CefError, ConflictError, NotFoundError
+from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
+from cef.server.auth import API_KEY_HEADER, OPEN, KeyRing, owned, read_scope, visible, write_scope
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.schema import GraphSchema
 from cef.server.service import CefService, WriteResult
-from cef.server.settings import Scope, ServerSettings
-from cef.server.tools import format_validation_error, input_models
+from cef.server.settings import ApiKey, Scope, ServerSettings
+from cef.server.tools import format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +54,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (400, "The request body could not be read (not JSON, or not UTF-8)"),
         (404, "Not found"),
         (409, "Conflict: the id exists already"),
+        (413, "The request body is larger than this server accepts (max_body_bytes)"),
         (422, "The request is invalid or exceeds the server's limits"),
         (500, "Server error"),
         (501, "Not available: an optional dependency is missing"),
@@ -59,6 +67,23 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorBody, "description": "The API key lacks the needed scope"},
 }
 IdPath = Annotated[str, Path(min_length=1, max_length=512)]
+
+
+def created_links(kind: str, param: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI links from ``POST /api/v1/{kind}s`` to reading, patching and deleting what it created."""
+    base = f"{kind}_api_v1_{kind}s__{param}_"
+    return {
+        201: {
+            "links": {
+                f"{verb.capitalize()}{kind.capitalize()}": {
+                    "operationId": f"{verb}_{base}_{verb}",
+                    "parameters": {param: "$response.body#/id"},
+                    "description": f"{verb} the {kind} just created",
+                }
+                for verb in ("get", "patch", "delete")
+            }
+        }
+    }
 
 
 class ApiError(Exception):
@@ -75,7 +100,7 @@ class ApiError(Exception):
 class ApiKeyAuth:
     """The key ring as FastAPI dependencies (the header is declared in the OpenAPI spec)."""
 
-    def __init__(self, keys: dict[str, Scope]) -> None:
+    def __init__(self, keys: dict[str, ApiKey] | dict[str, Scope]) -> None:
         self.ring = KeyRing(keys)
         self.header = APIKeyHeader(
             name=API_KEY_HEADER, auto_error=False, description="an API key with read (or write) scope"
@@ -85,11 +110,18 @@ class ApiKeyAuth:
     def enabled(self) -> bool:
         return self.ring.enabled
 
-    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, None]]:
-        async def check(key: Annotated[str | None, Security(self.header)] = None) -> None:
+    def require(self, needed: Scope) -> Callable[..., Coroutine[Any, Any, ApiKey]]:
+        """A dependency: the presented key's grant (401/403 when it does not give ``needed``)."""
+
+        async def check(key: Annotated[str | None, Security(self.header)] = None) -> ApiKey:
+            if not self.enabled:
+                return OPEN
             denied = self.ring.check(key, needed)
             if denied is not None:
                 raise ApiError(denied.status, denied.kind, denied.message)
+            grant = self.ring.grant_of(key)
+            assert grant is not None  # check() passed
+            return grant
 
         return check
 
@@ -108,10 +140,16 @@ class NodePatch(_Patch):
 
 class EdgePatch(_Patch):
     properties: dict[str, Any] | None = None
-    weight: float | None = Field(default=None, gt=0.0)
+    weight: float | None = Field(default=None, ge=1e-6, le=1e6, description="strength, from 1e-6 to 1e6")
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: datetime | None = Field(default=None, description="not after the edge's valid_to (else 422)")
+    valid_to: datetime | None = Field(default=None, description="not before the edge's valid_from (else 422)")
+
+    @model_validator(mode="after")
+    def _window(self) -> "EdgePatch":
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
+        return self
 
 
 class ChunkPatch(_Patch):
@@ -123,7 +161,12 @@ class ChunkPatch(_Patch):
 
 
 class Health(BaseModel):
-    status: str = "ok"
+    status: Literal["starting", "ready"] = Field(
+        description="starting: loading models and indexes (reads wait for it); ready: warm"
+    )
+    loaded: dict[str, Any] = Field(
+        default_factory=dict, description="what the warm-up loaded: embedder, counts, seconds"
+    )
     version: str
     auth: bool = Field(description="whether API keys are required")
     provide_context: bool = Field(description="whether POST /api/v1/context is available")
@@ -136,15 +179,20 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     svc = service or CefService(kb, settings)
     auth = ApiKeyAuth(settings.api_keys)
-    read: list[Any] = [Depends(auth.require("read"))] if auth.enabled else []
-    write: list[Any] = [Depends(auth.require("write"))] if auth.enabled else []
+    read: list[Any] = []  # every route takes its grant as a parameter (Reader / Writer)
+    write: list[Any] = []
+    Reader = Annotated[ApiKey, Depends(auth.require("read"))]
+    Writer = Annotated[ApiKey, Depends(auth.require("write"))]
     extra = AUTH_RESPONSES if auth.enabled else {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await svc.warm_up()
-        yield
-        svc.close()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(svc.warm_up)  # /health says "starting" until it is done
+            try:
+                yield
+            finally:
+                svc.close()
 
     app = FastAPI(
         title="cef",
@@ -152,16 +200,32 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         description="Context Engineering Framework: graph + vector + BM25 retrieval over a knowledge graph "
         "with linked text chunks.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.service = svc
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     install_error_handlers(app)
+    install_docs(app)
 
-    @app.get("/health", response_model=Health, tags=["meta"])
-    async def health() -> Health:
-        """Liveness: the server answers (no key needed)."""
-        return Health(version=__version__, auth=auth.enabled, provide_context=svc.context is not None)
+    @app.get(
+        "/health",
+        response_model=Health,
+        tags=["meta"],
+        responses={503: {"model": Health, "description": "Starting: models and indexes are loading"}},
+    )
+    async def health() -> Any:
+        """Readiness: "starting" (503) while models and indexes load, then "ready" with what was loaded."""
+        info = Health(
+            status="ready" if svc.ready else "starting",
+            loaded=svc.loaded if svc.ready else {},
+            version=__version__,
+            auth=auth.enabled,
+            provide_context=svc.context is not None,
+        )
+        return info if svc.ready else JSONResponse(info.model_dump(mode="json"), status_code=503)
 
-    api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra})
+    api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra}, route_class=StrictJsonRoute)
 
     # -------------------------------------------------------------- retrieval
     models = input_models(settings)  # request models whose constraints are this server's limits
@@ -169,15 +233,16 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     graph_query = models.graph_query
 
     @api.post("/search", response_model=SearchResponse, dependencies=read, tags=["retrieval"])
-    async def search(req: search_request) -> SearchResponse:  # type: ignore[valid-type]
+    async def search(req: search_request, grant: Reader) -> SearchResponse:  # type: ignore[valid-type]
         """Memory search with graph exploration; the seed's response (results, exploration summary,
         related entities, suggested queries). Cached until the next write."""
-        return await svc.search(req)
+        return await svc.search(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
 
     @api.post("/retrieve", response_model=SearchResult, dependencies=read, tags=["retrieval"])
-    async def retrieve(query: graph_query) -> SearchResult:  # type: ignore[valid-type]
+    async def retrieve(query: graph_query, grant: Reader) -> SearchResult:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks with the paths that explain them."""
-        return await svc.retrieve_knowledge(query)
+        scoped: GraphQuery = query.model_copy(update={"scope": read_scope(grant, query.scope)})  # type: ignore[attr-defined]
+        return await svc.retrieve_knowledge(scoped)
 
     if svc.context is not None:
         request_model = svc.context.request_model
@@ -185,35 +250,48 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         @api.post(
             "/context", response_model=svc.context.response_model, dependencies=read, tags=["retrieval"]
         )
-        async def context(request: request_model) -> Any:  # type: ignore[valid-type]
+        async def context(request: request_model, grant: Reader) -> Any:  # type: ignore[valid-type]
             """Several queries, one token budget, deduplicated: context ready for a prompt."""
-            return await svc.provide_context(request)
+            scoped = request.model_copy(update={"scope": read_scope(grant, request.scope)})  # type: ignore[attr-defined]
+            return await svc.provide_context(scoped)
 
     @api.get("/schema", response_model=GraphSchema, dependencies=read, tags=["schema"])
-    async def schema() -> GraphSchema:
+    async def schema(grant: Reader) -> GraphSchema:
         """Node types (properties, counts) and relation types (semantics, observed endpoints)."""
         return await svc.graph_schema()
 
     # -------------------------------------------------------------- nodes
-    @api.post("/nodes", response_model=Node, status_code=201, dependencies=write, tags=["nodes"])
-    async def create_node(node: Node) -> Node:
+    @api.post(
+        "/nodes",
+        response_model=Node,
+        status_code=201,
+        dependencies=write,
+        tags=["nodes"],
+        responses=created_links("node", "node_id"),
+    )
+    async def create_node(node: Node, grant: Writer) -> Node:
+        node = node.model_copy(update={"scope": write_scope(grant, node.scope, "node")})
         await svc.index_batch(Batch(nodes=[node]))
         return node
 
     @api.get("/nodes", response_model=list[Node], dependencies=read, tags=["nodes"])
     async def list_nodes(
         label: Annotated[str, Query(min_length=1, max_length=128, description="node type")],
+        grant: Reader,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> list[Node]:
-        """Nodes with a label."""
-        return await svc.run(kb.find_nodes_by_label, label, limit)
+        """Nodes with a label (those the key may see)."""
+        found = await svc.run(kb.find_nodes_by_label, label, limit)
+        return [n for n in found if visible(grant, n.scope)]
 
     @api.get("/nodes/{node_id}", response_model=Node, dependencies=read, tags=["nodes"])
-    async def get_node(node_id: IdPath) -> Node:
-        return _found(await svc.run(kb.find_node, node_id), "node", node_id)
+    async def get_node(node_id: IdPath, grant: Reader) -> Node:
+        node = await svc.run(kb.find_node, node_id)
+        return _found(node if node is not None and visible(grant, node.scope) else None, "node", node_id)
 
     @api.patch("/nodes/{node_id}", response_model=Node, dependencies=write, tags=["nodes"])
-    async def patch_node(node_id: IdPath, patch: NodePatch) -> Node:
+    async def patch_node(node_id: IdPath, patch: NodePatch, grant: Writer) -> Node:
+        owned(grant, await svc.run(kb.find_node, node_id), "node", node_id)
         return await svc.run(
             lambda: kb.update_node(
                 node_id, patch.properties, content=patch.content, label=patch.label, merge=patch.merge
@@ -221,48 +299,72 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         )
 
     @api.delete("/nodes/{node_id}", response_model=WriteResult, dependencies=write, tags=["nodes"])
-    async def delete_node(node_id: IdPath, cascade: bool = True) -> WriteResult:
+    async def delete_node(node_id: IdPath, grant: Writer, cascade: bool = True) -> WriteResult:
         """Delete a node; with ``cascade`` (default) its edges and linked chunks too."""
+        owned(grant, await svc.run(kb.find_node, node_id), "node", node_id)
         return await svc.delete_node(node_id, cascade)
 
     # -------------------------------------------------------------- edges
-    @api.post("/edges", response_model=Edge, status_code=201, dependencies=write, tags=["edges"])
-    async def create_edge(edge: Edge) -> Edge:
+    @api.post(
+        "/edges",
+        response_model=Edge,
+        status_code=201,
+        dependencies=write,
+        tags=["edges"],
+        responses=created_links("edge", "edge_id"),
+    )
+    async def create_edge(edge: Edge, grant: Writer) -> Edge:
+        edge = edge.model_copy(update={"scope": write_scope(grant, edge.scope, "edge")})
         return await svc.run(kb.index_edge, edge)
 
     @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
-    async def get_edge(edge_id: IdPath) -> Edge:
-        found = await svc.run(kb.store.get_edges, [edge_id])
+    async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
+        found = [e for e in await svc.run(kb.store.get_edges, [edge_id]) if visible(grant, e.scope)]
         return _found(found[0] if found else None, "edge", edge_id)
 
     @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
-    async def patch_edge(edge_id: IdPath, patch: EdgePatch) -> Edge:
+    async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
         def apply() -> Edge:
             found = kb.store.get_edges([edge_id])
-            old = _found(found[0] if found else None, "edge", edge_id)
-            new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
+            old = owned(grant, found[0] if found else None, "edge", edge_id)
+            try:
+                new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
+            except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
+                raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
             return kb.indexer.update_edge(new)
 
         return await svc.run(apply)
 
     @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
-    async def delete_edge(edge_id: IdPath) -> WriteResult:
+    async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
+        found = await svc.run(kb.store.get_edges, [edge_id])
+        owned(grant, found[0] if found else None, "edge", edge_id)
         await svc.run(kb.delete_edge, edge_id)
         return WriteResult(edges=1)
 
     # -------------------------------------------------------------- chunks
-    @api.post("/chunks", response_model=Chunk, status_code=201, dependencies=write, tags=["chunks"])
-    async def create_chunk(chunk: Chunk) -> Chunk:
+    @api.post(
+        "/chunks",
+        response_model=Chunk,
+        status_code=201,
+        dependencies=write,
+        tags=["chunks"],
+        responses=created_links("chunk", "chunk_id"),
+    )
+    async def create_chunk(chunk: Chunk, grant: Writer) -> Chunk:
+        chunk = chunk.model_copy(update={"scope": write_scope(grant, chunk.scope, "chunk")})
         await svc.index_batch(Batch(chunks=[chunk]))
         return chunk
 
     @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
-    async def get_chunk(chunk_id: IdPath) -> Chunk:
-        found = await svc.run(kb.store.get_chunks, [chunk_id])
+    async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
+        found = [c for c in await svc.run(kb.store.get_chunks, [chunk_id]) if visible(grant, c.scope)]
         return _found(found[0] if found else None, "chunk", chunk_id)
 
     @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
-    async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch) -> Chunk:
+    async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
+        found = await svc.run(kb.store.get_chunks, [chunk_id])
+        owned(grant, found[0] if found else None, "chunk", chunk_id)
         return await svc.run(
             lambda: kb.indexer.update_chunk(
                 chunk_id,
@@ -275,7 +377,9 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         )
 
     @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
-    async def delete_chunk(chunk_id: IdPath) -> WriteResult:
+    async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
+        found = await svc.run(kb.store.get_chunks, [chunk_id])
+        owned(grant, found[0] if found else None, "chunk", chunk_id)
         await svc.run(kb.delete_chunk, chunk_id)
         return WriteResult(chunks=1)
 
@@ -285,6 +389,114 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     app.include_router(api)
     mount_explorer(app)
     return app
+
+
+# ------------------------------------------------------------------ strict bodies, size limit, docs
+class StrictJsonRoute(APIRoute):
+    """A route whose JSON body is validated in strict mode first: JSON types are taken as they are.
+
+    ``0`` is not a boolean or a date, ``"5"`` is not a number, ``1.5`` is not an
+    integer; ISO 8601 strings still make dates and enum values enums (pydantic's
+    strict JSON mode). Then FastAPI validates as usual. A body that is not JSON
+    is left to FastAPI (400/422 as before).
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        field = self.body_field
+        if field is None or field.field_info.annotation is None:
+            return handler
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(field.field_info.annotation)
+
+        async def strict(request: Request) -> Response:
+            raw = await request.body()
+            if raw:
+                try:
+                    data = json.loads(raw)
+                except ValueError:
+                    return await handler(request)  # FastAPI reports unreadable bodies
+                try:
+                    adapter.validate_json(strict_json(data), strict=True)
+                except pydantic.ValidationError as exc:
+                    errors = exc.errors(include_url=False)
+                    raise RequestValidationError(
+                        [{**e, "loc": ("body", *e.get("loc", ()))} for e in errors]
+                    ) from None
+            return await handler(request)
+
+        return strict
+
+
+class _TooLarge(StarletteHTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            413,
+            f"the request body is larger than this server accepts ({limit} bytes; setting max_body_bytes, "
+            "CEF_MAX_BODY_BYTES): send fewer records per call",
+        )
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes gets 413 before it is read (by its Content-Length)
+    or as soon as the bytes received pass the limit (chunked bodies) — never parsed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            status = 413 if length.isdigit() else 400
+            kind = "payload_too_large" if status == 413 else "bad_request"
+            text = _TooLarge(self.limit).detail if status == 413 else "invalid Content-Length header"
+            await JSONResponse(body(kind, text), status_code=status)(scope, receive, send)
+            return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise _TooLarge(self.limit)
+            return message
+
+        await self.app(scope, limited, send)
+
+
+#: Swagger UI, shipped with cef (swagger-ui-dist, Apache-2.0; see its LICENSE and NOTICE there)
+SWAGGER_DIR = FilePath(__file__).parent / "static" / "swagger-ui"
+SWAGGER_FILES = {
+    "swagger-ui-bundle.js": "text/javascript",
+    "swagger-ui.css": "text/css",
+    "favicon-32x32.png": "image/png",
+}
+
+
+def install_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI served from the package (works offline); the spec is at /openapi.json."""
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )
+
+    @app.get("/docs/assets/{name}", include_in_schema=False)
+    async def docs_asset(name: str) -> FileResponse:
+        media = SWAGGER_FILES.get(name)
+        if media is None:
+            raise NotFoundError(f"no documentation asset {name!r}")
+        return FileResponse(SWAGGER_DIR / name, media_type=media)
 
 
 def _found(value: Any, kind: str, ident: str) -> Any:
@@ -339,7 +551,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+        kinds = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
             headers["Allow"] = ", ".join(allowed_methods(request))

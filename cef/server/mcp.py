@@ -37,7 +37,7 @@ from cef.server.auth import API_KEY_HEADER, KeyRing
 from cef.server.errors import body
 from cef.server.schema import SchemaTracker
 from cef.server.service import CefService
-from cef.server.settings import ServerSettings
+from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import tool_definitions, tool_spec
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,9 @@ class CefMcpServer:
             if denied is not None:
                 return _error(denied)
         try:
-            result = await self.service.call_tool(name, params.arguments, writable=self.writable)
+            result = await self.service.call_tool(
+                name, params.arguments, writable=self.writable, grant=self._grant(ctx)
+            )
         except CefError as exc:
             log.info("tool %s failed: %s", name, exc)
             return _error(str(exc))
@@ -156,6 +158,13 @@ class CefMcpServer:
             content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
             structured_content=payload,
         )
+
+    def _grant(self, ctx: Any) -> ApiKey | None:
+        """The caller's API key over HTTP (None over stdio or without keys): it bounds the data scopes."""
+        request = getattr(ctx, "request", None)
+        if not self.keys.enabled or request is None:
+            return None
+        return self.keys.grant_of(request.headers.get(API_KEY_HEADER))
 
     def _write_denied(self, ctx: Any) -> str | None:
         """Over HTTP with API keys, a write tool needs a key with write scope (stdio needs none)."""

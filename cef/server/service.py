@@ -30,10 +30,11 @@ from cef.model import (
     SearchStrategy,
     TraversalHint,
 )
+from cef.server.auth import owned, read_scope, write_scope
 from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
 from cef.server.schema import GraphSchema, discover_schema
-from cef.server.settings import ServerSettings
+from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import (
     DeleteNodeInput,
     GetGraphSchemaInput,
@@ -146,6 +147,9 @@ class CefService:
         else:
             self.context = context or None
         self._provider: Any = None
+        self._ready: anyio.Event | None = None
+        #: what the warm-up loaded (shown by /health)
+        self.loaded: dict[str, Any] = {}
         kb.state.listeners.append(self._on_write)
 
     def close(self) -> None:
@@ -156,15 +160,54 @@ class CefService:
         self.cache.clear()
 
     async def warm_up(self) -> None:
-        """Run one small retrieval so the first client does not pay one-time costs (loading the
-        embedding model, lazy imports, first index builds) inside its time limit. Failures are logged."""
+        """Load what the first request would otherwise load inside its time limit: the embedding
+        model, the indexes a retrieval builds, the context provider and its token counter.
+
+        Runs once (later callers wait for the first); every read waits for it
+        before its time limit starts (:meth:`ensure_ready`). Failures are logged
+        and the server still answers (slowly) rather than not at all.
+        """
+        if self._ready is not None:
+            await self._ready.wait()
+            return
+        self._ready = anyio.Event()
         t0 = time.perf_counter()
         try:
-            await self.run(self.kb.warm)  # models, entity index, relation-path vectors
-            await self.run(lambda: self.kb.retrieve(GraphQuery(query="warm up", top_k=1, min_results=0)))
-        except Exception:
-            log.warning("warm-up retrieval failed", exc_info=True)
-        log.info("warm-up took %.0f ms", (time.perf_counter() - t0) * 1000)
+            self.loaded = await self.run(self._load)
+        except Exception as exc:
+            log.warning("warm-up failed", exc_info=True)
+            self.loaded = {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self.loaded["seconds"] = round(time.perf_counter() - t0, 3)
+            self._ready.set()
+        log.info("warm-up took %.0f ms: %s", (time.perf_counter() - t0) * 1000, self.loaded)
+
+    def _load(self) -> dict[str, Any]:
+        kb = self.kb
+        loaded: dict[str, Any] = {"embedder": kb.embedder.name if kb.embedder is not None else "none"}
+        if kb.embedder is not None:
+            kb.embedder.embed_query("warm up")  # loads the model
+        loaded["warm"] = kb.warm()  # models, entity index, query NER, relation-path vectors
+        kb.retrieve(GraphQuery(query="warm up", top_k=1, min_results=0))  # builds the retrieval indexes
+        info = kb.stats()
+        loaded.update(nodes=info["nodes"], edges=info["edges"], chunks=info["chunks"])
+        if self.context is not None:
+            self._provider = self._provider or self.context.provider_cls(kb)
+            counter = getattr(self._provider, "counter", None)
+            if counter is not None and hasattr(counter, "count"):
+                counter.count("warm up")  # loads the tokenizer
+            loaded["context"] = True
+        return loaded
+
+    @property
+    def ready(self) -> bool:
+        return self._ready is not None and self._ready.is_set()
+
+    async def ensure_ready(self) -> None:
+        """Wait until the one-time loading is done (start it if nobody has); reads call this before
+        their time limit starts, so loading never counts against it."""
+        if not self.ready:
+            await self.warm_up()
 
     # ----------------------------------------------------------- limits
     def check_text(self, text: str, what: str = "query") -> None:
@@ -273,6 +316,7 @@ class CefService:
     async def retrieve_knowledge(self, q: GraphQuery) -> SearchResult:
         """GraphQuery → SearchResult (cached until the next write)."""
         self.check_graph_query(q)
+        await self.ensure_ready()
 
         async def compute() -> SearchResult:
             return (await self._retrieve(q))[0]
@@ -286,6 +330,7 @@ class CefService:
 
     async def search(self, req: SearchMemoryInput) -> SearchResponse:
         """The memory search: graph exploration + vector search, shaped as the search response."""
+        await self.ensure_ready()
         depth = req.graph_depth if req.graph_depth is not None else self.settings.default_depth
         self.check_text(req.query)
         self.check_depth(depth, "graph_depth")
@@ -299,6 +344,7 @@ class CefService:
             min_results=min(3, req.limit),
             traversal=TraversalHint(depth=depth),
             strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
+            scope=req.scope,
         )
         key = ("search", req.model_dump_json(), depth)
         notes = [f"tags filter the top {fetch} retrieved chunks"] if tags else []
@@ -306,15 +352,19 @@ class CefService:
             key, q, depth=depth, graph=graph, limit=req.limit, tags=tags, notes=notes
         )
 
-    async def retrieve_context(self, req: RetrieveContextInput) -> SearchResponse:
+    async def retrieve_context(
+        self, req: RetrieveContextInput, *, scope: str | None = None
+    ) -> SearchResponse:
         """The seed's retrieve_context: question + graph hints + keywords → search response."""
+        await self.ensure_ready()
         self.check_text(req.textQuery, "textQuery")
         self.check_count(req.topK, "topK")
         hints = req.graphHints
         depth = hints.depth if hints is not None else self.settings.default_depth
         self.check_depth(depth, "graphHints.depth")
         q = await self.run(self._context_query, req, depth)
-        key = ("context", req.model_dump_json(), depth)
+        q = q.model_copy(update={"scope": scope})
+        key = ("context", req.model_dump_json(), depth, scope)
         return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK, tags=None)
 
     def _context_query(self, req: RetrieveContextInput, depth: int) -> GraphQuery:
@@ -387,6 +437,7 @@ class CefService:
 
     async def provide_context(self, request: BaseModel) -> BaseModel:
         """Several queries, one token budget, deduplicated (needs ``cef.context.provider``)."""
+        await self.ensure_ready()
         if self.context is None:
             raise NotFoundError("provide_context is not available: cef.context.provider is not installed")
         if self._provider is None:
@@ -414,8 +465,13 @@ class CefService:
             names += ["index_nodes", "index_edges", "index_chunks", "delete_node"]
         return names
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None, *, writable: bool) -> BaseModel:
-        """Validate a tool call's arguments and run it; raises cef errors with a clear message."""
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, *, writable: bool, grant: ApiKey | None = None
+    ) -> BaseModel:
+        """Validate a tool call's arguments and run it; raises cef errors with a clear message.
+
+        ``grant`` is the caller's API key (None: no keys): reads run in its data
+        scope, writes stay in its scopes (:mod:`cef.server.auth`)."""
         spec = tool_spec(name, context_model=self.context.request_model if self.context else None)
         if spec is None or name not in self.tool_names(writable=True):
             raise NotFoundError(
@@ -425,19 +481,28 @@ class CefService:
             raise ValidationError(f"{name} is a write tool: start the server with --writable to use it")
         args = parse_tool_arguments(spec, arguments, self.settings)
         if isinstance(args, GraphQuery):
-            return await self.retrieve_knowledge(args)
+            return await self.retrieve_knowledge(
+                args.model_copy(update={"scope": read_scope(grant, args.scope)})
+            )
         if isinstance(args, RetrieveContextInput):
-            return await self.retrieve_context(args)
+            return await self.retrieve_context(args, scope=read_scope(grant, None))
         if isinstance(args, SearchMemoryInput):
-            return await self.search(args)
+            return await self.search(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
         if isinstance(args, GetGraphSchemaInput):
             return await self.graph_schema()
         if isinstance(args, IndexNodesInput):
-            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=args.nodes))
+            nodes = [n.model_copy(update={"scope": write_scope(grant, n.scope, "node")}) for n in args.nodes]
+            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=nodes))
         if isinstance(args, IndexEdgesInput):
-            return await self.index_batch(Batch(relation_types=args.relation_types, edges=args.edges))
+            edges = [e.model_copy(update={"scope": write_scope(grant, e.scope, "edge")}) for e in args.edges]
+            return await self.index_batch(Batch(relation_types=args.relation_types, edges=edges))
         if isinstance(args, IndexChunksInput):
-            return await self.index_batch(Batch(chunks=args.chunks))
+            chunks = [
+                c.model_copy(update={"scope": write_scope(grant, c.scope, "chunk")}) for c in args.chunks
+            ]
+            return await self.index_batch(Batch(chunks=chunks))
         if isinstance(args, DeleteNodeInput):
+            owned(grant, await self.run(self.kb.find_node, args.node_id), "node", args.node_id)
             return await self.delete_node(args.node_id, args.cascade)
-        return await self.provide_context(args)
+        request = args.model_copy(update={"scope": read_scope(grant, getattr(args, "scope", None))})
+        return await self.provide_context(request)

@@ -24,7 +24,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from cef.errors import ValidationError
+from cef.errors import ValidationError, format_validation_error
 from cef.model import Chunk, Edge, GraphQuery, Node, RelationType, TraversalHint
 from cef.server.jsonschema import model_input_schema
 from cef.server.schema import GraphSchema, describe_schema
@@ -105,10 +105,19 @@ class SearchMemoryInput(_Input):
         "3 three hops; default: the server's setting",
     )
     exploration_depth: int | None = Field(
-        default=None, ge=0, le=10, description="another name for graph_depth (give one of them)"
+        default=None,
+        ge=0,
+        le=10,
+        description="another name for graph_depth; when both are given, graph_depth is used",
     )
     enable_graph: bool = Field(
         default=True, description="use the knowledge graph (false: vector and BM25 only)"
+    )
+    scope: str | None = Field(
+        default=None,
+        max_length=256,
+        description="only data of this scope (and unscoped data); a key limited to scopes must name one "
+        "of them unless it has only one",
     )
 
     @field_validator("tags", mode="after")
@@ -120,10 +129,10 @@ class SearchMemoryInput(_Input):
 
     @model_validator(mode="after")
     def _one_depth(self) -> SearchMemoryInput:
-        if self.exploration_depth is not None:
-            if self.graph_depth is not None and self.graph_depth != self.exploration_depth:
-                raise ValueError("graph_depth and exploration_depth differ: give one of them")
-            self.graph_depth, self.exploration_depth = self.exploration_depth, None
+        if self.exploration_depth is not None:  # graph_depth wins (stated in the schema)
+            if self.graph_depth is None:
+                self.graph_depth = self.exploration_depth
+            self.exploration_depth = None
         return self
 
     @property
@@ -593,24 +602,32 @@ def tool_definitions(
 
 
 # ---------------------------------------------------------------- validation
-def format_validation_error(exc: pydantic.ValidationError, limit: int = 8) -> str:
-    """A pydantic error as one readable line per problem: ``field.path: message``."""
-    lines = []
-    for err in exc.errors(include_url=False, include_input=False)[:limit]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
-        lines.append(f"{loc}: {err.get('msg', 'invalid')}")
-    more = exc.error_count() - limit
-    if more > 0:
-        lines.append(f"... and {more} more problem(s)")
-    return "; ".join(lines)
+def strict_json(value: Any) -> str:
+    """``value`` as JSON text for pydantic's strict JSON mode, with integral floats written as integers
+    (JSON Schema counts ``3.0`` as an integer; strict mode would not)."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+            return int(v)
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+
+    return json.dumps(norm(value))
 
 
 def parse_tool_arguments(
     spec: ToolSpec, arguments: Mapping[str, Any] | None, settings: ServerSettings
 ) -> BaseModel:
     """Validate a call's arguments with the tool's input model (raises :class:`~cef.errors.ValidationError`)."""
+    try:  # strict JSON: the types the input schema states, no coercion (0 is not false, "5" not 5)
+        text = strict_json(dict(arguments or {}))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"invalid arguments for {spec.name}: not JSON ({exc})") from None
     try:
-        parsed = spec.model(settings).model_validate(dict(arguments or {}))
+        parsed = spec.model(settings).model_validate_json(text, strict=True)
     except pydantic.ValidationError as exc:
         raise ValidationError(f"invalid arguments for {spec.name}: {format_validation_error(exc)}") from None
     if isinstance(parsed, RetrieveContextInput):

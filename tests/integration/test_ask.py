@@ -198,5 +198,5 @@ def test_ask_without_an_llm_prints_the_context(clinical_db: Path, monkeypatch: p
 
 def test_ask_reports_an_unknown_provider(clinical_db: Path) -> None:
     result = CliRunner().invoke(app, ["ask", "q", "--db", str(clinical_db), "--llm", "gpt9000"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a configuration error is a usage error
     assert "unknown LLM provider 'gpt9000'" in result.stderr

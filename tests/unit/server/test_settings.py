@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from cef.server.settings import ServerSettings, parse_api_keys
+from cef.server.settings import ApiKey, ServerSettings, parse_api_keys
 
 
 def test_reads_env_only_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -15,7 +15,7 @@ def test_reads_env_only_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
     s = ServerSettings()
     assert s.max_depth == 2
     assert s.default_depth == 2  # clamped to max_depth
-    assert s.api_keys == {"reader-key-1": "read", "writer-key-1": "write"}
+    assert s.api_keys == {"reader-key-1": ApiKey(access="read"), "writer-key-1": ApiKey(access="write")}
     assert s.auth_enabled
     assert s.graph_timeout_ms == 250
 
@@ -27,15 +27,15 @@ def test_explicit_values_beat_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_api_keys_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CEF_API_KEYS", '{"a-long-key-1": "write"}')
-    assert ServerSettings().api_keys == {"a-long-key-1": "write"}
+    assert ServerSettings().api_keys == {"a-long-key-1": ApiKey(access="write")}
 
 
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ("no-scope-given-here", "needs a scope"),
+        ("no-scope-given-here", "needs its access"),
         ("short:read", "at least 8 characters"),
-        ("long-enough-key:admin", "'read' or 'write'"),
+        ("long-enough-key:admin", "'key:read', 'key:write'"),
         ("{not json", "not valid JSON"),
     ],
 )

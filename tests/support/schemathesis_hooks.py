@@ -1,0 +1,86 @@
+"""schemathesis hooks for the REST API run (loaded through ``SCHEMATHESIS_HOOKS``).
+
+* Positive cases of ``POST /api/v1/edges`` and ``POST /api/v1/chunks`` are
+  pointed, three times in four, at relation types and nodes that exist in the
+  served knowledge base, so the stateful phase really creates edges and
+  chunks and then follows the OpenAPI links to read, patch and delete them.
+  Which cases are changed is a function of the case's own body (seeded runs
+  stay reproducible); negative cases are never touched.
+* Rules the schema states in words (descriptions), not in JSON Schema
+  keywords, are applied to generated bodies: an edge's ``valid_to`` is not
+  before its ``valid_from``; a context's ``token_budget`` holds the empty
+  frame, which repeats the query texts (filtered with a wide margin: 256
+  tokens plus two per character of the body).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import UTC, datetime
+from typing import Any
+
+import schemathesis
+
+from tests.conftest import clinical_batch
+
+_BATCH = clinical_batch()
+RELATIONS = sorted(r.name for r in _BATCH.relation_types)
+NODES = sorted(n.id for n in _BATCH.nodes)
+
+
+def _draw(body: dict[str, Any], salt: str) -> int:
+    return zlib.crc32((salt + json.dumps(body, sort_keys=True, default=str)).encode())
+
+
+def _is_positive(case: Any) -> bool:
+    meta = getattr(case, "meta", None)
+    generation = getattr(meta, "generation", None)
+    mode = getattr(generation, "mode", None)
+    return mode is None or bool(getattr(mode, "is_positive", True))
+
+
+@schemathesis.hook
+def map_case(context: Any, case: Any) -> Any:
+    op = context.operation
+    body = case.body
+    if op is None or op.method.upper() != "POST" or not isinstance(body, dict) or not _is_positive(case):
+        return case
+    if _draw(body, "pick") % 4 == 0:
+        return case
+    if op.path == "/api/v1/edges" and {"relation_type", "source", "target"} <= body.keys():
+        body["relation_type"] = RELATIONS[_draw(body, "rel") % len(RELATIONS)]
+        body["source"] = NODES[_draw(body, "src") % len(NODES)]
+        body["target"] = NODES[_draw(body, "dst") % len(NODES)]
+    elif op.path == "/api/v1/chunks" and body.get("node_id") is not None:
+        body["node_id"] = NODES[_draw(body, "node") % len(NODES)]
+    return case
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)  # the API reads naive as UTC
+
+
+@schemathesis.hook
+def filter_body(context: Any, body: Any) -> bool:
+    """Keep only bodies that respect the rules the schema states in words."""
+    op = context.operation
+    if op is None or not isinstance(body, dict):
+        return True
+    if op.path == "/api/v1/context":
+        budget = body.get("token_budget")
+        if isinstance(budget, int) and not isinstance(budget, bool):
+            return budget >= 256 + 2 * len(json.dumps(body))
+        return True
+    if "/edges" not in op.path:
+        return True
+    start, end = _time(body.get("valid_from")), _time(body.get("valid_to"))
+    if start is None or end is None:
+        return True
+    return end >= start
