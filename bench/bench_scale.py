@@ -439,6 +439,85 @@ def measure(
     return out
 
 
+def vector_figures(n: int, dtypes: list[str], queries: int = 200, seed: int = 21) -> dict[str, Any]:
+    """The ANN index against exact search on ``n`` passage-like vectors: build, p50/p95, recall@10, save/load."""
+    from cef.vectors.ann import AnnVectorIndex, load_index, save_index
+    from cef.vectors.exact import ExactVectorIndex
+
+    rng = np.random.default_rng(seed)
+    n_ent = max(2, n // 2)
+    evec = entity_vectors(n_ent, seed=seed)
+    titles = np.arange(n) % n_ent
+    ments = rng.choice(n_ent, size=(n, 4), p=_zipf(n_ent))
+    vecs = (
+        2 * evec[titles] + evec[ments].sum(axis=1) + rng.standard_normal((n, DIM)).astype(np.float32) * 0.05
+    )
+    ids = [f"c{i}" for i in range(n)]
+    pick = rng.integers(0, n, queries)
+    qv = (
+        evec[titles[pick]]
+        + evec[ments[pick, 0]]
+        + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.05
+    )
+    exact = ExactVectorIndex(DIM, capacity=n)
+    exact.upsert(ids, vecs)
+    truth, kth, ex_ms = [], [], []
+    for q in qv:
+        t = time.perf_counter()
+        hits = exact.search(q, 10)
+        ex_ms.append((time.perf_counter() - t) * 1000)
+        truth.append({i for i, _ in hits})
+        kth.append(hits[-1][1])
+    out: dict[str, Any] = {"n": n, "exact_p50": pct(ex_ms, 0.5), "exact_p95": pct(ex_ms, 0.95), "ann": {}}
+    for dtype in dtypes:
+        index = AnnVectorIndex(DIM, capacity=n, threshold=0, dtype=dtype)
+        t = time.perf_counter()
+        index.upsert(ids, vecs)
+        build = time.perf_counter() - t
+        ms, rec, srec = [], [], []
+        for q, tr, tenth in zip(qv, truth, kth, strict=True):
+            t = time.perf_counter()
+            hits = index.search(q, 10)
+            ms.append((time.perf_counter() - t) * 1000)
+            rec.append(len({i for i, _ in hits} & tr) / 10)
+            srec.append(sum(1 for _, sc in hits if sc >= tenth - 1e-4) / 10)  # ties with the 10th count
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "v"
+            t = time.perf_counter()
+            save_index(index, path, {})
+            save = time.perf_counter() - t
+            t = time.perf_counter()
+            load_index(path)
+            load = time.perf_counter() - t
+        out["ann"][dtype] = {
+            "build_s": build,
+            "p50": pct(ms, 0.5),
+            "p95": pct(ms, 0.95),
+            "recall10": float(np.mean(rec)),
+            "score_recall10": float(np.mean(srec)),
+            "save_s": save,
+            "load_s": load,
+        }
+    return out
+
+
+def format_vectors(figs: list[dict[str, Any]]) -> str:
+    lines = [
+        "| vectors | index | build | top-10 p50 / p95 | recall@10 vs exact (ids / scores) | save / load |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for f in figs:
+        lines.append(
+            f"| {f['n']:,} | exact | – | {f['exact_p50']:.2f} / {f['exact_p95']:.2f} ms | 1.000 | – |"
+        )
+        for dtype, a in f["ann"].items():
+            lines.append(
+                f"| {f['n']:,} | HNSW {dtype} + exact re-rank | {a['build_s']:.0f} s | {a['p50']:.2f} / {a['p95']:.2f} ms "
+                f"| {a['recall10']:.3f} / {a['score_recall10']:.3f} | {a['save_s']:.1f} / {a['load_s']:.1f} s |"
+            )
+    return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------------- driver
 def run_size(tmp: Path, kind: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -577,6 +656,10 @@ def main() -> None:
         "--tmp", type=Path, default=None, help="where the stores are generated (default: system temp)"
     )
     ap.add_argument("--readme", type=Path, default=None)
+    ap.add_argument(
+        "--vectors", default="", help="comma-separated sizes for ANN vs exact vector search (e.g. 100000)"
+    )
+    ap.add_argument("--vector-dtypes", default="i8,f32", help="HNSW storage types to compare")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.million:
@@ -588,11 +671,19 @@ def main() -> None:
             results.append(run_size(Path(d), "text", size, args))
         if args.curated:
             results.append(run_size(Path(d), "curated", args.curated_nodes, args))
+    vfigs = []
+    for n in [int(x) for x in args.vectors.split(",") if x]:
+        log(f"vector index at {n:,} vectors")
+        vfigs.append(vector_figures(n, args.vector_dtypes.split(",")))
     load = os.getloadavg()
-    body = format_results(results) + (
-        f"\n\n`python bench/bench_scale.py {' '.join(sys.argv[1:])}` on {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}; {args.queries} questions per size; load average at the end "
-        f"{load[0]:.1f}; total {time.perf_counter() - t0:.0f} s."
+    body = (
+        (format_results(results) if results else "")
+        + (("\n\n" + format_vectors(vfigs)) if vfigs else "")
+        + (
+            f"\n\n`python bench/bench_scale.py {' '.join(sys.argv[1:])}` on {os.cpu_count()} CPUs, Python "
+            f"{platform.python_version()}; {args.queries} questions per size; load average at the end "
+            f"{load[0]:.1f}; total {time.perf_counter() - t0:.0f} s."
+        )
     )
     print(body)
     if args.readme is not None:

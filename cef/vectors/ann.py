@@ -5,7 +5,7 @@
 exact search restricted to ``allowed`` ids, and the exact re-ranking of ANN
 candidates) plus an HNSW graph (the ``usearch`` library) over the same rows
 once the collection holds ``threshold`` vectors or more. A top-k search then
-asks the HNSW graph for ``max(4k, 40)`` candidates and ranks them by their
+asks the HNSW graph for ``max(8k, 100)`` candidates and ranks them by their
 exact cosine. Below the threshold every search is exact.
 
 Chosen by measurement (``bench/README.md``, "Vector index"): at 50,000
@@ -68,10 +68,10 @@ class AnnVectorIndex(ExactVectorIndex):
         capacity: int = 1024,
         *,
         threshold: int | None = None,
-        dtype: str = "f32",
+        dtype: str = "i8",
         connectivity: int = 16,
         expansion_add: int = 128,
-        expansion_search: int = 96,
+        expansion_search: int = 128,
     ) -> None:
         super().__init__(dim, capacity)
         if dtype not in ("f32", "f16", "i8"):
@@ -155,7 +155,7 @@ class AnnVectorIndex(ExactVectorIndex):
         if q.shape != (self.dim,):
             raise EmbeddingError(f"query vector has shape {q.shape}, the index holds dimension {self.dim}")
         with self._lock:
-            found = self._ann.search(q, max(4 * k, 40))
+            found = self._ann.search(q, max(8 * k, 100))
             rows = np.asarray(found.keys, dtype=np.int64)
             rows = rows[(rows >= 0) & (rows < len(self._ids))]
             rows = rows[self._alive[rows]]
