@@ -88,16 +88,17 @@ class Expansion:
     confidence: np.ndarray
     truncated: bool = False
     _order: np.ndarray | None = None
+    _sorted: np.ndarray | None = None
 
     def position(self, node: int) -> int:
         """Index of ``node`` in ``nodes`` (KeyError when the expansion did not reach it)."""
-        if self._order is None:
+        if self._order is None or self._sorted is None:
             self._order = np.argsort(self.nodes, kind="stable")
-        order = self._order
-        k = int(np.searchsorted(self.nodes[order], node)) if len(order) else 0
-        if k >= len(order) or int(self.nodes[order[k]]) != node:
+            self._sorted = self.nodes[self._order]
+        k = int(self._sorted.searchsorted(node))
+        if k >= len(self._sorted) or int(self._sorted[k]) != node:
             raise KeyError(node)
-        return int(order[k])
+        return int(self._order[k])
 
     def path_to(self, node: int) -> tuple[list[int], list[int], list[bool]]:
         """(node positions seed→node, edge positions, forward flags)."""

@@ -69,9 +69,9 @@ class AnnVectorIndex(ExactVectorIndex):
         *,
         threshold: int | None = None,
         dtype: str = "i8",
-        connectivity: int = 16,
-        expansion_add: int = 128,
-        expansion_search: int = 128,
+        connectivity: int = 32,
+        expansion_add: int = 200,
+        expansion_search: int = 512,
     ) -> None:
         super().__init__(dim, capacity)
         if dtype not in ("f32", "f16", "i8"):
