@@ -389,11 +389,16 @@ class PassageCosines:
             if pi not in self._known:
                 self._known[pi] = cos
                 self.top.append((pi, cos))
-        worst = vectors.search(-np.asarray(vec, dtype=np.float32), 1)
         self.hi = self.top[0][1] if self.top else 0.0
-        self.lo = -worst[0][1] if worst else self.hi
-        if self.top:
-            self.hi = max(self.hi, self.lo)
+        self._lo: float | None = None
+
+    @property
+    def lo(self) -> float:
+        """The corpus's worst cosine: minus the best match of the negated question (searched on first use)."""
+        if self._lo is None:
+            worst = self.qc.state.chunk_vectors.search(-np.asarray(self.vec, dtype=np.float32), 1)
+            self._lo = min(-worst[0][1], self.hi) if worst else self.hi
+        return self._lo
 
     def _passages_of(self, hits: list[tuple[str, float]]) -> list[tuple[int, float]]:
         chunks = self.qc.chunks([c for c, _ in hits])
