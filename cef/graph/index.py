@@ -661,13 +661,8 @@ class GraphIndex:
         *,
         max_nodes: int = 10_000,
         min_path_confidence: float = 0.0,
-        until: Sequence[int] | None = None,
     ) -> Expansion:
-        """Breadth-first expansion: each node reached once, by its best-confidence shortest path.
-
-        ``until``: stop after the hop that has reached all of these nodes (the
-        paths found are the same as without it; nodes further out are left out).
-        """
+        """Breadth-first expansion: each node reached once, by its best-confidence shortest path."""
         seed_arr = np.unique(np.asarray(seeds, dtype=np.int64))
         seed_arr = seed_arr[self.node_alive.view[seed_arr]] if len(seed_arr) else seed_arr
         nodes = [seed_arr]
@@ -679,14 +674,11 @@ class GraphIndex:
         # a flag per node: zero pages are mapped lazily, so only the pages the walk touches cost anything
         seen = np.zeros(len(self.node_ids), dtype=np.bool_)
         seen[seed_arr] = True
-        wanted = np.unique(np.asarray(until, dtype=np.int64)) if until is not None else None
         count = len(seed_arr)
         frontier = seed_arr
         frontier_conf = confs[0]
         truncated = False
         for d in range(1, depth + 1):
-            if wanted is not None and bool(seen[wanted].all()):
-                break
             if not len(frontier) or count >= max_nodes:
                 truncated = truncated or (count >= max_nodes and len(frontier) > 0)
                 break

@@ -57,7 +57,6 @@ from cef.ingest.enrich import CO_OCCURS_WITH, ENTITY_LABEL, MENTIONS, PASSAGE_LA
 from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContext, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
-from cef.retrieve.expand import path_for
 from cef.retrieve.presets import EntityLinkingSettings, PPRSettings, settings_for
 
 if TYPE_CHECKING:
@@ -595,6 +594,80 @@ def _collect(
     return out
 
 
+def _hop(
+    g: GraphIndex, index: EntityIndex, entity: int, passages: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``passages`` (sorted) that mentions ``entity``: (passage, MENTIONS edge position)."""
+    found, _, edges = index.passages_of(entity)
+    keep = np.isin(found, passages)
+    return found[keep], edges[keep]
+
+
+def seed_path(
+    g: GraphIndex,
+    index: EntityIndex,
+    seeds: Sequence[int],
+    passage: int,
+    depth: int,
+    names: dict[int, str],
+    holder_names: dict[str, str],
+) -> GraphPath | None:
+    """A shortest MENTIONS path from a seed entity to a passage (index), the most confident one found.
+
+    One hop when the passage mentions a seed; else three: the seed, a passage
+    mentioning it and one of this passage's entities, that entity, this
+    passage. Only the lists of the few entities involved are read (a
+    breadth-first walk from the seeds would visit their whole neighbourhood).
+    """
+    conf = g.e_conf.view
+    holder = int(index.passages[passage])
+    mine = index.passage_entities[passage]
+    mentioned = set(mine.tolist())
+    best: tuple[float, list[int], list[int]] | None = None
+    for s in seeds:
+        if s in mentioned:
+            _, direct = _hop(g, index, s, np.array([passage]))
+            if len(direct):
+                c = float(conf[int(direct[0])])
+                if best is None or c > best[0]:
+                    best = (c, [s, holder], [int(direct[0])])
+    if best is None and depth >= 3:
+        for s in seeds:
+            s_pass, _, s_edge = index.passages_of(s)
+            if not len(s_pass):
+                continue
+            for ent in mine.tolist():
+                last = _hop(g, index, ent, np.array([passage]))[1]
+                if not len(last):
+                    continue
+                e_pass, _, e_edge = index.passages_of(ent)
+                common, a, b = np.intersect1d(s_pass, e_pass, return_indices=True)
+                ok = common != passage
+                if not ok.any():
+                    continue
+                a, b, common = a[ok], b[ok], common[ok]
+                scores = conf[s_edge[a]] * conf[e_edge[b]] * float(conf[int(last[0])])
+                k = int(np.argmax(scores))
+                c = float(scores[k])
+                if best is None or c > best[0]:
+                    mid = int(index.passages[int(common[k])])
+                    best = (c, [s, mid, ent, holder], [int(s_edge[a[k]]), int(e_edge[b[k]]), int(last[0])])
+    if best is None:
+        return None
+    _, nodes, edges = best
+    node_ids = [g.node_ids[p] for p in nodes]
+    # walking from the seed: a MENTIONS edge runs passage -> entity, so it is walked forward from a passage
+    forward = [g.node_ids[int(g.e_src[e])] == node_ids[k] for k, e in enumerate(edges)]
+    return GraphPath(
+        node_ids=node_ids,
+        relation_types=[g.relation_name(e, f) for e, f in zip(edges, forward, strict=True)],
+        edge_ids=[g.edge_ids[e] for e in edges],
+        node_names=[holder_names.get(n, names.get(p, n)) for p, n in zip(nodes, node_ids, strict=True)],
+        weight=float(sum(float(g.e_weight[e]) for e in edges)),
+        confidence=float(np.prod([float(conf[e]) for e in edges])),
+    )
+
+
 def _explain(
     qc: QueryContext,
     index: EntityIndex,
@@ -614,10 +687,6 @@ def _explain(
     seed_ids = [g.node_ids[p] for p in seed_pos]
     names = index.names
     holders = [int(index.passages[i]) for _, i in results]
-    exp = None
-    if seed_pos and settings.path_depth > 0:
-        flt = g.edge_filter(relation_types=[MENTIONS], valid_at=None)
-        exp = g.expand(seed_pos, settings.path_depth, flt, max_nodes=50_000, until=holders)
     holder_names = {n.id: n.name for n in st.get_nodes([g.node_ids[h] for h in holders])}
     seed_set = set(seed_pos)
     paths: list[GraphPath] = []
@@ -627,16 +696,8 @@ def _explain(
         ents = index.passage_entities[i].tolist()
         ents.sort(key=lambda p: (p not in seed_set, -float(pr[p])))
         e.entities = [names[p] for p in ents[: settings.explain_entities] if p in names]
-        holder = int(index.passages[i])
-        if exp is not None:
-            try:
-                on_path = exp.path_to(holder)[0]
-            except KeyError:
-                path = None
-            else:
-                id_names = {g.node_ids[p]: names[p] for p in on_path if p in names}
-                id_names.update(holder_names)
-                path = path_for(g, exp, holder, id_names)
+        if seed_pos and settings.path_depth > 0:
+            path = seed_path(g, index, seed_pos, i, settings.path_depth, names, holder_names)
             if path is not None and path.length:
                 e.path = path
                 paths.append(path)
