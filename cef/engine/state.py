@@ -22,7 +22,7 @@ from cef.errors import ConfigurationError
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node
 from cef.store.base import Change, GraphStore, Mirror, RecordStore, VectorIndex, VectorStore, WriteSet
-from cef.vectors.exact import ExactVectorIndex
+from cef.vectors.ann import AnnVectorIndex
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
@@ -65,8 +65,10 @@ class EngineState:
         self._stale_mirrors: list[Mirror] = []
         self._mirror_retry_at = 0.0
         dim = embedder.dim if embedder is not None else int(store.get_meta("embedding.dim") or 384)
-        self.node_vectors: VectorIndex = vectors.index("node", dim) if vectors else ExactVectorIndex(dim)
-        self.chunk_vectors: VectorIndex = vectors.index("chunk", dim) if vectors else ExactVectorIndex(dim)
+        self.node_vectors: VectorIndex = vectors.index("node", dim) if vectors else AnnVectorIndex(dim)
+        self.chunk_vectors: VectorIndex = vectors.index("chunk", dim) if vectors else AnnVectorIndex(dim)
+        #: per vector kind, the index version last saved beside the store (see cef.vectors.ann)
+        self._vectors_saved: dict[str, int] = {}
         self.seq = 0
         self._data_version = -1
         self.listeners: list[Callable[[WriteSet], None]] = []
@@ -112,8 +114,8 @@ class EngineState:
                 if self._changed >= self.SNAPSHOT_MIN_ITEMS:
                     self.save_snapshot()
             if self.vector_store is None:
-                self.node_vectors = _load_vectors(self.store, "node", self.node_vectors.dim)
-                self.chunk_vectors = _load_vectors(self.store, "chunk", self.chunk_vectors.dim)
+                self.node_vectors = self._open_vectors("node", self.node_vectors.dim)
+                self.chunk_vectors = self._open_vectors("chunk", self.chunk_vectors.dim)
             for mirror in self.mirrors:
                 self._catch_up(mirror)
 
@@ -196,6 +198,87 @@ class EngineState:
             self._snapshot_seq = self.seq
             self._changed = 0
             return True
+
+    # ------------------------------------------------------------- saved vector indexes
+    def vectors_path(self, kind: str) -> Path | None:
+        """Where a big vector index of ``kind`` is saved between runs (``<db>-chunk-vectors``); None: never."""
+        if self.snapshot_path is None:
+            return None
+        base = str(self.snapshot_path)
+        return Path(base.removesuffix("-graph") + f"-{kind}-vectors")
+
+    def _open_vectors(self, kind: str, dim: int) -> AnnVectorIndex:
+        """The saved index with the commits since replayed, else every vector read from the store."""
+        index = self._load_saved_vectors(kind, dim)
+        if index is None:
+            index = _load_vectors(self.store, kind, dim)
+            self._vectors_saved.pop(kind, None)
+            if index.approximate:  # built now: saved, so the next open does not build it again
+                self._save_vectors(kind, index)
+        return index
+
+    def _load_saved_vectors(self, kind: str, dim: int) -> AnnVectorIndex | None:
+        path, instance = self.vectors_path(kind), self._instance()
+        if path is None or instance is None or not path.exists():
+            return None
+        from cef.vectors.ann import load_index, read_header
+
+        try:
+            head = read_header(path)
+            seq = int(head.get("seq", -1))
+            if (
+                head.get("instance") != instance
+                or not 0 <= seq <= self.seq
+                or int(head.get("dim", -1)) != dim
+            ):
+                log.info(
+                    "saved %s vectors %s are from another database or state; reading the store", kind, path
+                )
+                return None
+            changes: list[Change] = []
+            if seq < self.seq:
+                _, changes = self.store.changes_since(seq)
+                changes = [c for c in changes if c.seq <= self.seq]
+                if any(c.kind == "reset" for c in changes):
+                    return None
+            index, _ = load_index(path)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            log.warning("ignoring saved %s vectors: %s", kind, exc)
+            return None
+        mine = [c for c in changes if c.kind == kind]
+        if mine:
+            w = writes_from_changes(self.store, mine)
+            gone = w.delete_nodes if kind == "node" else w.delete_chunks
+            if gone:
+                index.remove(gone)
+            _upsert_vectors(index, w.node_vectors if kind == "node" else w.chunk_vectors)
+        self._vectors_saved[kind] = index.version if not mine else -1
+        return index
+
+    def _save_vectors(self, kind: str, index: VectorIndex) -> bool:
+        path, instance = self.vectors_path(kind), self._instance()
+        if path is None or instance is None or not isinstance(index, AnnVectorIndex):
+            return False
+        from cef.vectors.ann import save_index
+
+        try:
+            save_index(index, path, {"instance": instance, "seq": self.seq, "kind": kind})
+        except (OSError, ConfigurationError) as exc:
+            log.warning("could not save the %s vectors to %s: %s", kind, path, exc)
+            return False
+        self._vectors_saved[kind] = index.version
+        return True
+
+    def save_vectors(self) -> None:
+        """Save each big vector index that changed since it was last saved (done on close)."""
+        with self.lock:
+            for kind, index in (("node", self.node_vectors), ("chunk", self.chunk_vectors)):
+                if (
+                    isinstance(index, AnnVectorIndex)
+                    and index.approximate
+                    and self._vectors_saved.get(kind) != index.version
+                ):
+                    self._save_vectors(kind, index)
 
     def _snapshot_stale(self) -> bool:
         items = self.graph.node_count + self.graph.edge_count
@@ -415,6 +498,11 @@ class EngineState:
                 self.save_snapshot()
         except Exception:  # a cache must never break closing
             log.exception("graph snapshot on close failed")
+        try:
+            if self.vector_store is None:
+                self.save_vectors()
+        except Exception:  # a cache must never break closing
+            log.exception("saving the vector indexes on close failed")
         done: list[object] = []
         for res in (self.graph_store, *self.mirrors, self.vector_store, self.store):
             close = getattr(res, "close", None)
@@ -462,7 +550,7 @@ def _batches(items: Iterable[Any], size: int = 5000) -> Iterator[list[Any]]:
         yield batch
 
 
-def _load_vectors(store: RecordStore, kind: str, dim: int) -> ExactVectorIndex:
+def _load_vectors(store: RecordStore, kind: str, dim: int) -> AnnVectorIndex:
     ids: list[str] = []
     vecs: list[np.ndarray] = []
     for ident, vec in store.iter_vectors(kind):
@@ -472,7 +560,7 @@ def _load_vectors(store: RecordStore, kind: str, dim: int) -> ExactVectorIndex:
             )
         ids.append(ident)
         vecs.append(vec)
-    index = ExactVectorIndex(dim, capacity=max(1024, len(ids)))
+    index = AnnVectorIndex(dim, capacity=max(1024, len(ids)))
     if ids:
         index.upsert(ids, np.stack(vecs))
     return index

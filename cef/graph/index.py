@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -87,12 +87,18 @@ class Expansion:
     forward: np.ndarray
     confidence: np.ndarray
     truncated: bool = False
-    _pos: dict[int, int] = field(default_factory=dict)
+    _order: np.ndarray | None = None
+    _sorted: np.ndarray | None = None
 
     def position(self, node: int) -> int:
-        if not self._pos:
-            self._pos = {int(n): i for i, n in enumerate(self.nodes)}
-        return self._pos[node]
+        """Index of ``node`` in ``nodes`` (KeyError when the expansion did not reach it)."""
+        if self._order is None or self._sorted is None:
+            self._order = np.argsort(self.nodes, kind="stable")
+            self._sorted = self.nodes[self._order]
+        k = int(self._sorted.searchsorted(node))
+        if k >= len(self._sorted) or int(self._sorted[k]) != node:
+            raise KeyError(node)
+        return int(self._order[k])
 
     def path_to(self, node: int) -> tuple[list[int], list[int], list[bool]]:
         """(node positions seed→node, edge positions, forward flags)."""
@@ -665,11 +671,13 @@ class GraphIndex:
         pedges = [np.full(len(seed_arr), -1, dtype=np.int64)]
         fwds = [np.ones(len(seed_arr), dtype=np.bool_)]
         confs = [np.ones(len(seed_arr), dtype=np.float64)]
-        seen = set(seed_arr.tolist())
+        # a flag per node: zero pages are mapped lazily, so only the pages the walk touches cost anything
+        seen = np.zeros(len(self.node_ids), dtype=np.bool_)
+        seen[seed_arr] = True
         count = len(seed_arr)
         frontier = seed_arr
+        frontier_conf = confs[0]
         truncated = False
-        conf_of = dict(zip(seed_arr.tolist(), confs[0].tolist(), strict=True))
         for d in range(1, depth + 1):
             if not len(frontier) or count >= max_nodes:
                 truncated = truncated or (count >= max_nodes and len(frontier) > 0)
@@ -677,18 +685,13 @@ class GraphIndex:
             edges, owners, targets, forward = self.step(frontier, flt)
             if not len(edges):
                 break
-            owner_conf = np.fromiter(
-                (conf_of[o] for o in owners.tolist()), dtype=np.float64, count=len(owners)
-            )
+            by_node = np.argsort(frontier, kind="stable")
+            owner_conf = frontier_conf[by_node[np.searchsorted(frontier[by_node], owners)]]
             pconf = owner_conf * self.e_conf.view[edges]
             keep = (
                 pconf >= min_path_confidence if min_path_confidence > 0 else np.ones(len(edges), dtype=bool)
             )
-            if seen:
-                fresh = np.fromiter(
-                    (t not in seen for t in targets.tolist()), dtype=np.bool_, count=len(targets)
-                )
-                keep &= fresh
+            keep &= ~seen[targets]
             edges, owners, targets, forward, pconf = (
                 edges[keep],
                 owners[keep],
@@ -719,10 +722,10 @@ class GraphIndex:
             pedges.append(edges[sel].astype(np.int64))
             fwds.append(forward[sel])
             confs.append(pconf[sel])
-            seen.update(t.tolist())
-            conf_of.update(zip(t.tolist(), pconf[sel].tolist(), strict=True))
+            seen[t] = True
             count += len(t)
             frontier = t
+            frontier_conf = pconf[sel]
         return Expansion(
             nodes=np.concatenate(nodes),
             depth=np.concatenate(depths),

@@ -14,13 +14,20 @@ For a question:
    mention it, N = passages), together 1.0; the 5 passages closest to the
    question by embedding ∝ (cosine − 5th cosine + 0.001), together 0.5; no
    seed at all → the 5 closest passages, uniformly.
-3. **PPR** (damping 0.5, 30 iterations) over the MENTIONS graph; passages score
-   the min-max of their PPR mass.
+3. **PPR** (damping 0.5) over the MENTIONS graph, approximated by forward push
+   (:mod:`cef.graph.push`: each node's score at most ``epsilon`` × its weighted
+   degree below exact PPR); the work follows the seeds' neighbourhood, not the
+   graph. Passages score the min-max of their PPR mass (a passage the push
+   never reached: 0).
 4. **Bridge**: a passage titled by an entity of one of the 3 best passages gets
    ``0.4 × (parent score / best score) × min-max cosine`` on top — the second
    hop of a multi-hop question is usually the page of an entity the first hop
    mentions (when several passages share that title, the one closest to the
    question by embedding).
+
+Cosines come from the chunk vector index (:class:`PassageCosines`): the closest
+passages by search, the min-max range from the best match and the best match of
+the negated question, other passages' cosines only where the bridge asks.
 
 The matrix, passage lists, title owners and the query gazetteer are built once
 per graph generation (:func:`entity_index`). Every :class:`~cef.model.RankedChunk`
@@ -47,11 +54,11 @@ from cef.extract.normalize import alias_keys, normalize_name
 from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
 from cef.graph.index import GraphIndex
+from cef.graph.push import PushGraph, PushResult, forward_push
 from cef.ingest.enrich import CO_OCCURS_WITH, ENTITY_LABEL, MENTIONS, PASSAGE_LABEL, TITLE_TYPE
 from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContext, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
-from cef.retrieve.expand import path_for
 from cef.retrieve.presets import EntityLinkingSettings, PPRSettings, settings_for
 
 if TYPE_CHECKING:
@@ -117,6 +124,7 @@ class EntityIndex:
     names: dict[int, str]
     types: dict[int, list[str]]
     matrix: sparse.csr_matrix | None = None
+    push: PushGraph | None = None
     passages: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     passage_index: dict[int, int] = field(default_factory=dict)
     passage_entities: list[np.ndarray] = field(default_factory=list)
@@ -256,6 +264,7 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
     rows = np.concatenate([src, dst])
     cols = np.concatenate([dst, src])
     index.matrix = sparse.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
+    index.push = PushGraph.from_matrix(index.matrix)
     index.passages = passages
     index.passage_index = pidx
     order = np.lexsort((dst, src))
@@ -428,15 +437,93 @@ def minmax(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x, dtype=np.float64)
 
 
-def passage_cosines(qc: QueryContext, index: EntityIndex) -> np.ndarray | None:
-    """Cosine of the question to each passage (its best chunk); None without an embedder."""
-    vec = qc.query_vector
-    if vec is None or not len(qc.state.chunk_vectors) or not index.chunk_ids:
-        return None
-    sims = np.asarray(qc.state.chunk_vectors.similarities(vec, index.chunk_ids), dtype=np.float64)
-    out = np.full(len(index.passages), -1.0)
-    np.maximum.at(out, index.chunk_passage, sims)
-    return out
+class PassageCosines:
+    """Cosines of the question to passages (a passage's best chunk), computed only for the passages asked about.
+
+    The closest passages come from the chunk vector index (an ANN index on a
+    big store), the cosine range from its best and worst match (the worst: the
+    best match of the negated question), so no step reads every passage.
+    """
+
+    def __init__(self, qc: QueryContext, index: EntityIndex, vec: np.ndarray, fetch: int) -> None:
+        self.qc, self.index, self.vec = qc, index, vec
+        self._known: dict[int, float] = {}
+        vectors = qc.state.chunk_vectors
+        hits = vectors.search(vec, fetch)
+        self.top: list[tuple[int, float]] = []  # (passage, cosine), best first, one per passage
+        for pi, cos in self._passages_of(hits):
+            if pi not in self._known:
+                self._known[pi] = cos
+                self.top.append((pi, cos))
+        self.hi = self.top[0][1] if self.top else 0.0
+        self._lo: float | None = None
+
+    @property
+    def lo(self) -> float:
+        """The corpus's worst cosine: minus the best match of the negated question (searched on first use)."""
+        if self._lo is None:
+            worst = self.qc.state.chunk_vectors.search(-np.asarray(self.vec, dtype=np.float32), 1)
+            self._lo = min(-worst[0][1], self.hi) if worst else self.hi
+        return self._lo
+
+    def _passages_of(self, hits: list[tuple[str, float]]) -> list[tuple[int, float]]:
+        chunks = self.qc.chunks([c for c, _ in hits])
+        g, passages = self.qc.state.graph, self.index.passages
+        out = []
+        for cid, cos in hits:
+            ch = chunks.get(cid)
+            pos = g.pos(ch.node_id) if ch is not None and ch.node_id is not None else None
+            if pos is None:
+                continue
+            i = int(np.searchsorted(passages, pos))
+            if i < len(passages) and passages[i] == pos:
+                out.append((i, float(cos)))
+        return out
+
+    def of(self, passages: Sequence[int]) -> np.ndarray:
+        """The cosine of each passage (its best chunk; -1 when it has no vector)."""
+        missing = [i for i in passages if i not in self._known]
+        if missing:
+            ids = [c for i in missing for c in self.index.passage_chunks[i]]
+            sims = self.qc.state.chunk_vectors.similarities(self.vec, ids).tolist() if ids else []
+            k = 0
+            for i in missing:
+                n = len(self.index.passage_chunks[i])
+                self._known[i] = max(sims[k : k + n], default=-1.0)
+                k += n
+        return np.array([self._known[i] for i in passages], dtype=np.float64)
+
+    def scaled(self, passages: Sequence[int]) -> np.ndarray:
+        """Min-max scaled cosines (0 for the corpus's worst match, 1 for its best)."""
+        span = self.hi - self.lo
+        if span <= 0:
+            return np.zeros(len(passages))
+        return np.clip((self.of(passages) - self.lo) / span, 0.0, 1.0)
+
+
+def top_order(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest values, best first, ties by index: ``argsort(-values, kind="stable")[:k]``."""
+    n = len(values)
+    if k >= n:
+        return np.argsort(-values, kind="stable")
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    kth = np.partition(values, n - k)[n - k]
+    above = np.flatnonzero(values > kth)
+    tied = np.flatnonzero(values == kth)[: k - len(above)]
+    sel = np.concatenate([above, tied])
+    return sel[np.lexsort((sel, -values[sel]))]
+
+
+def passage_ppr(index: EntityIndex, seeds: dict[int, float], settings: PPRSettings) -> np.ndarray:
+    """Approximate PPR from ``seeds`` over the MENTIONS graph: a score per graph node (see :mod:`cef.graph.push`)."""
+    return _push(index, seeds, settings).scores
+
+
+def _push(index: EntityIndex, seeds: dict[int, float], settings: PPRSettings) -> PushResult:
+    if index.push is None:
+        raise ValueError("this entity index has no MENTIONS graph to rank over")
+    return forward_push(index.push, seeds, damping=settings.damping, epsilon=settings.epsilon)
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -451,12 +538,16 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     index = entity_index(st)
     if not index.has_mentions:
         return None
-    g = st.graph
     linked = link_query_entities(index, st, qc.query.query, settings.linking, qc.linked)
     linked += [t for t in target_entities(qc) if t.pos not in {e.pos for e in linked}]
     record_entities(qc, linked)
     n_pass = len(index.passages)
-    dense = passage_cosines(qc, index)
+    vec = qc.query_vector
+    dense = (
+        PassageCosines(qc, index, vec, max(4 * settings.dense_seeds, 20))
+        if vec is not None and len(st.chunk_vectors) and index.chunk_ids
+        else None
+    )
 
     seeds: dict[int, float] = {}
     ent_w = []
@@ -472,43 +563,63 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     if total > 0 and settings.entity_seed_weight > 0:
         for pos, w in ent_w:
             seeds[pos] = seeds.get(pos, 0.0) + settings.entity_seed_weight * w / total
-    if dense is not None and settings.dense_seeds and settings.dense_seed_weight > 0:
-        top = np.argsort(-dense, kind="stable")[: settings.dense_seeds]
-        sw = np.maximum(dense[top] - dense[top].min() + 1e-3, 0.0)
-        for i, w in zip(top.tolist(), (settings.dense_seed_weight * sw / sw.sum()).tolist(), strict=True):
+    if dense is not None and dense.top and settings.dense_seeds and settings.dense_seed_weight > 0:
+        top = dense.top[: settings.dense_seeds]
+        cos = np.array([c for _, c in top])
+        sw = np.maximum(cos - cos.min() + 1e-3, 0.0)
+        for (i, _), w in zip(top, (settings.dense_seed_weight * sw / sw.sum()).tolist(), strict=True):
             pos = int(index.passages[i])
             seeds[pos] = seeds.get(pos, 0.0) + w
     if not seeds and dense is not None:
-        for i in np.argsort(-dense, kind="stable")[:5].tolist():
+        for i, _ in dense.top[:5]:
             seeds[int(index.passages[i])] = 1.0
     if not seeds:
         qc.notes.append("ppr: no query entity in the graph and no embeddings to seed from")
         return []
 
-    pr = g.personalized_pagerank(
-        seeds, damping=settings.damping, iterations=settings.iterations, tol=settings.tol, matrix=index.matrix
-    )
-    score = minmax(pr[index.passages])
-    final = score.copy()
+    pushed = _push(index, seeds, settings)
+    pr = pushed.scores
+    # passages the push reached (every other passage scores 0, the minimum, when some were not reached)
+    reached = pushed.touched[np.isin(pushed.touched, index.passages, assume_unique=True)]
+    cand = np.searchsorted(index.passages, reached)
+    mass = pr[reached]
+    lo = float(mass.min()) if len(cand) == n_pass else 0.0
+    hi = float(mass.max()) if len(mass) else 0.0
+    score = np.zeros(n_pass)
+    if hi > lo:
+        score[cand] = (mass - lo) / (hi - lo)
     bonus = np.zeros(n_pass)
     via: dict[int, tuple[int, int]] = {}  # bridged passage -> (parent passage, entity)
-    order = np.argsort(-score, kind="stable")
-    if settings.bridge_weight > 0 and settings.bridge_top and dense is not None and n_pass:
-        top_s = float(score[order[0]]) or 1.0
-        for i in order[: settings.bridge_top].tolist():
+    final = score.copy() if len(cand) == n_pass else np.zeros(n_pass)
+    if len(cand) < n_pass:
+        final[cand] = score[cand]
+    if settings.bridge_weight > 0 and settings.bridge_top and dense is not None and len(cand):
+        best = cand[top_order(score[cand], settings.bridge_top)]
+        top_s = float(score[best[0]]) or 1.0
+        for i in best.tolist():
             for j in index.passage_entities[i].tolist():
                 owners = [o for o in index.title_owners.get(j, ()) if o != i]
                 if len(owners) > 1:  # several passages share the title: the one closest to the question
-                    owners = [max(owners, key=lambda o: (dense[o], -o))]
+                    cos = dense.of(owners)
+                    owners = [max(zip(owners, cos.tolist(), strict=True), key=lambda oc: (oc[1], -oc[0]))[0]]
                 for o in owners:
                     if score[i] / top_s > bonus[o]:
                         bonus[o] = score[i] / top_s
                         via[o] = (i, j)
-        final = score + settings.bridge_weight * bonus * top_s * minmax(dense)
-    ranking = np.argsort(-final, kind="stable")
+        if via:
+            bridged = np.fromiter(via, dtype=np.int64, count=len(via))
+            final[bridged] = score[bridged] + settings.bridge_weight * bonus[bridged] * top_s * dense.scaled(
+                bridged.tolist()
+            )
+            cand = np.union1d(cand, bridged)
+    want = max(4 * qc.query.top_k, 256)
+    ranking = cand[top_order(final[cand], want)]
+    if len(ranking) < min(want, n_pass):  # fewer passages reached than asked for: the rest in index order
+        rest = np.setdiff1d(np.arange(n_pass), cand, assume_unique=True)
+        ranking = np.concatenate([ranking, rest[: want - len(ranking)]])
 
-    results = _collect(qc, index, ranking, final, score, dense)
-    _explain(qc, index, settings, results, linked, pr, score, bonus, via)
+    results = _collect(qc, index, ranking, final, score)
+    _explain(qc, index, settings, results, linked, pushed, score, bonus, via)
     return [r for r, _ in results]
 
 
@@ -518,7 +629,6 @@ def _collect(
     ranking: np.ndarray,
     final: np.ndarray,
     score: np.ndarray,
-    dense: np.ndarray | None,
 ) -> list[tuple[RankedChunk, int]]:
     """The top-k chunks of the best passages (a passage's chunks in cosine order)."""
     k = qc.query.top_k
@@ -554,34 +664,100 @@ def _collect(
     return out
 
 
+def _hop(
+    g: GraphIndex, index: EntityIndex, entity: int, passages: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``passages`` (sorted) that mentions ``entity``: (passage, MENTIONS edge position)."""
+    found, _, edges = index.passages_of(entity)
+    keep = np.isin(found, passages)
+    return found[keep], edges[keep]
+
+
+def seed_path(
+    g: GraphIndex,
+    index: EntityIndex,
+    seeds: Sequence[int],
+    passage: int,
+    depth: int,
+    names: dict[int, str],
+    holder_names: dict[str, str],
+) -> GraphPath | None:
+    """A shortest MENTIONS path from a seed entity to a passage (index), the most confident one found.
+
+    One hop when the passage mentions a seed; else three: the seed, a passage
+    mentioning it and one of this passage's entities, that entity, this
+    passage. Only the lists of the few entities involved are read (a
+    breadth-first walk from the seeds would visit their whole neighbourhood).
+    """
+    conf = g.e_conf.view
+    holder = int(index.passages[passage])
+    mine = index.passage_entities[passage]
+    mentioned = set(mine.tolist())
+    best: tuple[float, list[int], list[int]] | None = None
+    for s in seeds:
+        if s in mentioned:
+            _, direct = _hop(g, index, s, np.array([passage]))
+            if len(direct):
+                c = float(conf[int(direct[0])])
+                if best is None or c > best[0]:
+                    best = (c, [s, holder], [int(direct[0])])
+    if best is None and depth >= 3:
+        for s in seeds:
+            s_pass, _, s_edge = index.passages_of(s)
+            if not len(s_pass):
+                continue
+            for ent in mine.tolist():
+                last = _hop(g, index, ent, np.array([passage]))[1]
+                if not len(last):
+                    continue
+                e_pass, _, e_edge = index.passages_of(ent)
+                common, a, b = np.intersect1d(s_pass, e_pass, return_indices=True)
+                ok = common != passage
+                if not ok.any():
+                    continue
+                a, b, common = a[ok], b[ok], common[ok]
+                scores = conf[s_edge[a]] * conf[e_edge[b]] * float(conf[int(last[0])])
+                k = int(np.argmax(scores))
+                c = float(scores[k])
+                if best is None or c > best[0]:
+                    mid = int(index.passages[int(common[k])])
+                    best = (c, [s, mid, ent, holder], [int(s_edge[a[k]]), int(e_edge[b[k]]), int(last[0])])
+    if best is None:
+        return None
+    _, nodes, edges = best
+    node_ids = [g.node_ids[p] for p in nodes]
+    # walking from the seed: a MENTIONS edge runs passage -> entity, so it is walked forward from a passage
+    forward = [g.node_ids[int(g.e_src[e])] == node_ids[k] for k, e in enumerate(edges)]
+    return GraphPath(
+        node_ids=node_ids,
+        relation_types=[g.relation_name(e, f) for e, f in zip(edges, forward, strict=True)],
+        edge_ids=[g.edge_ids[e] for e in edges],
+        node_names=[holder_names.get(n, names.get(p, n)) for p, n in zip(nodes, node_ids, strict=True)],
+        weight=float(sum(float(g.e_weight[e]) for e in edges)),
+        confidence=float(np.prod([float(conf[e]) for e in edges])),
+    )
+
+
 def _explain(
     qc: QueryContext,
     index: EntityIndex,
     settings: PPRSettings,
     results: list[tuple[RankedChunk, int]],
     linked: Sequence[LinkedEntity],
-    pr: np.ndarray,
+    pushed: PushResult,
     score: np.ndarray,
     bonus: np.ndarray,
     via: dict[int, tuple[int, int]],
 ) -> None:
     """Entities, seeds, paths and notes on each result; related entities in the metadata."""
+    pr = pushed.scores
     st = qc.state
     g = st.graph
     seed_pos = [e.pos for e in linked if e.pos < len(index.df) and index.df[e.pos] > 0]
     seed_ids = [g.node_ids[p] for p in seed_pos]
-    names = dict(index.names)
-    for p in {int(index.passages[i]) for _, i in results}:
-        names.setdefault(p, g.node_ids[p])
-    exp = None
-    if seed_pos and settings.path_depth > 0:
-        flt = g.edge_filter(relation_types=[MENTIONS], valid_at=None)
-        exp = g.expand(seed_pos, settings.path_depth, flt, max_nodes=50_000)
-    holder_names = {
-        n.id: n.name for n in st.get_nodes([g.node_ids[int(index.passages[i])] for _, i in results])
-    }
-    id_names = {g.node_ids[p]: nm for p, nm in names.items()}
-    id_names.update(holder_names)
+    names = index.names
+    holders = [int(index.passages[i]) for _, i in results]
+    holder_names = {n.id: n.name for n in st.get_nodes([g.node_ids[h] for h in holders])}
     seed_set = set(seed_pos)
     paths: list[GraphPath] = []
     for r, i in results:
@@ -590,12 +766,8 @@ def _explain(
         ents = index.passage_entities[i].tolist()
         ents.sort(key=lambda p: (p not in seed_set, -float(pr[p])))
         e.entities = [names[p] for p in ents[: settings.explain_entities] if p in names]
-        holder = int(index.passages[i])
-        if exp is not None:
-            try:
-                path = path_for(g, exp, holder, id_names)
-            except KeyError:
-                path = None
+        if seed_pos and settings.path_depth > 0:
+            path = seed_path(g, index, seed_pos, i, settings.path_depth, names, holder_names)
             if path is not None and path.length:
                 e.path = path
                 paths.append(path)
@@ -608,11 +780,12 @@ def _explain(
         if not seed_pos:
             e.notes.append("seeded by the passages closest to the question (no query entity in the graph)")
     # related entities: most PPR mass among non-seed entities
-    ent_pos = np.flatnonzero(index.df > 0)
+    ent_pos = pushed.touched[pushed.touched < len(index.df)]
+    ent_pos = ent_pos[index.df[ent_pos] > 0]
     related: list[dict[str, Any]] = []
     if len(ent_pos) and settings.related_entities:
         mass = pr[ent_pos]
-        top = ent_pos[np.argsort(-mass, kind="stable")]
+        top = ent_pos[top_order(mass, settings.related_entities + len(seed_set))]
         peak = float(mass.max()) or 1.0
         for p in top.tolist():
             if p in seed_set:
@@ -630,7 +803,7 @@ def _explain(
     qc.metadata["ppr"] = {
         "seed_entities": seed_ids,
         "passages": len(index.passages),
-        "bridged": int((bonus > 0).sum()),
+        "bridged": sum(1 for o in via if bonus[o] > 0),
     }
     if len(results) >= max(qc.query.min_results, 1) and qc.query.include_reasoning_context:
         roots = st.get_nodes(seed_ids)

@@ -76,8 +76,13 @@ class PPRSettings(_Settings):
     """
 
     damping: float = Field(default=0.5, gt=0.0, lt=1.0)
-    iterations: int = Field(default=30, ge=1, le=1000)
-    tol: float = Field(default=1e-8, ge=0.0)
+    epsilon: float = Field(
+        default=1e-5,
+        gt=0.0,
+        le=1.0,
+        description="forward-push residual bound: a node's score is at most epsilon × its weighted degree "
+        "below exact PPR (smaller: closer to exact, more nodes touched; see cef.graph.push)",
+    )
     entity_seed_weight: float = Field(default=1.0, ge=0.0)
     dense_seeds: int = Field(default=5, ge=0, le=1000)
     dense_seed_weight: float = Field(default=0.5, ge=0.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 
 import numpy as np
 
@@ -99,11 +100,13 @@ class ExactVectorIndex:
     def similarities(self, vector: np.ndarray, ids: Sequence[str]) -> np.ndarray:
         """Cosine of ``vector`` with each id (0 for ids without a vector)."""
         q = normalize(np.asarray(vector, dtype=np.float32))
-        rows = [self._row.get(i, -1) for i in ids]
+        rows = np.fromiter(map(self._row.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
         out = np.zeros(len(ids), dtype=np.float32)
-        have = [k for k, r in enumerate(rows) if r >= 0]
-        if have:
-            out[have] = self._m[[rows[k] for k in have]] @ q
+        have = rows >= 0
+        if have.all():
+            out[:] = self._m[rows] @ q
+        elif have.any():
+            out[have] = self._m[rows[have]] @ q
         return out
 
     def search(

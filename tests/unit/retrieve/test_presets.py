@@ -24,7 +24,7 @@ from cef.retrieve.presets import (
 
 def test_defaults_are_the_measured_recipe() -> None:
     s = PPRSettings()
-    assert (s.damping, s.iterations, s.tol) == (0.5, 30, 1e-8)
+    assert (s.damping, s.epsilon) == (0.5, 1e-5)
     assert (s.entity_seed_weight, s.dense_seeds, s.dense_seed_weight) == (1.0, 5, 0.5)
     assert (s.bridge_weight, s.bridge_top) == (0.4, 3)
     assert (s.linking.fuzzy_cutoff, s.linking.fuzzy_limit, s.linking.fuzzy_confidence) == (0.85, 2, 0.9)
