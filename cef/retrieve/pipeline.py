@@ -131,6 +131,8 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         if best is not None:
             results, used = best
         results = _dedupe(results)[: query.top_k]
+        if query.max_token_budget is not None:
+            results = _within_budget(qc, results, query.max_token_budget)
         meta = dict(qc.metadata)
         meta.pop("expansion", None)
         meta.pop("anchor_score", None)
@@ -182,6 +184,25 @@ def warm(state: EngineState, *, path_texts: int = 10_000) -> dict[str, float]:
                 scorer.prepare(lambda texts: emb.embed(list(texts)), limit=path_texts)
             out["paths"] = time.perf_counter() - t
     return {k: round(v, 3) for k, v in out.items()}
+
+
+def _within_budget(qc: QueryContext, results: list[RankedChunk], budget: int) -> list[RankedChunk]:
+    """The best results whose chunk texts fit ``budget`` tokens together (the default counter)."""
+    from cef.context.tokens import make_token_counter
+
+    counter = make_token_counter()
+    kept: list[RankedChunk] = []
+    used = 0
+    for r in results:
+        n = counter.count(r.chunk.content)
+        if used + n > budget:
+            continue
+        kept.append(r)
+        used += n
+    qc.metadata["token_budget"] = {"budget": budget, "used": used, "dropped": len(results) - len(kept)}
+    if len(kept) < len(results):
+        qc.notes.append(f"token budget {budget}: kept {len(kept)} of {len(results)} chunks ({used} tokens)")
+    return kept
 
 
 def _dedupe(results: list[RankedChunk]) -> list[RankedChunk]:

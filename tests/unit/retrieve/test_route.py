@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import cef
 from cef import GraphQuery, ResolutionTarget, TraversalHint
 from cef.model import SearchStrategy
@@ -103,3 +106,19 @@ def test_patterns_see_the_present_unless_told_otherwise(clinical_kb: cef.Knowled
         pattern.model_copy(update={"valid_at": datetime(2020, 1, 1, tzinfo=UTC)})
     )
     assert {p.end_node_id for p in then.paths} == {"med-ibuprofen"}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=1, max_value=400))
+def test_a_token_budget_is_never_exceeded(clinical_kb: cef.KnowledgeBase, budget: int) -> None:
+    from cef.context.tokens import make_token_counter
+
+    q = "Which drugs interact with the medication John Miller takes?"
+    full = clinical_kb.retrieve(GraphQuery(query=q, top_k=10))
+    cut = clinical_kb.retrieve(GraphQuery(query=q, top_k=10, max_token_budget=budget))
+    count = make_token_counter().count
+    assert sum(count(r.chunk.content) for r in cut.results) <= budget
+    order = [r.chunk.id for r in full.results]
+    kept = [r.chunk.id for r in cut.results]
+    assert kept == [c for c in order if c in kept]  # the same ranking, some left out
+    assert cut.metadata["token_budget"]["dropped"] == len(order) - len(kept)
