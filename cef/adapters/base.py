@@ -97,7 +97,9 @@ class CefRetrieverOptions(BaseModel):
     as_of: datetime | None = Field(default=None, description="only edges valid at this time")
     scope: str | None = Field(default=None, description="only chunks of this scope")
     max_token_budget: int | None = Field(
-        default=None, ge=1, description="GraphQuery.max_token_budget: the chunks returned fit this many tokens together"
+        default=None,
+        ge=1,
+        description="GraphQuery.max_token_budget: the chunks returned fit this many tokens together",
     )
     search_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="any other GraphQuery field, e.g. {'min_results': 0}"

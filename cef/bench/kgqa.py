@@ -302,9 +302,12 @@ def run_questions(
     *,
     roles: RoleMap = METAQA_ROLES,
     progress: Progress | None = None,
+    tick: Callable[[str, int, int], None] | None = None,
+    label: str = "questions",
 ) -> list[KgqaLine]:
     """Answer every question in ``mode``: ``pattern`` runs the gold relation path as a pattern;
-    ``text`` calls ``kb.retrieve`` with the question text alone and reads the answer nodes."""
+    ``text`` calls ``kb.retrieve`` with the question text alone and reads the answer nodes.
+    ``tick(label, done, total)`` is told after each question (a progress bar)."""
     lines: list[KgqaLine] = []
     for n, q in enumerate(questions, 1):
         t0, c0 = time.perf_counter(), time.thread_time()
@@ -325,7 +328,9 @@ def run_questions(
         lines.append(
             KgqaLine(str(q["id"]), ranked, ranked, round(ms, 3), round(cpu, 3), anchor, path or None)
         )
-        if progress is not None and n % 500 == 0:
+        if tick is not None:
+            tick(label, n, len(questions))
+        elif progress is not None and n % 500 == 0:
             progress(f"{n}/{len(questions)} questions")
     return lines
 
@@ -502,6 +507,7 @@ def run_benchmark(
     torch_threads: int | None = 1,
     limit: int | None = None,
     progress: Progress | None = None,
+    tick: Callable[[str, int, int], None] | None = None,
 ) -> BenchReport:
     """Load the triples into a fresh store at ``db``, then answer each question file in each mode.
 
@@ -530,7 +536,9 @@ def run_benchmark(
             for mode in modes:
                 if progress is not None:
                     progress(f"{path.name}: {mode} mode")
-                lines = run_questions(kb, questions, mode, progress=progress)
+                lines = run_questions(
+                    kb, questions, mode, progress=progress, tick=tick, label=f"{hops}-hop {mode} (questions)"
+                )
                 report.runs[(mode, hops)] = lines
                 report.scores.append(ModeScore(mode, hops, score_entities(lines, questions), top))
     finally:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from cef.cli.common import cli_errors, err_console
+from cef.cli.common import cli_errors, err_console, progress_bar
 
 
 class KgqaMode(StrEnum):
@@ -97,7 +97,7 @@ def kgqa(
         raise typer.BadParameter(
             "--out takes one mode and one question file; use --runs-dir", param_hint="--out"
         )
-    with cli_errors(), tempfile.TemporaryDirectory(prefix="cef-bench-") as tmp:
+    with cli_errors(), tempfile.TemporaryDirectory(prefix="cef-bench-") as tmp, progress_bar() as bar:
         report = run_benchmark(
             kb,
             files,
@@ -105,6 +105,7 @@ def kgqa(
             db if db is not None else Path(tmp) / "kgqa.db",
             torch_threads=torch_threads,
             limit=limit,
+            tick=bar,
             progress=lambda msg: err_console.print(f"[dim]{msg}[/]"),
         )
     for (m, hops), lines in report.runs.items():
