@@ -457,6 +457,7 @@ def run_benchmark(
     kb = load_graph(graph, db, embedder=embedder, progress=progress)
     load_s = time.perf_counter() - t0
     try:
+        kb.warm()  # models and caches before the first question, as a server does before it is ready
         runs = run_questions(kb, qs, relmap, strategy=strategy, top_k=top_k, progress=progress)
     finally:
         kb.close()

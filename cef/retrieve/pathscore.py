@@ -307,30 +307,45 @@ class PathScorer:
         sharing = bool(SHARING_CUE.search(masked))
         cues = self._cues(tokens, at, {h.relation for p in paths for h in p})
 
-        emb_full = emb_distinct = emb_answer = None
-        texts = [self.texts_of(p) for p in paths]
-        if self._vectors([t for three in texts for t in three], embed) is not None:
-            q = embed([masked])
-            if q is not None:
-                qv = np.asarray(q, dtype=np.float32)[0]
-                full = np.stack([self.vectors[t[0]] for t in texts])
-                distinct = np.stack([self.vectors[t[1]] for t in texts])
-                answer = np.stack([self.vectors[t[2]] for t in texts])
-                emb_full, emb_distinct, emb_answer = full @ qv, distinct @ qv, answer @ qv
-
-        out: list[tuple[float, RelationPath]] = []
-        for i, p in enumerate(paths):
+        lexical: list[float] = []
+        for p in paths:
             explained, order = self._explained(p, cues, sharing)
             if explained_out is not None:
                 explained_out[p] = explained / len(p)
-            value = s.cue * (explained - s.cue_cost * len(p)) - s.length * (len(p) - 1) + s.order * order
-            if emb_full is not None and emb_distinct is not None and emb_answer is not None:
-                value += (
-                    float(emb_full[i]) + s.distinct * float(emb_distinct[i]) + s.answer * float(emb_answer[i])
-                )
-            out.append((value, p))
+            lexical.append(
+                s.cue * (explained - s.cue_cost * len(p)) - s.length * (len(p) - 1) + s.order * order
+            )
+        texts = [self.texts_of(p) for p in paths]
+        if self._has_embedder(embed):
+            # paths whose words are not embedded yet (beyond what warm() prepared) are embedded only
+            # for the best of them by the words alone: the embedding adds at most a bounded amount
+            fresh = [i for i, t in enumerate(texts) if any(x not in self.vectors for x in t)]
+            if len(fresh) > s.embed_limit:
+                keep = set(sorted(fresh, key=lambda i: -lexical[i])[: s.embed_limit])
+                skip = set(fresh) - keep
+                chosen = [i for i in range(len(paths)) if i not in skip]
+                paths = [paths[i] for i in chosen]
+                texts = [texts[i] for i in chosen]
+                lexical = [lexical[i] for i in chosen]
+        out: list[tuple[float, RelationPath]] = []
+        if texts and self._vectors([t for three in texts for t in three], embed) is not None:
+            q = embed([masked])
+            if q is not None:
+                qv = np.asarray(q, dtype=np.float32)[0]
+                full = np.stack([self.vectors[t[0]] for t in texts]) @ qv
+                distinct = np.stack([self.vectors[t[1]] for t in texts]) @ qv
+                answer = np.stack([self.vectors[t[2]] for t in texts]) @ qv
+                for i, p in enumerate(paths):
+                    value = lexical[i] + float(full[i]) + s.distinct * float(distinct[i])
+                    out.append((value + s.answer * float(answer[i]), p))
+        if not out:
+            out = list(zip(lexical, paths, strict=True))
         out.sort(key=lambda x: -x[0])
         return out
+
+    def _has_embedder(self, embed: EmbedMany) -> bool:
+        """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
+        return self._vectors(["relation"], embed) is not None
 
     def _cues(
         self, tokens: list[tuple[str, str]], at: int | None, relations: set[str]

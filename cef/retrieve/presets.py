@@ -130,6 +130,12 @@ class PathSettings(_Settings):
     walk_paths: int = Field(default=3, ge=1, le=100)
     score_margin: float = Field(default=0.3, ge=0.0)
     max_answers: int = Field(default=50, ge=1, le=10_000)
+    embed_limit: int = Field(
+        default=150,
+        ge=1,
+        le=100_000,
+        description="candidate paths not embedded yet: only this many, best by words",
+    )
     report_paths: int = Field(default=5, ge=0, le=100)
     path_node_answers: int = Field(default=3, ge=0, le=100)
     path_chunk_factor: float = Field(default=0.5, ge=0.0, le=1.0)
