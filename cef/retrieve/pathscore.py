@@ -305,11 +305,13 @@ class PathScorer:
         tokens = self.lemmatize(masked)
         at = next((i for i, (t, _) in enumerate(tokens) if t == _MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
-        cues = self._cues(tokens, at, {h.relation for p in paths for h in p})
+        where: dict[str, list[int]] = {}
+        cues = self._cues(tokens, at, {h.relation for p in paths for h in p}, where)
+        shared = _shared_relation(tokens, where) if sharing else None
 
         lexical: list[float] = []
         for p in paths:
-            explained, order = self._explained(p, cues, sharing)
+            explained, order = self._explained(p, cues, sharing, shared)
             if explained_out is not None:
                 explained_out[p] = explained / len(p)
             lexical.append(
@@ -348,7 +350,11 @@ class PathScorer:
         return self._vectors(["relation"], embed) is not None
 
     def _cues(
-        self, tokens: list[tuple[str, str]], at: int | None, relations: set[str]
+        self,
+        tokens: list[tuple[str, str]],
+        at: int | None,
+        relations: set[str],
+        where: dict[str, list[int]] | None = None,
     ) -> dict[str, tuple[float, int]]:
         """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
@@ -388,21 +394,29 @@ class PathScorer:
                 run_weight = weight
                 count += weight
                 nearest = min(nearest, abs(i - at) if at is not None else i + 1)
+                if where is not None:
+                    where.setdefault(r, []).append(i)
             if count:
                 out[r] = (count, nearest)
         return out
 
     def _explained(
-        self, path: RelationPath, cues: dict[str, tuple[float, int]], sharing: bool
+        self,
+        path: RelationPath,
+        cues: dict[str, tuple[float, int]],
+        sharing: bool,
+        shared: str | None = None,
     ) -> tuple[float, float]:
         """Hops a question word explains (each word one hop), and +1/-1 for cues in walking order."""
         hops: dict[str, int] = {}
         for h in path:
             hops[h.relation] = hops.get(h.relation, 0) + 1
         named = {r: c for r, (c, _) in cues.items()}
-        if sharing:  # "same director", "also": the first relation walked there and back is named twice
+        if sharing:  # "share actors", "same director": that relation walked there and back is named twice
             for a, b in pairwise(path):
                 if a.relation == b.relation and a.forward != b.forward:
+                    if shared is not None and a.relation != shared:
+                        continue  # the sharing word is about another relation
                     if a.relation in named:
                         named[a.relation] = max(named[a.relation], 2.0)
                     break
@@ -413,6 +427,22 @@ class PathScorer:
             pairs = list(pairwise(dist))
             order = 1.0 if all(a < b for a, b in pairs) else (-1.0 if any(a > b for a, b in pairs) else 0.0)
         return explained, order
+
+
+def _shared_relation(tokens: list[tuple[str, str]], where: dict[str, list[int]]) -> str | None:
+    """The relation a sharing word is about: the one named closest to it (within 3 words; a naming
+    after the word wins a tie: "share actors", "whose directors also directed")."""
+    marks = [i for i, (t, _) in enumerate(tokens) if SHARING_CUE.fullmatch(t)]
+    best: tuple[int, int, str] | None = None
+    for r, positions in where.items():
+        for m in marks:
+            for p in positions:
+                d = abs(p - m)
+                if d <= 3:
+                    key = (d, 0 if p > m else 1, r)
+                    if best is None or key < best:
+                        best = key
+    return best[2] if best is not None else None
 
 
 def schema_paths(
