@@ -86,11 +86,11 @@ start, {load[1]:.1f} at the end ({minutes:.1f} min in all); commit {commit()}.
 - **chunk R@3**: share of the gold chunks (postmortems, runbooks, decision
   records; given for n questions) in the first three ranked chunks.
 - **strategy=paths** (with `--also paths`) asks the same questions with
-  `strategy=PATHS` set explicitly, to show what typed relation-path
-  reasoning does on this graph while the default does not route to it. Its
-  latency is mostly first-sight embedding of candidate path verbalizations
-  (about 1,000 paths of 1–4 hops leave the checkout service, where 18
-  relation types meet); later questions reuse them.
+  `strategy=PATHS` set explicitly: the typed relation-path reasoning alone,
+  without the rest of the default route (its answer nodes are the route's;
+  the chunks differ). The store is warmed (`kb.warm()`: relation-path vectors
+  of up to 3 hops) before the first question; a question's candidate paths not
+  embedded yet are embedded for the best 150 by their words only.
 - The gold data is checked before the run: every gold path, walked over the
   graph file's edges valid at the question's `as_of` (default now), reaches
   exactly the gold answers.

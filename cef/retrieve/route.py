@@ -7,7 +7,9 @@ One route answers every question by default, whatever the knowledge base holds:
   question names (or the query targets) a node that has some;
 * **hybrid** — the anchored traversal (:func:`~cef.retrieve.search.hybrid_search`),
   when the query carries hints (targets or relation types): hints are always
-  used, never dropped;
+  used, never dropped, and when the steered sources (paths, hybrid) find at
+  least ``min_results`` chunks they answer alone (the rest would reach outside
+  the walk the query asked for);
 * **ppr** — personalized PageRank over the text graph (MENTIONS edges), where
   ingest turned text into one;
 * **vector** and **bm25** — unless PPR was seeded by entities the question names (PPR then
@@ -134,6 +136,15 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         if hybrid:
             sources["hybrid"] = hybrid
             weights["hybrid"] = s.fuse_hybrid
+    steered = {cid for name in ("paths", "path_context", "hybrid") for cid in _ids(sources.get(name))}
+    if has_hints(qc) and len(steered) >= max(q.min_results, 1):
+        # the query steered the walk (targets, relation types) and the walk found enough: its
+        # reasoning context is the answer; text-wide sources would reach outside it
+        qc.metadata["route"] = {
+            "sources": {name: {"weight": weights[name], "results": len(sources[name])} for name in sources},
+            "hints": _hint_names(qc),
+        }
+        return fuse(sources, weights, s.fuse_k, q.top_k)
     ppr = _run(ppr_search, qc, deep)
     # PPR seeded by entities the question names already blends the dense signal (its dense seeds
     # and bridge bonus): measured on multi-hop passages, adding vector and BM25 lists beside it
@@ -158,6 +169,10 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         "hints": _hint_names(qc),
     }
     return fuse(sources, weights, s.fuse_k, q.top_k)
+
+
+def _ids(ranked: list[RankedChunk] | None) -> list[str]:
+    return [rc.chunk.id for rc in ranked or []]
 
 
 def _run(

@@ -19,7 +19,8 @@ def test_vector_first_resolution_uses_meaning_and_type_hint(clinical_embedded: c
     res = clinical_embedded.retrieve(q)
     assert res.metadata["anchors"][0]["node_id"] == "cond-afib"
     assert res.metadata["anchors"][0]["how"] == "vector"
-    assert res.strategy is SearchStrategy.HYBRID
+    assert res.strategy is SearchStrategy.AUTO
+    assert set(res.metadata["route"]["sources"]) <= {"paths", "path_context", "hybrid"}  # the hint steers
     linked = {r.chunk.node_id for r in res.results}
     # only chunks of the reasoning context: atrial fibrillation and the drugs that treat it
     assert linked <= {"cond-afib", "med-warfarin", "med-apixaban", "med-amiodarone"}
@@ -58,9 +59,9 @@ def test_fallback_to_vector_when_no_anchor(clinical_embedded: cef.KnowledgeBase)
     res = clinical_embedded.retrieve(
         GraphQuery(query="kidney function and drug dosing", top_k=4, min_results=3)
     )
-    assert res.strategy in (SearchStrategy.VECTOR, SearchStrategy.HYBRID)
-    if res.strategy is SearchStrategy.VECTOR:
-        assert res.fallbacks and res.fallbacks[0].startswith("hybrid")
+    # no node is named: the default route answers from the text sources
+    assert res.strategy is SearchStrategy.AUTO
+    assert "vector" in res.metadata["route"]["sources"]
     assert "cond-ckd-overview" in [r.chunk.id for r in res.results]
 
 
