@@ -223,7 +223,7 @@ class RestSource:
                 f"{where} has no {RETRIEVE_PATH} ({status} {kind}: {message}): give the root URL of a "
                 "`cef serve http`"
             )
-        if status == 422:
+        if status in (409, 422):  # 409: valid JSON that names what the graph does not hold
             return ValidationError(f"{where} refused the query: {message}")
         if status == 503:
             return RetryableStoreError(f"{where} is busy ({kind}): {message}; retry")

@@ -67,7 +67,7 @@ def to_mermaid(view: GraphView) -> str:
     ids = {n.id: f"n{i}" for i, n in enumerate(view.nodes)}
     lines = ["flowchart LR"]
     if view.title:
-        lines.insert(0, f"%% {view.title}")
+        lines.insert(0, f"%% {' '.join(view.title.split())}")  # a comment stays one line
     for n in view.nodes:
         label = f"{_mermaid_text(_short(n.name))}<br/>{_mermaid_text(n.label)}"
         shape = ('["', '"]') if "chunk" not in n.roles else ('(["', '"])')

@@ -17,7 +17,7 @@ browser can load them and then ask for the key.
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Path, Query
+from fastapi import APIRouter, Depends, FastAPI, Path, Query
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
@@ -44,16 +44,26 @@ class ExploreResponse(BaseModel):
     graph: GraphView
 
 
-def explorer_api(svc: CefService, read: list[Any], graph_query: type[BaseModel]) -> APIRouter:
-    """The read-only routes of the explorer (mounted under ``/api/v1``)."""
-    api = APIRouter(dependencies=read, tags=["explorer"])
+def explorer_api(svc: CefService, reader: Any, graph_query: type[BaseModel]) -> APIRouter:
+    """The read-only routes of the explorer (mounted under ``/api/v1``); ``reader`` is the
+    dependency that checks a read key and returns its grant (scopes)."""
+    from cef.server.auth import ApiKey, read_scope, visible
+
+    api = APIRouter(tags=["explorer"])
     kb = svc.kb
+    Grant = Annotated[ApiKey | None, Depends(reader)]
+
+    def seen(grant: ApiKey | None, node_id: str) -> None:
+        node = kb.find_node(node_id)
+        if node is None or not visible(grant, node.scope):
+            raise NotFoundError(f"node {node_id!r} does not exist")
 
     @api.post("/explore", response_model=ExploreResponse)
-    async def explore(query: graph_query) -> ExploreResponse:  # type: ignore[valid-type]
+    async def explore(query: graph_query, grant: Grant) -> ExploreResponse:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks and the subgraph behind them (anchors, typed paths,
         answer nodes, chunks), ready to draw."""
-        result = await svc.retrieve_knowledge(query)
+        scoped = query.model_copy(update={"scope": read_scope(grant, query.scope)})  # type: ignore[attr-defined]
+        result = await svc.retrieve_knowledge(scoped)
         graph = await svc.run(lambda: result_view(kb, result))
         return ExploreResponse(result=result, graph=graph)
 
@@ -65,27 +75,42 @@ def explorer_api(svc: CefService, read: list[Any], graph_query: type[BaseModel])
         relation: Annotated[
             list[str] | None, Query(description="only follow these relation types (repeatable)")
         ] = None,
+        *,
+        grant: Grant,
     ) -> GraphView:
         """A node's neighbourhood: the nodes within ``depth`` hops and the typed edges to them."""
         svc.check_depth(depth)
         svc.check_count(limit)
-        return await svc.run(
-            lambda: neighbourhood_view(kb, node_id, depth=depth, max_nodes=limit, relation_types=relation)
-        )
+
+        def load() -> GraphView:
+            seen(grant, node_id)
+            view = neighbourhood_view(kb, node_id, depth=depth, max_nodes=limit, relation_types=relation)
+            if grant is None or grant.scopes is None:
+                return view
+            keep = {n.id for n in kb.store.get_nodes([n.id for n in view.nodes]) if visible(grant, n.scope)}
+            return view.model_copy(
+                update={
+                    "nodes": [n for n in view.nodes if n.id in keep],
+                    "edges": [e for e in view.edges if e.source in keep and e.target in keep],
+                }
+            )
+
+        return await svc.run(load)
 
     @api.get("/nodes/{node_id}/chunks", response_model=list[Chunk])
     async def node_chunks(
         node_id: Annotated[str, Path(min_length=1, max_length=512)],
         limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+        *,
+        grant: Grant,
     ) -> list[Chunk]:
         """The chunks linked to a node (the first ``limit``)."""
         svc.check_count(limit)
 
         def load() -> list[Chunk]:
-            if kb.find_node(node_id) is None:
-                raise NotFoundError(f"node {node_id!r} does not exist")
+            seen(grant, node_id)
             ids = kb.store.chunks_for_nodes([node_id]).get(node_id, [])
-            return kb.store.get_chunks(ids[:limit])
+            return [c for c in kb.store.get_chunks(ids[:limit]) if visible(grant, c.scope)]
 
         return await svc.run(load)
 

@@ -114,7 +114,7 @@ def test_neighbours_and_chunks_errors_are_4xx(api: Callable[..., httpx.Client]) 
     assert "max_depth 2" in error(deep, 422, "limit_exceeded")
     error(client.get("/api/v1/nodes/pat-john/neighbors", params={"depth": 0}), 422, "validation_error")
     bad = client.get("/api/v1/nodes/pat-john/neighbors", params={"relation": "NOPE"})
-    assert "PRESCRIBED" in error(bad, 422, "unknown_relation_type")  # the message lists the known ones
+    assert "PRESCRIBED" in error(bad, 409, "unknown_relation_type")  # the message lists the known ones
 
 
 def test_chunks_of_a_node(api: Callable[..., httpx.Client]) -> None:
