@@ -34,7 +34,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the session."""
     if not Path(CHROMIUM).is_file():
