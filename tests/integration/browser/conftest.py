@@ -75,8 +75,17 @@ def serve(clinical_kb: cef.KnowledgeBase) -> Iterator[Serve]:
     servers: list[LiveServer] = []
 
     def start(**settings: Any) -> str:
+        import time
+
+        import httpx
+
         server = LiveServer(create_app(clinical_kb, ServerSettings(**settings)))
         servers.append(server)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # /health says "starting" until the models are loaded
+            if httpx.get(f"{server.url}/health", timeout=10).status_code == 200:
+                break
+            time.sleep(0.2)
         return server.url
 
     yield start
