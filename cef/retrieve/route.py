@@ -140,11 +140,7 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     if has_hints(qc) and len(steered) >= max(q.min_results, 1):
         # the query steered the walk (targets, relation types) and the walk found enough: its
         # reasoning context is the answer; text-wide sources would reach outside it
-        qc.metadata["route"] = {
-            "sources": {name: {"weight": weights[name], "results": len(sources[name])} for name in sources},
-            "hints": _hint_names(qc),
-        }
-        return fuse(sources, weights, s.fuse_k, q.top_k)
+        return _fused(qc, sources, weights, s)
     ppr = _run(ppr_search, qc, deep)
     # PPR seeded by entities the question names already blends the dense signal (its dense seeds
     # and bridge bonus): measured on multi-hop passages, adding vector and BM25 lists beside it
@@ -164,11 +160,18 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         if bm:
             sources["bm25"] = bm
             weights["bm25"] = s.fuse_bm25
+    return _fused(qc, sources, weights, s)
+
+
+def _fused(
+    qc: QueryContext, sources: dict[str, list[RankedChunk]], weights: dict[str, float], s: AutoSettings
+) -> list[RankedChunk]:
+    """The fusion, with the route (sources, weights, hints) recorded in the result metadata."""
     qc.metadata["route"] = {
         "sources": {name: {"weight": weights[name], "results": len(sources[name])} for name in sources},
         "hints": _hint_names(qc),
     }
-    return fuse(sources, weights, s.fuse_k, q.top_k)
+    return fuse(sources, weights, s.fuse_k, qc.query.top_k)
 
 
 def _ids(ranked: list[RankedChunk] | None) -> list[str]:
