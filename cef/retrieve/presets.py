@@ -154,6 +154,11 @@ class AutoSettings(_Settings):
 
     fuse_paths: float = Field(default=1.0, ge=0.0)
     fuse_paths_confident: float = Field(default=3.0, ge=0.0)
+    fuse_paths_unnamed: float = Field(
+        default=0.25,
+        ge=0.0,
+        description="paths' weight when no question word names a relation of the best path",
+    )
     fuse_hybrid: float = Field(default=1.0, ge=0.0)
     fuse_ppr: float = Field(default=1.0, ge=0.0)
     fuse_ppr_dense: float = Field(

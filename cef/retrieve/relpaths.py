@@ -327,6 +327,7 @@ def relation_path_search(
     qc.metadata["paths"] = {
         "anchors": [a.node_id for a in anchors],
         # the question's words name at least half the hops of the best path, from an anchor it names
+        "named": round(explained.get((best_anchor.pos, best_path), 0.0), 4),
         "confident": explained.get((best_anchor.pos, best_path), 0.0) >= 0.5
         and best_anchor.confidence >= 0.8,
         "best": [

@@ -122,8 +122,10 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     if paths:
         # answers' own chunks, and the chunks of the nodes on their paths and of the anchors
         # (supporting context, weighed by the path strategy's path_chunk_factor)
-        confident = bool(qc.metadata.get("paths", {}).get("confident"))
-        weight = s.fuse_paths_confident if confident else s.fuse_paths
+        info = qc.metadata.get("paths", {})
+        weight = s.fuse_paths_confident if info.get("confident") else s.fuse_paths
+        if not info.get("named"):  # no question word names a relation of the best path: a guess
+            weight = s.fuse_paths_unnamed
         factor = settings_for(PathSettings, q).path_chunk_factor
         answers = [rc for rc in paths if roles.get(rc.chunk.id) == "answer"]
         context = [rc for rc in paths if roles.get(rc.chunk.id) != "answer"]

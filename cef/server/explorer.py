@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query
 from fastapi.responses import FileResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
@@ -44,12 +45,15 @@ class ExploreResponse(BaseModel):
     graph: GraphView
 
 
-def explorer_api(svc: CefService, reader: Any, graph_query: type[BaseModel]) -> APIRouter:
+def explorer_api(
+    svc: CefService, reader: Any, graph_query: type[BaseModel], route_class: type[APIRoute] = APIRoute
+) -> APIRouter:
     """The read-only routes of the explorer (mounted under ``/api/v1``); ``reader`` is the
-    dependency that checks a read key and returns its grant (scopes)."""
+    dependency that checks a read key and returns its grant (scopes); ``route_class`` the API's
+    (strict JSON bodies)."""
     from cef.server.auth import ApiKey, read_scope, visible
 
-    api = APIRouter(tags=["explorer"])
+    api = APIRouter(tags=["explorer"], route_class=route_class)
     kb = svc.kb
     Grant = Annotated[ApiKey | None, Depends(reader)]
 
@@ -78,9 +82,10 @@ def explorer_api(svc: CefService, reader: Any, graph_query: type[BaseModel]) -> 
         *,
         grant: Grant,
     ) -> GraphView:
-        """A node's neighbourhood: the nodes within ``depth`` hops and the typed edges to them."""
-        svc.check_depth(depth)
-        svc.check_count(limit)
+        """A node's neighbourhood: the nodes within ``depth`` hops and the typed edges to them (at
+        most the server's ``max_depth`` hops and ``max_limit`` nodes: a larger request gets that much)."""
+        depth = min(depth, svc.settings.max_depth)
+        limit = min(limit, svc.settings.max_limit)
 
         def load() -> GraphView:
             seen(grant, node_id)
@@ -104,8 +109,8 @@ def explorer_api(svc: CefService, reader: Any, graph_query: type[BaseModel]) -> 
         *,
         grant: Grant,
     ) -> list[Chunk]:
-        """The chunks linked to a node (the first ``limit``)."""
-        svc.check_count(limit)
+        """The chunks linked to a node (the first ``limit``, at most the server's result limit)."""
+        limit = min(limit, svc.settings.max_limit)
 
         def load() -> list[Chunk]:
             seen(grant, node_id)

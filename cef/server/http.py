@@ -385,7 +385,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     from cef.server.explorer import explorer_api, mount_explorer
 
-    api.include_router(explorer_api(svc, auth.require("read"), graph_query))
+    api.include_router(explorer_api(svc, auth.require("read"), graph_query, StrictJsonRoute))
     app.include_router(api)
     mount_explorer(app)
     return app

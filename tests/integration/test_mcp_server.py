@@ -190,7 +190,7 @@ def test_every_read_tool_answers(run: Callable[..., None], transport: str) -> No
         )
         found = {r["chunk"]["id"] for r in rk["results"]}
         assert {"drug-amiodarone", "drug-ibuprofen"} <= found
-        assert rk["strategy"] == "hybrid"
+        assert rk["strategy"] == "auto" and rk["metadata"]["route"]["hints"] == ["targets", "relation_types"]
         paths = [r["explanation"]["path"] for r in rk["results"] if r["explanation"]["path"]]
         assert any(p["relation_types"] == ["INTERACTS_WITH"] for p in paths)
 
