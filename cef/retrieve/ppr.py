@@ -388,13 +388,14 @@ def _misspelled_names(index: EntityIndex, text: str, cutoff: float) -> list[tupl
     words = [(m.group(), m.start(), m.end()) for m in _QWORD.finditer(text)]
     out: list[tuple[Mention, Resolved]] = []
     taken: set[int] = set()
+    stop = spacy_stopwords()
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             if taken.intersection(range(i, i + n)):
                 continue
             span = words[i : i + n]
             phrase = text[span[0][1] : span[-1][2]]
-            if len(phrase) < 5 or normalize_name(phrase) in spacy_stopwords():
+            if len(phrase) < 5 or normalize_name(phrase) in stop:
                 continue
             got = index.resolver.resolve(phrase, fuzzy=True, partial=False)
             if got is None or got.how != "fuzzy" or got.score < cutoff:

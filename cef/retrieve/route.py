@@ -194,11 +194,10 @@ def _run(
     return out
 
 
-def _with_query(qc: QueryContext, query: object) -> QueryContext:
+def _with_query(qc: QueryContext, query: GraphQuery) -> QueryContext:
     """The same query context answering a copy of its query (a deeper top-k for fusion)."""
     from dataclasses import replace
 
-    assert isinstance(query, GraphQuery)
     return replace(qc, query=query) if query is not qc.query else qc
 
 
