@@ -27,6 +27,8 @@ Nothing here knows a domain: the words all come from the graph.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import threading
 import weakref
@@ -34,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,6 +46,8 @@ from cef.retrieve.presets import PathSettings
 if TYPE_CHECKING:
     from cef.engine.state import EngineState
     from cef.graph.index import GraphIndex
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Hop", "PathScorer", "RelationPath", "path_scorer", "relation_words"]
 
@@ -110,6 +115,9 @@ _FUNCTION = frozenset(
         "did",
     ]
 )
+#: function words that relate two things: relation words on both sides of one are two namings
+_PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
+_WH = frozenset(["which", "what", "whose", "whom", "who"])
 _EXAMPLES = 5
 _MASK = "X"
 
@@ -288,6 +296,50 @@ class PathScorer:
                 break
         return len(self.vectors)
 
+    def load_vectors(self, path: Path, space: str) -> int:
+        """Add the text vectors saved in ``path`` by :meth:`save_vectors` for the embedding ``space``
+        (the embedder's name); returns how many were read (0 when absent, stale or unreadable)."""
+        if not path.exists():
+            return 0
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if str(data["space"]) != space:
+                    log.info("saved path vectors %s are from another embedder; embedding again", path)
+                    return 0
+                texts, vectors = data["texts"].tolist(), np.asarray(data["vectors"], dtype=np.float32)
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("ignoring saved path vectors %s: %s", path, exc)
+            return 0
+        if vectors.ndim != 2 or len(texts) != len(vectors):
+            log.warning(
+                "ignoring saved path vectors %s: %d texts for %s vectors", path, len(texts), vectors.shape
+            )
+            return 0
+        for t, v in zip(texts, vectors, strict=True):
+            self.vectors.setdefault(str(t), v)
+        return len(texts)
+
+    def save_vectors(self, path: Path, space: str) -> bool:
+        """Write the text vectors beside the store (atomically), so the next open embeds nothing."""
+        if not self.vectors:
+            return False
+        texts = list(self.vectors)
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(
+                    f,
+                    space=np.array(space),
+                    texts=np.array(texts),
+                    vectors=np.stack(list(self.vectors.values())),
+                )
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("could not save the path vectors to %s: %s", path, exc)
+            tmp.unlink(missing_ok=True)
+            return False
+        return True
+
     def rank(
         self,
         question: str,
@@ -306,12 +358,16 @@ class PathScorer:
         at = next((i for i, (t, _) in enumerate(tokens) if t == _MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
         where: dict[str, list[int]] = {}
-        cues = self._cues(tokens, at, {h.relation for p in paths for h in p}, where)
+        strong: dict[str, list[int]] = {}
+        cues = self._cues(tokens, at, {h.relation for p in paths for h in p}, where, strong)
         shared = _shared_relation(tokens, where) if sharing else None
+        dists = {  # signed: negative before the anchor
+            r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
+        }
 
         lexical: list[float] = []
         for p in paths:
-            explained, order = self._explained(p, cues, sharing, shared)
+            explained, order = self._explained(p, cues, sharing, shared, dists)
             if explained_out is not None:
                 explained_out[p] = explained / len(p)
             lexical.append(
@@ -355,13 +411,15 @@ class PathScorer:
         at: int | None,
         relations: set[str],
         where: dict[str, list[int]] | None = None,
+        strong: dict[str, list[int]] | None = None,
     ) -> dict[str, tuple[float, int]]:
         """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
         Words naming one relation next to each other are one naming ("starred which actors"); the
-        anchor, another content word or a repeat of the same relation word starts a new one ("movies
-        starred by X actors" names starred_actors twice, so does "written by the writer of X").
-        Description words count half.
+        anchor, another content word, a preposition or a repeat of the same relation word starts a
+        new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
+        twice, so does "written by the writer of X"). Description words count half. ``where``
+        receives the token positions of the namings, ``strong`` those of name (not description) words.
         """
         out: dict[str, tuple[float, int]] = {}
         for r in relations:
@@ -370,11 +428,16 @@ class PathScorer:
             nearest = 10_000
             run: set[int] | None = None  # relation words matched by the current naming
             run_weight = 0.0
+            split = False  # a preposition since the last relation word: "starred by actors" names twice
             for i, (t, lem) in enumerate(tokens):
                 if i == at:
                     run = None
                     continue
                 if t in _FUNCTION or len(t) < 2:
+                    if t in _PREPOSITIONS:
+                        split = True
+                    elif t in _WH:
+                        split = False  # "released in which years": one naming
                     continue
                 hit = next((k for k, (cw, cl) in enumerate(w.cue) if _stem_match(t, cw, lem, cl)), None)
                 weight = 1.0
@@ -384,18 +447,23 @@ class PathScorer:
                         run = None
                         continue
                     hit, weight = len(w.cue) + soft, 0.5
-                if run is not None and hit not in run:
+                if run is not None and hit not in run and not split:
                     run.add(hit)
                     if weight > run_weight:  # a naming counts as its strongest word
                         count += weight - run_weight
                         run_weight = weight
+                        if strong is not None:
+                            strong.setdefault(r, []).append(i)
                     continue
+                split = False
                 run = {hit}
                 run_weight = weight
                 count += weight
                 nearest = min(nearest, abs(i - at) if at is not None else i + 1)
                 if where is not None:
                     where.setdefault(r, []).append(i)
+                if strong is not None and weight == 1.0:
+                    strong.setdefault(r, []).append(i)
             if count:
                 out[r] = (count, nearest)
         return out
@@ -406,8 +474,10 @@ class PathScorer:
         cues: dict[str, tuple[float, int]],
         sharing: bool,
         shared: str | None = None,
+        dists: dict[str, list[int]] | None = None,
     ) -> tuple[float, float]:
-        """Hops a question word explains (each word one hop), and +1/-1 for cues in walking order."""
+        """Hops a question word explains (each word one hop), and the order of the namings
+        (:func:`_hop_order`; ``dists``: relation -> distances of its namings from the anchor)."""
         hops: dict[str, int] = {}
         for h in path:
             hops[h.relation] = hops.get(h.relation, 0) + 1
@@ -421,12 +491,47 @@ class PathScorer:
                         named[a.relation] = max(named[a.relation], 2.0)
                     break
         explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
-        dist = [cues[r][1] for r in dict.fromkeys(h.relation for h in path) if r in cues]
-        order = 0.0
-        if len(dist) >= 2:
-            pairs = list(pairwise(dist))
-            order = 1.0 if all(a < b for a, b in pairs) else (-1.0 if any(a > b for a, b in pairs) else 0.0)
-        return explained, order
+        return explained, _hop_order(path, dists or {})
+
+
+def _hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
+    """+1 when two or more of the path's hops are named on one side of the anchor, outward from it
+    in walking order; -1 when a hop is named nearer the anchor, on its side, than a hop walked
+    before it; else 0.
+
+    English names a chain of relations outward from the thing it starts at ("the films *starred*
+    by the *director* of X" walks X -> director -> films -> starred), so on each side of the anchor
+    the hop walked first is named nearest it. Across sides nothing is told: "the films that share
+    directors with X were *released* when" walks the left side first, "the drugs that *interact*
+    with the drug X was *prescribed*" the right. ``dists`` holds signed distances (negative: before
+    the anchor). Each hop takes its relation's nearest unused naming not nearer than the previous
+    hop on that side; a hop walking straight back along the previous relation may reuse its naming
+    ("films by the director of X": one word, there and back)."""
+    used: dict[str, set[int]] = {}
+    last = {-1: 0, 1: 0}  # per side, the distance of the last naming a hop took
+    placed = {-1: 0, 1: 0}
+    prev: Hop | None = None
+    for h in path:
+        names = dists.get(h.relation)
+        back = prev is not None and prev.relation == h.relation and prev.forward != h.forward
+        prev = h
+        if not names:
+            continue
+        taken = used.setdefault(h.relation, set())
+        if back and taken:
+            continue  # there and back: the naming of the previous hop
+        free = [(abs(d), d) for d in names if d not in taken]
+        ok = [x for x in free if x[0] >= last[1 if x[1] > 0 else -1]]
+        if not ok:
+            if free:
+                return -1.0  # named, but nearer the anchor than a hop walked before it on that side
+            continue
+        dist, d = min(ok)
+        side = 1 if d > 0 else -1
+        taken.add(d)
+        last[side] = dist
+        placed[side] += 1
+    return 1.0 if max(placed.values()) >= 2 else 0.0
 
 
 def _shared_relation(tokens: list[tuple[str, str]], where: dict[str, list[int]]) -> str | None:

@@ -181,7 +181,10 @@ def warm(state: EngineState, *, path_texts: int = 10_000) -> dict[str, float]:
             scorer = path_scorer(state)
             emb = state.embedder
             if emb is not None:
-                scorer.prepare(lambda texts: emb.embed(list(texts)), limit=path_texts)
+                saved = state.vectors_path("path-text")
+                before = scorer.load_vectors(saved, emb.name) if saved is not None else 0
+                if scorer.prepare(lambda texts: emb.embed(list(texts)), limit=path_texts) > before and saved:
+                    scorer.save_vectors(saved, emb.name)
             out["paths"] = time.perf_counter() - t
     return {k: round(v, 3) for k, v in out.items()}
 

@@ -124,7 +124,7 @@ class PathSettings(_Settings):
     cue: float = Field(default=0.8, ge=0.0)
     cue_cost: float = Field(default=0.6, ge=0.0)
     length: float = Field(default=0.035, ge=0.0)
-    order: float = Field(default=0.1, ge=0.0)
+    order: float = Field(default=0.3, ge=0.0)
     distinct: float = Field(default=0.25, ge=0.0)
     answer: float = Field(default=0.3, ge=0.0)
     walk_paths: int = Field(default=3, ge=1, le=100)

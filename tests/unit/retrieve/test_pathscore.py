@@ -1,0 +1,148 @@
+"""Relation-path scoring: how question words name hops, in which order, and the saved path vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cef
+from cef.model import Batch, Edge, GraphQuery, Node, RelationType
+from cef.retrieve.pathscore import Hop, _hop_order, path_scorer
+
+TRIPLES = [
+    ("Alpha Movie", "directed_by", "Dana Director"),
+    ("Beta Movie", "directed_by", "Dana Director"),
+    ("Gamma Movie", "directed_by", "Dirk Director"),
+    ("Alpha Movie", "starred_actors", "Ann Actor"),
+    ("Beta Movie", "starred_actors", "Bob Actor"),
+    ("Gamma Movie", "starred_actors", "Ann Actor"),
+    ("Delta Movie", "starred_actors", "Bob Actor"),
+    ("Delta Movie", "directed_by", "Dirk Director"),
+    ("Alpha Movie", "has_genre", "Drama"),
+    ("Beta Movie", "has_genre", "Comedy"),
+    ("Gamma Movie", "has_genre", "Horror"),
+    ("Delta Movie", "has_genre", "Western"),
+    ("Alpha Movie", "release_year", "1999"),
+    ("Beta Movie", "release_year", "2005"),
+    ("Gamma Movie", "release_year", "1999"),
+    ("Delta Movie", "release_year", "2010"),
+]
+
+
+@pytest.fixture
+def movies(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
+    names = dict.fromkeys(x for h, _, t in TRIPLES for x in (h, t))
+    batch = Batch(
+        relation_types=[RelationType(name=r) for r in dict.fromkeys(r for _, r, _ in TRIPLES)],
+        nodes=[Node(id=n, label="Thing", properties={"name": n}) for n in names],
+        edges=[Edge(id=f"e{i}", relation_type=r, source=h, target=t) for i, (h, r, t) in enumerate(TRIPLES)],
+    )
+    with cef.open(tmp_path / "movies.db", embedder=None) as kb:
+        kb.index_batch(batch)
+        yield kb
+
+
+def best_path(kb: cef.KnowledgeBase, question: str) -> tuple[list[str], list[str]]:
+    found = kb.retrieve(GraphQuery(query=question))
+    assert found.nodes, f"no answer for {question!r}"
+    best = found.nodes[0].path
+    assert best is not None
+    return best.relation_types, list(dict.fromkeys(a.node.name for a in found.nodes))
+
+
+D, S = "directed_by", "starred_actors"
+
+
+def test_hops_named_outward_from_the_anchor_read_in_walking_order() -> None:
+    # "who starred films for the director of X": director nearest X, starred farthest (both before it)
+    named = {D: [-2], S: [-6]}
+    assert _hop_order((Hop(D, True), Hop(D, False), Hop(S, True)), named) == 1.0
+    # walking starred first contradicts the question's order
+    assert _hop_order((Hop(S, True), Hop(S, False), Hop(D, True)), named) == -1.0
+    # a hop of a relation the question does not name neither helps nor hurts
+    assert _hop_order((Hop(D, True), Hop("has_genre", True)), named) == 0.0
+    # the same relation named twice is used once per naming, nearest first
+    assert _hop_order((Hop(S, True), Hop(D, True), Hop(S, True)), {S: [-1, -3], D: [-8]}) == -1.0
+    assert _hop_order((Hop(S, True), Hop(S, False), Hop(D, True)), {S: [-1, -3], D: [-8]}) == 1.0
+    # namings on both sides of the anchor tell no order between the sides
+    # ("the films that share directors with X were released when")
+    both = {D: [-3], "release_year": [2]}
+    assert _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), both) == 0.0
+    assert _hop_order((Hop("release_year", True), Hop(D, True)), both) == 0.0
+    assert _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), {**both, D: [-3], S: [-1]}) == 0.0
+
+
+def test_a_preposition_between_relation_words_makes_two_namings(movies: cef.KnowledgeBase) -> None:
+    # "movies starred by actors in X": actors of X, then the movies they starred in — two hops
+    path, answers = best_path(movies, "which movies were starred by actors in Alpha Movie")
+    assert path == [S, S]
+    assert answers[:1] == ["Gamma Movie"]
+    # "X starred which actors": one naming, one hop
+    path, answers = best_path(movies, "Alpha Movie starred which actors")
+    assert path == [S] and answers[:1] == ["Ann Actor"]
+    # a preposition before a wh-word keeps the naming whole: "released in which years"
+    path, answers = best_path(movies, "the movies directed by Dirk Director were released in which years")
+    assert path == [D, "release_year"] and set(answers[:2]) == {"1999", "2010"}
+
+
+def test_the_hop_named_farthest_from_the_anchor_is_walked_last(movies: cef.KnowledgeBase) -> None:
+    path, answers = best_path(movies, "who starred films for the director of Alpha Movie")
+    assert path == [D, D, S]
+    assert answers[:1] == ["Bob Actor"]  # Dana's other film Beta starred Bob (Alpha itself is not revisited)
+    path, answers = best_path(movies, "who directed the films starred by the actors of Delta Movie")
+    assert path == [S, S, D]
+    assert answers[:1] == ["Dana Director"]
+
+
+def test_path_vectors_are_saved_beside_the_store_and_read_back(tmp_path: Path) -> None:
+    from cef.engine.state import EngineState
+
+    class Words:
+        """A tiny deterministic embedder: counts of letters (enough to tell texts apart)."""
+
+        name, dim = "letters", 26
+
+        def embed(self, texts: list[str], *, progress: object = None) -> np.ndarray:
+            out = np.zeros((len(texts), 26), dtype=np.float32)
+            for i, t in enumerate(texts):
+                for ch in t.lower():
+                    if "a" <= ch <= "z":
+                        out[i, ord(ch) - 97] += 1
+            return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+        def embed_query(self, text: str) -> np.ndarray:
+            return self.embed([text])[0]
+
+    names = dict.fromkeys(x for h, _, t in TRIPLES for x in (h, t))
+    batch = Batch(
+        relation_types=[RelationType(name=r) for r in dict.fromkeys(r for _, r, _ in TRIPLES)],
+        nodes=[Node(id=n, label="Thing", properties={"name": n}) for n in names],
+        edges=[Edge(id=f"e{i}", relation_type=r, source=h, target=t) for i, (h, r, t) in enumerate(TRIPLES)],
+    )
+    db = tmp_path / "m.db"
+    with cef.open(db, embedder=Words()) as kb:  # type: ignore[arg-type]
+        kb.index_batch(batch)
+        kb.warm()
+        state: EngineState = kb.retriever.state
+        saved = state.vectors_path("path-text")
+        assert saved is not None and saved.exists()
+        first = dict(path_scorer(state).vectors)
+    assert len(first) > 10
+
+    with cef.open(db, embedder=Words()) as kb:  # type: ignore[arg-type]
+        scorer = path_scorer(kb.retriever.state)
+        assert scorer.load_vectors(saved, "letters") == len(first)
+        assert all(np.allclose(scorer.vectors[t], v) for t, v in first.items())
+        scorer.vectors.clear()
+        assert scorer.load_vectors(saved, "another-model") == 0  # another embedding space: not used
+        assert not scorer.vectors
+
+    saved.write_bytes(b"not a numpy file")
+    with cef.open(db, embedder=Words()) as kb:  # type: ignore[arg-type]
+        assert path_scorer(kb.retriever.state).load_vectors(saved, "letters") == 0
+        kb.warm()  # a damaged file is replaced, never fatal
+    with cef.open(db, embedder=Words()) as kb:  # type: ignore[arg-type]
+        assert path_scorer(kb.retriever.state).load_vectors(saved, "letters") == len(first)
