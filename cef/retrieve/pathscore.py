@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Hop", "PathScorer", "RelationPath", "path_scorer", "relation_words"]
+__all__ = ["Hop", "PathScorer", "RelationPath", "masked_question", "path_scorer", "relation_words"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,8 @@ _FUNCTION = frozenset(
 )
 #: function words that relate two things: relation words on both sides of one are two namings
 _PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
+#: how far a deep path's embedding terms may rise above their estimate from its prefix
+_ESTIMATE_SLACK = 0.25
 _WH = frozenset(["which", "what", "whose", "whom", "who"])
 _EXAMPLES = 5
 _MASK = "X"
@@ -348,12 +350,13 @@ class PathScorer:
         *,
         embed: EmbedMany,
         explained_out: dict[RelationPath, float] | None = None,
+        question_vectors: dict[str, np.ndarray] | None = None,
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
-        of its hops a question word names (1.0: the question spells the whole path out)."""
+        of its hops a question word names (1.0: the question spells the whole path out).
+        ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already."""
         s = self.settings
-        masked = f"{question[: span[0]]} {_MASK} {question[span[1] :]}" if span else question
-        masked = " ".join(masked.split())
+        masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
         at = next((i for i, (t, _) in enumerate(tokens) if t == _MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
@@ -373,33 +376,73 @@ class PathScorer:
             lexical.append(
                 s.cue * (explained - s.cue_cost * len(p)) - s.length * (len(p) - 1) + s.order * order
             )
-        texts = [self.texts_of(p) for p in paths]
-        if self._has_embedder(embed):
-            # paths whose words are not embedded yet (beyond what warm() prepared) are embedded only
-            # for the best of them by the words alone: the embedding adds at most a bounded amount
-            fresh = [i for i, t in enumerate(texts) if any(x not in self.vectors for x in t)]
-            if len(fresh) > s.embed_limit:
-                keep = set(sorted(fresh, key=lambda i: -lexical[i])[: s.embed_limit])
-                skip = set(fresh) - keep
-                chosen = [i for i in range(len(paths)) if i not in skip]
-                paths = [paths[i] for i in chosen]
-                texts = [texts[i] for i in chosen]
-                lexical = [lexical[i] for i in chosen]
-        out: list[tuple[float, RelationPath]] = []
-        if texts and self._vectors([t for three in texts for t in three], embed) is not None:
-            q = embed([masked])
-            if q is not None:
-                qv = np.asarray(q, dtype=np.float32)[0]
-                full = np.stack([self.vectors[t[0]] for t in texts]) @ qv
-                distinct = np.stack([self.vectors[t[1]] for t in texts]) @ qv
-                answer = np.stack([self.vectors[t[2]] for t in texts]) @ qv
-                for i, p in enumerate(paths):
-                    value = lexical[i] + float(full[i]) + s.distinct * float(distinct[i])
-                    out.append((value + s.answer * float(answer[i]), p))
-        if not out:
+        if not paths:
+            return []
+        qv = (question_vectors or {}).get(masked)
+        if qv is None and self._has_embedder(embed):
+            got = embed([masked])
+            qv = np.asarray(got, dtype=np.float32)[0] if got is not None else None
+        if qv is None:
             out = list(zip(lexical, paths, strict=True))
+        else:
+            out = self._with_vectors(qv, paths, lexical, embed)
         out.sort(key=lambda x: -x[0])
         return out
+
+    def _with_vectors(
+        self, qv: np.ndarray, paths: Sequence[RelationPath], lexical: list[float], embed: EmbedMany
+    ) -> list[tuple[float, RelationPath]]:
+        """Word scores plus the embedding terms. Paths whose texts are not embedded yet (beyond what
+        warm() prepared: deeper paths) are embedded only when they could come near the best: their
+        embedding terms are first estimated from their longest embedded prefix, and only those
+        within ``score_margin`` + :data:`_ESTIMATE_SLACK` of the best embedded path (at most
+        ``embed_limit``, best first) are embedded and scored; the others are left out."""
+        s = self.settings
+        texts = [self.texts_of(p) for p in paths]
+        vec = self.vectors
+        out: list[tuple[float, RelationPath]] = []
+        fresh: list[int] = []
+        for i, (p, t) in enumerate(zip(paths, texts, strict=True)):
+            if all(x in vec for x in t):
+                out.append((lexical[i] + self._terms(qv, t), p))
+            else:
+                fresh.append(i)
+        if fresh:
+            best = max((x for x, _ in out), default=None)
+            if best is not None:
+                floor = best - s.score_margin - _ESTIMATE_SLACK
+                guess = {i: lexical[i] + self._estimate(qv, paths[i], texts[i]) for i in fresh}
+                fresh = sorted((i for i in fresh if guess[i] >= floor), key=lambda i: -guess[i])
+            else:
+                fresh = sorted(fresh, key=lambda i: -lexical[i])
+            fresh = fresh[: s.embed_limit]
+            if fresh and self._vectors([x for i in fresh for x in texts[i]], embed) is not None:
+                out.extend((lexical[i] + self._terms(qv, texts[i]), paths[i]) for i in fresh)
+        return out
+
+    def _terms(self, qv: np.ndarray, texts: tuple[str, str, str]) -> float:
+        """The embedding terms of a path whose three texts are embedded."""
+        full, distinct, answer = (float(self.vectors[t] @ qv) for t in texts)
+        return full + self.settings.distinct * distinct + self.settings.answer * answer
+
+    def _estimate(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
+        """The embedding terms of a path not embedded yet, each text's cosine taken from the
+        longest embedded prefix of the path when the text itself is not embedded."""
+        prefix = next(
+            (
+                self.texts_of(path[:n])
+                for n in range(len(path) - 1, 0, -1)
+                if self.verbalize(path[:n]) in self.vectors
+            ),
+            None,
+        )
+        parts = []
+        for k, t in enumerate(texts):
+            v = self.vectors.get(t)
+            if v is None and prefix is not None:
+                v = self.vectors.get(prefix[k])
+            parts.append(float(v @ qv) if v is not None else 0.0)
+        return parts[0] + self.settings.distinct * parts[1] + self.settings.answer * parts[2]
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
@@ -492,6 +535,12 @@ class PathScorer:
                     break
         explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
         return explained, _hop_order(path, dists or {})
+
+
+def masked_question(question: str, span: tuple[int, int] | None) -> str:
+    """The question with the anchor's mention (``span``) replaced by a placeholder."""
+    masked = f"{question[: span[0]]} {_MASK} {question[span[1] :]}" if span else question
+    return " ".join(masked.split())
 
 
 def _hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:

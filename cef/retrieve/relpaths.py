@@ -50,7 +50,7 @@ from cef.model import (
 )
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
-from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, path_scorer
+from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, masked_question, path_scorer
 from cef.retrieve.ppr import CONTAINER_LABELS, EntityIndex, entity_index, link_query_entities
 from cef.retrieve.presets import PathSettings, settings_for
 
@@ -310,12 +310,18 @@ def relation_path_search(
     max_hops = settings.max_hops
     scored: list[tuple[float, PathAnchor, RelationPath]] = []
     explained: dict[tuple[int, RelationPath], float] = {}
-    for a in anchors:
-        paths = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
-        if not paths:
-            continue
+    walks = [(a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)) for a in anchors]
+    walks = [(a, paths) for a, paths in walks if paths]
+    # the question masked at each anchor's mention, embedded in one batch
+    masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))
+    got = qc.embed_many(masked) if masked else None
+    vectors = dict(zip(masked, got, strict=True)) if got is not None else None
+    for a, paths in walks:
         named: dict[RelationPath, float] = {}
-        for s, p in scorer.rank(qc.query.query, a.span, paths, embed=qc.embed_many, explained_out=named):
+        ranked = scorer.rank(
+            qc.query.query, a.span, paths, embed=qc.embed_many, explained_out=named, question_vectors=vectors
+        )
+        for s, p in ranked:
             scored.append((s + settings.anchor_weight * a.confidence, a, p))
         explained.update({(a.pos, p): v for p, v in named.items()})
     if not scored:

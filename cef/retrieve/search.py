@@ -15,8 +15,10 @@ def vector_hits(
 ) -> list[tuple[str, float]]:
     """Top-k chunk ids by cosine similarity (respecting the query's scope)."""
     st = qc.state
+    if not len(st.chunk_vectors) or k <= 0:
+        return []  # nothing to compare with: the query is not embedded
     vec = qc.embed(text) if text else qc.query_vector
-    if vec is None or not len(st.chunk_vectors) or k <= 0:
+    if vec is None:
         return []
     fetch = k if qc.query.scope is None else k * 4
     while True:
