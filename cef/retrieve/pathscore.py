@@ -519,8 +519,10 @@ class PathScorer:
         shared: str | None = None,
         dists: dict[str, list[int]] | None = None,
     ) -> tuple[float, float]:
-        """Hops a question word explains (each word one hop), and the order of the namings
-        (:func:`_hop_order`; ``dists``: relation -> distances of its namings from the anchor)."""
+        """Hops a question word explains (each word one hop; a hop walking straight back along a
+        relation named once, half a hop: "the films *for* the screenwriter of X"), and the order
+        of the namings (:func:`_hop_order`; ``dists``: relation -> distances of its namings from
+        the anchor)."""
         hops: dict[str, int] = {}
         for h in path:
             hops[h.relation] = hops.get(h.relation, 0) + 1
@@ -532,6 +534,11 @@ class PathScorer:
                         continue  # the sharing word is about another relation
                     if a.relation in named:
                         named[a.relation] = max(named[a.relation], 2.0)
+                    break
+        else:  # "the films of the writer of X": back along a named relation, implied, half a hop
+            for a, b in pairwise(path):
+                if a.relation == b.relation and a.forward != b.forward and 0 < named.get(a.relation, 0) < 2:
+                    named[a.relation] += 0.5
                     break
         explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
         return explained, _hop_order(path, dists or {})
@@ -554,11 +561,13 @@ def _hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
     directors with X were *released* when" walks the left side first, "the drugs that *interact*
     with the drug X was *prescribed*" the right. ``dists`` holds signed distances (negative: before
     the anchor). Each hop takes its relation's nearest unused naming not nearer than the previous
-    hop on that side; a hop walking straight back along the previous relation may reuse its naming
-    ("films by the director of X": one word, there and back)."""
+    hop on that side (on the side of the previous hop first); a hop walking straight back along the
+    previous relation may reuse its naming ("films by the director of X": one word, there and back).
+    The hops named on one side form one stretch of the walk: a walk that leaves a side and comes
+    back to it reads the question out of order."""
     used: dict[str, set[int]] = {}
     last = {-1: 0, 1: 0}  # per side, the distance of the last naming a hop took
-    placed = {-1: 0, 1: 0}
+    sides: list[int] = []  # the side of each named hop, in walking order
     prev: Hop | None = None
     for h in path:
         names = dists.get(h.relation)
@@ -567,20 +576,22 @@ def _hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
         if not names:
             continue
         taken = used.setdefault(h.relation, set())
-        if back and taken:
-            continue  # there and back: the naming of the previous hop
-        free = [(abs(d), d) for d in names if d not in taken]
-        ok = [x for x in free if x[0] >= last[1 if x[1] > 0 else -1]]
+        free = [(abs(d), 1 if d > 0 else -1, d) for d in names if d not in taken]
+        ok = [x for x in free if x[0] >= last[x[1]]]
         if not ok:
+            if back and taken:
+                continue  # there and back: the naming of the previous hop
             if free:
                 return -1.0  # named, but nearer the anchor than a hop walked before it on that side
             continue
-        dist, d = min(ok)
-        side = 1 if d > 0 else -1
+        here = [x for x in ok if sides and x[1] == sides[-1]]
+        dist, side, d = min(here or ok)
+        if sides and side != sides[-1] and side in sides:
+            return -1.0  # the walk goes back to a side it left: the two chains interleave
         taken.add(d)
         last[side] = dist
-        placed[side] += 1
-    return 1.0 if max(placed.values()) >= 2 else 0.0
+        sides.append(side)
+    return 1.0 if max(sides.count(-1), sides.count(1)) >= 2 else 0.0
 
 
 def _shared_relation(tokens: list[tuple[str, str]], where: dict[str, list[int]]) -> str | None:

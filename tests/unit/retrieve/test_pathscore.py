@@ -73,6 +73,12 @@ def test_hops_named_outward_from_the_anchor_read_in_walking_order() -> None:
     assert _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), both) == 0.0
     assert _hop_order((Hop("release_year", True), Hop(D, True)), both) == 0.0
     assert _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), {**both, D: [-3], S: [-1]}) == 0.0
+    # "the movies written by the screenwriter of X were directed by who": W(-5), W(-2), D(+2)
+    w = "written_by"
+    told = {w: [-5, -2], D: [2]}
+    assert _hop_order((Hop(w, True), Hop(w, False), Hop(D, True)), told) == 1.0  # a free naming first
+    # the right-side naming walked between the two left-side ones: the chains interleave
+    assert _hop_order((Hop(w, True), Hop(D, False), Hop(w, True)), told) == -1.0
 
 
 def test_a_preposition_between_relation_words_makes_two_namings(movies: cef.KnowledgeBase) -> None:
@@ -86,6 +92,19 @@ def test_a_preposition_between_relation_words_makes_two_namings(movies: cef.Know
     # a preposition before a wh-word keeps the naming whole: "released in which years"
     path, answers = best_path(movies, "the movies directed by Dirk Director were released in which years")
     assert path == [D, "release_year"] and set(answers[:2]) == {"1999", "2010"}
+
+
+def test_a_hop_back_along_a_relation_named_once_counts_half(movies: cef.KnowledgeBase) -> None:
+    from cef.retrieve.pathscore import path_scorer
+
+    scorer = path_scorer(movies.retriever.state)
+    cues = {D: (1.0, 2), S: (1.0, 6)}
+    there_and_back = (Hop(D, True), Hop(D, False), Hop(S, True))
+    elsewhere = (Hop("has_genre", True), Hop(D, False), Hop(S, True))
+    assert scorer._explained(there_and_back, cues, False)[0] == 2.5
+    assert scorer._explained(elsewhere, cues, False)[0] == 2.0
+    # a sharing word makes the return a full naming
+    assert scorer._explained(there_and_back, cues, True)[0] == 3.0
 
 
 def test_the_hop_named_farthest_from_the_anchor_is_walked_last(movies: cef.KnowledgeBase) -> None:
