@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -243,6 +244,9 @@ class SpacyEntityExtractor:
         self.n_process = n_process
         self.min_chars = min_chars
         self._nlp: Any = None
+        # NER of recent questions (a question asked again, or by several strategies, runs spaCy once)
+        self._query_cache: OrderedDict[str, list[Mention]] = OrderedDict()
+        self._query_lock = threading.Lock()
 
     @property
     def nlp(self) -> Any:
@@ -287,10 +291,31 @@ class SpacyEntityExtractor:
             result.append(mentions)
         return result
 
+    #: how many questions' NER results :meth:`extract_query` keeps
+    QUERY_CACHE_SIZE = 1024
+
+    def clear_query_cache(self) -> None:
+        with self._query_lock:
+            self._query_cache.clear()
+
+    def _query_ner(self, question: str) -> list[Mention]:
+        with self._query_lock:
+            hit = self._query_cache.get(question)
+            if hit is not None:
+                self._query_cache.move_to_end(question)
+                return hit
+        found = self._ner([question])[0]
+        with self._query_lock:
+            self._query_cache[question] = found
+            while len(self._query_cache) > self.QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return found
+
     def extract_query(self, question: str) -> list[Mention]:
         """Mentions in a short query: NER ∪ gazetteer matches, where a gazetteer match
-        ignores case (users type lower case) but single stopwords never match."""
-        mentions = self._ner([question])[0]
+        ignores case (users type lower case) but single stopwords never match. NER results
+        are cached per question text (the gazetteer can change; it is matched every time)."""
+        mentions = list(self._query_ner(question))
         if self.gazetteer is not None:
             gaz = self.gazetteer.match(question, case_sensitive=True)
             if not gaz:
