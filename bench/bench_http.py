@@ -202,7 +202,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600
         while True:
             try:
                 if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:

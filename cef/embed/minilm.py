@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from cef.embed.base import BatchedEmbedder
 from cef.errors import ConfigurationError, EmbeddingError, MissingExtraError
+from cef.timing import timed
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -194,12 +195,13 @@ def _shared_model(key: tuple[str, ...]) -> _Backend:
             model = _MODELS.get(key)
             if model is None:
                 log.info("loading %s (%s)", MiniLMEmbedder.name, ", ".join(key))
-                if key[0] == "onnx":
-                    from cef.embed.onnx import OnnxMiniLM
+                with timed(f"model load: {MiniLMEmbedder.name} ({key[0]})"):
+                    if key[0] == "onnx":
+                        from cef.embed.onnx import OnnxMiniLM
 
-                    model = OnnxMiniLM(cast("Precision", key[1]), Path(key[2]) if key[2] else None)
-                else:
-                    model = _TorchBackend(key[1])
+                        model = OnnxMiniLM(cast("Precision", key[1]), Path(key[2]) if key[2] else None)
+                    else:
+                        model = _TorchBackend(key[1])
                 _MODELS[key] = model
     return model
 
