@@ -180,15 +180,15 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     questions, passages = questions_and_passages(args.bench, args.queries)
-    out = [encoder_table(questions, passages), ner_table(questions)]
+    print(encoder_table(questions, passages), end="\n\n", flush=True)  # each table as soon as it is measured
+    print(ner_table(questions), end="\n\n", flush=True)
     if args.recall:
-        out.append(recall_table(args.bench, [d for d in args.datasets.split(",") if d]))
+        print(recall_table(args.bench, [d for d in args.datasets.split(",") if d]), end="\n\n", flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    out.append(
+    print(
         f"{len(questions)} questions, {os.cpu_count()} CPUs; load average at the end {load:.1f}; "
         f"total {time.perf_counter() - t0:.0f} s."
     )
-    print("\n\n".join(out))
 
 
 if __name__ == "__main__":
