@@ -210,6 +210,8 @@ class Server:
             except httpx.TransportError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()  # never leave a half-started server behind
+                self.proc.wait(timeout=20)
                 raise RuntimeError("cef serve http did not start")
             time.sleep(0.2)
 
