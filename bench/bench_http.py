@@ -3,6 +3,7 @@
     python bench/bench_http.py                          # clinical example + a 100K-chunk graph
     python bench/bench_http.py --chunks 20000 --duration 5
     python bench/bench_http.py --skip-large              # the example graph only
+    python bench/bench_http.py --skip-large --runtime torch onnx --concurrency 4   # each embedder runtime
 
 Starts ``cef serve http`` in a subprocess on a loopback port (the real model
 for query embeddings), then drives it with an httpx async load generator:
@@ -185,7 +186,7 @@ def rss_mb(pid: int) -> float:
 
 
 class Server:
-    def __init__(self, db: Path, *, cache: bool) -> None:
+    def __init__(self, db: Path, *, cache: bool, runtime: str = "auto") -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
@@ -193,14 +194,15 @@ class Server:
             "CEF_CACHE_TTL_SECONDS": "300" if cache else "0",
             "CEF_API_KEYS": "bench-key-0123:read",
             "HF_HUB_OFFLINE": "1",
+            "CEF_EMBEDDER__RUNTIME": runtime,
         }
         self.proc = subprocess.Popen(
-            [CEF, "serve", "http", "--db", str(db), "--port", str(self.port), "--embedder", "default"],
+            [CEF, "serve", "http", "--db", str(db), "--port", str(self.port)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600
         while True:
             try:
                 if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
@@ -208,6 +210,8 @@ class Server:
             except httpx.TransportError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()  # never leave a half-started server behind
+                self.proc.wait(timeout=20)
                 raise RuntimeError("cef serve http did not start")
             time.sleep(0.2)
 
@@ -268,8 +272,10 @@ async def load(url: str, queries: list[str], concurrency: int, duration: float, 
 def measure(
     label: str, db: Path, queries: list[str], args: argparse.Namespace, rows: list[list[str]]
 ) -> None:
-    for cache in (False, True):
-        server = Server(db, cache=cache)
+    for runtime, cache in [(r, c) for r in args.runtime for c in (False, True) if c or not args.cached_only]:
+        if cache and args.uncached_only:
+            continue
+        server = Server(db, cache=cache, runtime=runtime)
         try:
             qs = queries[:8] if cache else queries
             asyncio.run(load(server.url, qs, 2, 2.0, args.depth))  # warm-up (model, caches)
@@ -278,6 +284,7 @@ def measure(
                 rows.append(
                     [
                         label,
+                        runtime,
                         "on" if cache else "off",
                         str(c),
                         f"{run.rps:.1f}",
@@ -298,7 +305,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--nodes", type=int, default=10_000)
-    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 32])
+    ap.add_argument(
+        "--runtime", nargs="+", default=["auto"], choices=["auto", "onnx", "torch"], help="embedder runtimes"
+    )
+    ap.add_argument("--uncached-only", action="store_true", help="skip the cache-on rows")
+    ap.add_argument("--cached-only", action="store_true", help="skip the cache-off rows")
     ap.add_argument("--duration", type=float, default=10.0, help="seconds per measurement")
     ap.add_argument("--depth", type=int, default=2, help="graph_depth of every search")
     ap.add_argument("--skip-large", action="store_true")
@@ -310,7 +322,9 @@ def main() -> None:
     print(
         f"cef REST search benchmark on {os.cpu_count()} cores (client and server share them); load {load1:.1f}"
     )
-    print("  graph | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out | server RSS MB")
+    print(
+        "  graph | embedder | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out | server RSS MB"
+    )
     try:
         clinical = work / "clinical.db"
         build_clinical(clinical)
@@ -325,7 +339,7 @@ def main() -> None:
 
     print()
     header = [
-        "graph", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out", "server RSS MB"
+        "graph", "embedder", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out", "server RSS MB"
     ]  # fmt: skip
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

@@ -15,6 +15,7 @@ a ``[cef]`` table) and the environment — nothing is read at import. ::
     url = "redis://falkordb.internal:6379"
     [cef.embedder]
     provider = "minilm"                           # minilm | openai | none
+    runtime = "auto"                              # minilm: auto | onnx | torch (CEF_EMBEDDER__RUNTIME)
 
 Environment variables override the file: ``CEF_STORE__URL``,
 ``CEF_VECTORS__BACKEND``, ``CEF_GRAPH__PASSWORD`` ... (``__`` separates
@@ -109,6 +110,17 @@ class GraphSettings(_Section):
 
 class EmbedderSettings(_Section):
     provider: str = Field(default="minilm", description="minilm (offline default), openai, or none")
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        default="auto",
+        description="minilm: onnx (ONNX Runtime, a local export), torch (sentence-transformers), "
+        "or auto (onnx when onnxruntime is installed)",
+    )
+    precision: Literal["int8", "float32"] = Field(
+        default="int8", description="minilm on onnx: int8 or float32"
+    )
+    cache_dir: str | None = Field(
+        default=None, description="minilm on onnx: where the export is kept (default ~/.cache/cef)"
+    )
     model: str | None = None
     base_url: str | None = None
     api_key: SecretStr | None = None
@@ -436,6 +448,11 @@ def open_embedder(settings: EmbedderSettings) -> Embedder | None:
     from cef.embed import make_embedder
 
     options: dict[str, Any] = {}
+    if provider == "minilm":  # non-default choices only: the defaults share the process-wide instance
+        defaults = EmbedderSettings()
+        for key in ("runtime", "precision", "cache_dir"):
+            if getattr(settings, key) != getattr(defaults, key):
+                options[key] = getattr(settings, key)
     if settings.model:
         options["model"] = settings.model
     if settings.base_url:

@@ -25,6 +25,7 @@ from cef.cli.common import (
     progress_bar,
     require_text,
 )
+from cef.cli.timings import CommandTimings
 from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
 
 
@@ -167,6 +168,14 @@ def query(
     fmt: Annotated[
         str, typer.Option("--format", help="text, markdown or json (the SearchResult model).")
     ] = "text",
+    timings: Annotated[
+        bool,
+        typer.Option(
+            "--timings",
+            help="Print where the time went (start-up, model loads, retrieval) to stderr; "
+            "also CEF_TIMINGS=1.",
+        ),
+    ] = False,
 ) -> None:
     """Answer a question with ranked chunks, answer nodes and the graph paths that explain them.
 
@@ -185,8 +194,10 @@ def query(
     require_text(text, "QUESTION", 'cef query "Which medications interact with warfarin?"')
     when = parse_when(as_of, "--as-of") if as_of is not None else None
     patterns = load_patterns(pattern, "--pattern") if pattern is not None else []
+    clock = CommandTimings(True if timings else None)
     with cli_errors():
-        kb = open_engine(db, embedder)
+        with clock.phase("open the knowledge base"):
+            kb = open_engine(db, embedder)
         try:
             q = GraphQuery(
                 query=text,
@@ -199,13 +210,17 @@ def query(
                 as_of=when,
                 patterns=patterns,
             )
-            result = kb.retrieve(q)
+            with clock.phase("retrieve (without the model loads below)", minus_library=True):
+                result = kb.retrieve(q)
         finally:
-            kb.close()
-    if fmt == "json":
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        typer.echo(render_result(result, markdown=fmt == "markdown"))
+            with clock.phase("close"):
+                kb.close()
+    with clock.phase("render"):
+        if fmt == "json":
+            typer.echo(result.model_dump_json(indent=2))
+        else:
+            typer.echo(render_result(result, markdown=fmt == "markdown"))
+    clock.report()
 
 
 def parse_when(value: str, option: str) -> datetime:

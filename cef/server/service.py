@@ -277,10 +277,10 @@ class CefService:
             return await self.run(self.kb.retrieve, q), False
         started, done = anyio.Event(), anyio.Event()
         outcome: list[Any] = []
-        lock = self.kb.state.lock
+        state = self.kb.state
 
         def explore() -> SearchResult:
-            with lock:
+            with state.reading():  # shared with other reads; a write waits for it
                 anyio.from_thread.run_sync(started.set)
                 return self.kb.retrieve(q)
 

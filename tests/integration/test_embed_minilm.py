@@ -1,4 +1,4 @@
-"""The real all-MiniLM-L6-v2, loaded offline from its PyPI package (once for this module)."""
+"""The real all-MiniLM-L6-v2, loaded offline from its PyPI package, on both runtimes (ONNX and torch)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ def env_before() -> dict[str, str | None]:
     return {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
 
 
-@pytest.fixture(scope="module")
-def minilm(env_before: dict[str, str | None]) -> MiniLMEmbedder:
-    emb = get_default_embedder()
+@pytest.fixture(scope="module", params=["onnx", "torch"])
+def minilm(request: pytest.FixtureRequest, env_before: dict[str, str | None]) -> MiniLMEmbedder:
+    emb = get_default_embedder() if request.param == "onnx" else MiniLMEmbedder(runtime=request.param)
+    assert emb.runtime == request.param
     emb.load()
     return emb
 
@@ -66,12 +67,13 @@ def test_embed_query_matches_embed(minilm: MiniLMEmbedder) -> None:
 
 def test_batch_size_does_not_change_vectors(minilm: MiniLMEmbedder) -> None:
     texts = [f"sentence number {i} about topic {i % 7}" for i in range(25)]
-    small = MiniLMEmbedder(batch_size=4)
+    small = MiniLMEmbedder(batch_size=4, runtime=minilm.runtime)
     assert small.loaded  # shares the loaded model: no second load
     seen: list[tuple[int, int]] = []
     a = small.embed(texts, progress=lambda done, total: seen.append((done, total)))
     b = minilm.embed(texts)
-    np.testing.assert_allclose(a, b, atol=1e-5)
+    # int8 activations are quantized per run, so batch mates move a vector slightly
+    assert float((a * b).sum(axis=1).min()) >= (0.99 if minilm.runtime == "onnx" else 1 - 1e-5)
     assert seen[0] == (4, 25) and seen[-1] == (25, 25) and len(seen) == 7
 
 
@@ -91,7 +93,7 @@ def test_concurrent_use_is_safe(minilm: MiniLMEmbedder) -> None:
 
     def work() -> None:
         try:
-            results.append(MiniLMEmbedder().embed(texts))
+            results.append(MiniLMEmbedder(runtime=minilm.runtime).embed(texts))
         except BaseException as exc:  # pragma: no cover - asserted below
             errors.append(exc)
 
@@ -114,5 +116,7 @@ def test_throughput_on_short_sentences(minilm: MiniLMEmbedder, capsys: pytest.Ca
     assert out.shape == (1000, 384)
     rate = len(texts) / elapsed
     with capsys.disabled():
-        print(f"\nall-MiniLM-L6-v2: {rate:.0f} texts/s (1,000 short sentences, batch {minilm.batch_size})")
+        print(
+            f"\nall-MiniLM-L6-v2 ({minilm.runtime}): {rate:.0f} texts/s (1,000 short sentences, batch {minilm.batch_size})"
+        )
     assert rate > 20  # a floor that only catches pathological slowness

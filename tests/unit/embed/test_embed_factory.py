@@ -90,13 +90,13 @@ def test_missing_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch, module
 
 
 def test_offline_switches_are_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cef.embed.minilm import _offline_env
+    from cef.embed.minilm import offline_env
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     hub = pytest.importorskip("huggingface_hub.constants")
     before = hub.HF_HUB_OFFLINE
-    with _offline_env():
+    with offline_env():
         assert os.environ["HF_HUB_OFFLINE"] == "1"
         assert os.environ["TRANSFORMERS_OFFLINE"] == "1"
         assert hub.HF_HUB_OFFLINE is True

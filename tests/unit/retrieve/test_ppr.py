@@ -114,3 +114,16 @@ def test_index_follows_graph_changes(text_kb: cef.KnowledgeBase) -> None:
     assert len(second.passages) == len(first.passages) + 1
     res = text_kb.retrieve(GraphQuery(query="Who admired Elena Varga?", strategy=SearchStrategy.PPR, top_k=3))
     assert "kodaly" in [r.chunk.id for r in res.results]
+
+
+def test_query_ner_runs_only_when_a_capitalized_word_is_not_a_known_name(
+    text_kb_plain: cef.KnowledgeBase,
+) -> None:
+    st = text_kb_plain.state
+    index = entity_index(st)
+    index.extractor, index.ner_failed = None, False
+    known = link_query_entities(index, st, "Who wrote Symphony of Tides?", EntityLinkingSettings())
+    assert [e.node_id for e in known] == [entity_id("symphony of tides")]
+    assert index.extractor is None and not index.ner_failed  # the gazetteer named it: spaCy was not asked
+    link_query_entities(index, st, "Where was Elena Vargaa born?", EntityLinkingSettings())
+    assert index.extractor is not None or index.ner_failed  # "Vargaa" is no known name: NER reads it
