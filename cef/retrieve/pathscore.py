@@ -532,8 +532,9 @@ class PathScorer:
                 if a.relation == b.relation and a.forward != b.forward:
                     if shared is not None and a.relation != shared:
                         continue  # the sharing word is about another relation
-                    if a.relation in named:
-                        named[a.relation] = max(named[a.relation], 2.0)
+                    # named once: the sharing word names the return; not named: the sharing word
+                    # alone tells that some relation is walked there and back ("the same movie")
+                    named[a.relation] = max(named[a.relation], 2.0) if a.relation in named else 1.0
                     break
         else:  # "the films of the writer of X": back along a named relation, implied, half a hop
             for a, b in pairwise(path):

@@ -105,6 +105,9 @@ def test_a_hop_back_along_a_relation_named_once_counts_half(movies: cef.Knowledg
     assert scorer._explained(elsewhere, cues, False)[0] == 2.0
     # a sharing word makes the return a full naming
     assert scorer._explained(there_and_back, cues, True)[0] == 3.0
+    # "who appeared in the same movie with X": no word names the relation, the sharing word the return
+    assert scorer._explained((Hop(S, False), Hop(S, True)), {}, True)[0] == 1.0
+    assert scorer._explained((Hop(S, False), Hop(D, True)), {}, True)[0] == 0.0
 
 
 def test_the_hop_named_farthest_from_the_anchor_is_walked_last(movies: cef.KnowledgeBase) -> None:
