@@ -68,6 +68,7 @@ __all__ = [
     "TITLE_TYPE",
     "EntityEnricher",
     "entity_id",
+    "merge_cooccurrence",
     "passage_id",
     "relation_type_name",
 ]
@@ -565,6 +566,51 @@ class EntityEnricher:
         return out
 
 
+def merge_cooccurrence(kb: KnowledgeBase, edges: Sequence[Edge], run: str) -> list[Edge]:
+    """``edges`` with the CO_OCCURS_WITH ones of a part of a streamed file added to what earlier parts
+    of the same ingest ``run`` wrote under the same id (their ``run`` property says which run wrote
+    them), so a file ingested in parts ends with the counts of one pass over the whole file.
+    Edges an earlier run (a replaced version) wrote are overwritten, not added to."""
+    ids = [e.id for e in edges if e.relation_type == CO_OCCURS_WITH]
+    if not ids:
+        return list(edges)
+    earlier = {
+        e.id: e
+        for e in kb.store.get_edges(sorted(kb.store.existing_ids("edge", ids)))
+        if e.properties.get("run") == run
+    }
+    out: list[Edge] = []
+    for edge in edges:
+        if edge.relation_type != CO_OCCURS_WITH:
+            out.append(edge)
+            continue
+        props = {**edge.properties, "run": run}
+        old = earlier.get(edge.id)
+        if old is not None:
+            docs_new, docs_old = int(props["doc_count"]), int(old.properties.get("doc_count", 0))
+            docs = docs_new + docs_old
+            proximity = (
+                float(props["avg_proximity"]) * docs_new
+                + float(old.properties.get("avg_proximity", 0.0)) * docs_old
+            ) / max(docs, 1)
+            props.update(
+                count=int(props["count"]) + int(old.properties.get("count", 0)),
+                doc_count=docs,
+                avg_proximity=round(proximity, 3),
+            )
+            edge = edge.model_copy(
+                update={
+                    "weight": float(docs),
+                    "confidence": round(docs / (docs + 1.0), 4),
+                    "properties": props,
+                }
+            )
+        else:
+            edge = edge.model_copy(update={"properties": props})
+        out.append(edge)
+    return out
+
+
 def _counting(progress: ProgressFn | None, what: str) -> EmbedProgress | None:
     """An embedder's ``(done, total)`` callback reporting to ``progress`` as ``what``."""
     if progress is None:
@@ -664,6 +710,7 @@ class _DocGraph:
             chunk = chunk.model_copy(update={"node_id": holder})
         links: dict[str, _Link] = {}
         co: list[Mention] = []
+        spans: set[tuple[str, int, int]] = set()  # a span found by NER and by a gazetteer counts once
 
         def link(target: str, m: Mention, weight: float, *, is_title: bool = False) -> None:
             if target == holder:
@@ -672,7 +719,10 @@ class _DocGraph:
             if cur is None:
                 cur = links[target] = _Link(target, m.text, m.type, weight, m.confidence, is_title)
             cur.add(m, weight)
-            co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
+            span = (target, m.start, m.end)
+            if span not in spans:
+                spans.add(span)
+                co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
 
         if title:
             key = normalize_name(title)
