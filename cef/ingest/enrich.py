@@ -42,6 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cef.engine.indexer import embed_texts
 from cef.errors import MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
@@ -52,7 +53,6 @@ from cef.ingest.parsers.base import ParsedDocument, stable_id
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
 
 if TYPE_CHECKING:
-    from cef.embed.base import Progress as EmbedProgress
     from cef.engine.kb import KnowledgeBase
     from cef.engine.state import ProgressFn
     from cef.graph.index import GraphIndex
@@ -492,7 +492,7 @@ class EntityEnricher:
         if len(names) < 2:
             return []
         assert kb.embedder is not None
-        vectors = kb.embedder.embed(names, progress=_counting(progress, "embedding entity names"))
+        vectors = embed_texts(kb.embedder, names, "embedding entity names", progress)
         out = []
         for pair in near_duplicates(
             names, vectors, threshold=self.synonym_threshold, max_neighbors=self.synonym_neighbors
@@ -540,8 +540,8 @@ class EntityEnricher:
         stamp = (id(kb.state.graph), kb.state.graph.generation)
         cached = self._name_vectors
         if cached is None or cached[0] != stamp or cached[1] != ids:
-            cached = self._name_vectors = (stamp, ids, emb.embed(names))
-        sims = emb.embed(todo) @ cached[2].T
+            cached = self._name_vectors = (stamp, ids, embed_texts(emb, names, "embedding curated names"))
+        sims = embed_texts(emb, todo, "embedding mentions") @ cached[2].T
         out: dict[str, str] = {}
         for t, row in zip(todo, sims, strict=True):
             j = int(row.argmax())
@@ -556,9 +556,11 @@ class EntityEnricher:
         if not todo:
             return chunks
         assert kb.embedder is not None
-        vectors = kb.embedder.embed(
+        vectors = embed_texts(
+            kb.embedder,
             [f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo],
-            progress=_counting(progress, "embedding chunks"),
+            "embedding chunks",
+            progress,
         )
         out = list(chunks)
         for i, vec in zip(todo, vectors, strict=True):
@@ -609,17 +611,6 @@ def merge_cooccurrence(kb: KnowledgeBase, edges: Sequence[Edge], run: str) -> li
             edge = edge.model_copy(update={"properties": props})
         out.append(edge)
     return out
-
-
-def _counting(progress: ProgressFn | None, what: str) -> EmbedProgress | None:
-    """An embedder's ``(done, total)`` callback reporting to ``progress`` as ``what``."""
-    if progress is None:
-        return None
-
-    def report(done: int, total: int) -> None:
-        progress(what, done, total)
-
-    return report
 
 
 class _DocGraph:
