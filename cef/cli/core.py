@@ -80,7 +80,7 @@ def ingest(
             min=1,
             help="Records per transaction of a large JSON Lines file (it is streamed and committed in parts).",
         ),
-    ] = 2000,
+    ] = 5000,
 ) -> None:
     """Ingest graph files (YAML/JSON/CSV) and documents (Markdown, text, JSONL, PDF).
 

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: records per transaction of a streamed file (JSON Lines) by default
-DEFAULT_BATCH_SIZE = 2000
+DEFAULT_BATCH_SIZE = 5000
 
 #: turns a parsed document into a richer one (entity extraction); given the knowledge base for its gazetteer
 Enricher = Callable[[KnowledgeBase, ParsedDocument], ParsedDocument]
