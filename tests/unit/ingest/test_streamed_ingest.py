@@ -258,3 +258,19 @@ def test_parse_batches_gives_the_parse_split_at_batch_size(
     for p in parts:
         introduced.update(node.id for node in p.batch.nodes)
         assert {c.node_id for c in p.batch.chunks} <= introduced
+
+
+def test_a_streamed_file_reports_its_lines_with_the_total_also_when_resumed(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "corpus.jsonl", [passage(i) for i in range(35)])
+    seen: list[tuple[str, int, int]] = []
+
+    def progress(what: str, done: int, total: int) -> None:
+        if what.endswith("(lines)"):
+            seen.append((what, done, total))
+
+    with cef.open(tmp_path / "k.db", embedder=None) as kb:
+        ingest_sources(kb, [str(src)], enricher=FailingEnricher("p25"), batch_size=10, progress=progress)
+        assert seen == [("ingesting corpus.jsonl (lines)", n, 35) for n in (10, 20)]
+        seen.clear()
+        ingest_sources(kb, [str(src)], enricher=FailingEnricher(None), batch_size=10, progress=progress)
+        assert seen == [("ingesting corpus.jsonl (lines)", n, 35) for n in (30, 35)]
