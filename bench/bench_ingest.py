@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Ingest throughput of a 10,000-passage corpus, with and without embeddings and entity extraction.
+"""Ingest throughput of a 10,000-passage corpus, with and without embeddings and entity extraction,
+today's code beside a reference commit's, and the peak memory of a generated million-line file.
 
     python bench/bench_ingest.py                        # 10,000 passages, all four configurations
     python bench/bench_ingest.py --passages 500 --configs plain,embed
+    python bench/bench_ingest.py --configs full --reference b5dd66d   # the default, old and new side by side
+    python bench/bench_ingest.py --generate 1000000 --configs plain   # 1M generated lines: peak RSS
 
 The corpus is the passages of ``../shared/bench`` (musique-100 and 2wiki-dev,
 real Wikipedia passages with titles, each once); to reach the requested size the
@@ -20,6 +23,15 @@ fresh SQLite knowledge base, once per configuration:
 Each configuration runs in its own process, so the peak RSS (``ru_maxrss``) is
 its own. Models are loaded before the clock starts (their load time is shown
 apart). Progress goes to stderr; the table to stdout.
+
+``--reference COMMIT`` also runs each configuration with the code of that
+commit (exported with ``git archive`` into a temporary folder; its own
+``bench/bench_ingest.py --child`` runs it), on the same corpus in the same run,
+so the table shows the two side by side. ``--generate N`` replaces the corpus
+by ``N`` generated passages (the real passages again and again with new ids
+and shuffled sentences) — use it with ``--configs plain`` for the memory of a
+million-line file. ``--batch-size`` is the records per transaction of the new
+code's streamed ingest.
 """
 
 from __future__ import annotations
@@ -47,6 +59,24 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def generate_corpus(bench: Path, n: int, out: Path) -> int:
+    """Write ``n`` generated passages: the real ones again and again, sentences rotated, new ids."""
+    from cef.bench.passages import read_jsonl
+
+    base = [row for name in DATASETS for row in read_jsonl(bench / name / "corpus.jsonl.gz")]
+    if not base:
+        raise SystemExit(f"no passages under {bench}")
+    with out.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            row = base[i % len(base)]
+            rnd = i // len(base)
+            parts = _SENTENCE.split(row["text"])
+            k = rnd % len(parts)
+            text = " ".join(parts[k:] + parts[:k])
+            f.write(json.dumps({"id": f"g{i}", "title": row.get("title"), "text": text}) + "\n")
+    return min(n, len(base))
 
 
 def build_corpus(bench: Path, n: int, out: Path) -> int:
@@ -84,7 +114,7 @@ def build_corpus(bench: Path, n: int, out: Path) -> int:
     return min(n, len(base))
 
 
-def run_child(config: str, corpus: Path, db: Path) -> dict[str, Any]:
+def run_child(config: str, corpus: Path, db: Path, batch_size: int | None) -> dict[str, Any]:
     """One configuration, in this process: load models, ingest, report."""
     import cef
     from cef.ingest.pipeline import ingest_sources, make_enricher
@@ -106,7 +136,8 @@ def run_child(config: str, corpus: Path, db: Path) -> dict[str, Any]:
     kb = cef.open(db, embedder=embedder)
     try:
         t1 = time.perf_counter()
-        report = ingest_sources(kb, [str(corpus)], extract=False, enricher=enricher)
+        extra = {"batch_size": batch_size} if batch_size else {}
+        report = ingest_sources(kb, [str(corpus)], extract=False, enricher=enricher, **extra)
         seconds = time.perf_counter() - t1
         if report.failures:
             raise SystemExit("; ".join(report.failures))
@@ -133,10 +164,49 @@ DESCRIPTION = {
 }
 
 
+def export_reference(commit: str, into: Path) -> Path:
+    """The tree of ``commit`` in ``into`` (``git archive``), to run the reference code from."""
+    tar = subprocess.run(["git", "-C", str(REPO), "archive", commit], capture_output=True, check=False)
+    if tar.returncode != 0:
+        raise SystemExit(f"cannot export {commit}: {tar.stderr.decode(errors='replace').strip()}")
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar.stdout, check=True)
+    return into
+
+
+def run_config(config: str, corpus: Path, db: Path, tree: Path, batch_size: int | None) -> dict[str, Any]:
+    """One configuration in a fresh process with the code of ``tree`` (this checkout or a reference)."""
+    cmd = [
+        sys.executable,
+        str(tree / "bench" / "bench_ingest.py"),
+        "--child",
+        config,
+        "--corpus",
+        str(corpus),
+    ]
+    cmd += ["--db", str(db)]
+    if batch_size:
+        cmd += ["--batch-size", str(batch_size)]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(tree), check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit(f"{config} failed:\n{out.stderr[-3000:]}")
+    row: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    # CPU time of the whole child (its worker processes included, model load too): on a shared machine
+    # the wall-clock rate depends on the other jobs, the CPU seconds much less
+    row["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--passages", type=int, default=10_000, help="corpus size")
+    ap.add_argument("--generate", type=int, metavar="N", help="N generated passages instead of the corpus")
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
+    ap.add_argument("--reference", metavar="COMMIT", help="also run the code of this commit, side by side")
+    ap.add_argument("--batch-size", type=int, default=None, help="records per transaction (new code)")
     ap.add_argument(
         "--bench", type=Path, default=REPO.parent / "shared" / "bench", help="benchmark data folder"
     )
@@ -145,7 +215,7 @@ def main() -> None:
     ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(run_child(args.child, args.corpus, args.db)))
+        print(json.dumps(run_child(args.child, args.corpus, args.db, args.batch_size)))
         return
     configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in configs if c not in CONFIGS]
@@ -153,34 +223,41 @@ def main() -> None:
         ap.error(f"unknown configuration(s) {unknown}: use {', '.join(CONFIGS)}")
     rows = []
     t0 = time.perf_counter()
+    size = args.generate or args.passages
     with tempfile.TemporaryDirectory(prefix="cef-ingest-bench-") as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
-        original = build_corpus(args.bench, args.passages, corpus)
-        log(
-            f"corpus: {args.passages:,} passages ({original:,} original), {corpus.stat().st_size / 1e6:.1f} MB"
-        )
-        for i, config in enumerate(configs, 1):
-            log(f"[{i}/{len(configs)}] {config}: {DESCRIPTION[config]} …")
-            db = Path(tmp) / f"{config}.db"
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", config, "--corpus", str(corpus), "--db", str(db)],
-                capture_output=True,
-                text=True,
+        if args.generate:
+            original = generate_corpus(args.bench, args.generate, corpus)
+        else:
+            original = build_corpus(args.bench, args.passages, corpus)
+        log(f"corpus: {size:,} passages ({original:,} original), {corpus.stat().st_size / 1e6:.1f} MB")
+        trees = [("this checkout", REPO)]
+        if args.reference:
+            trees.insert(
+                0, (f"reference {args.reference}", export_reference(args.reference, Path(tmp) / "ref"))
             )
-            if out.returncode != 0:
-                raise SystemExit(f"{config} failed:\n{out.stderr[-3000:]}")
-            row = json.loads(out.stdout.strip().splitlines()[-1])
-            log(f"[{i}/{len(configs)}] {config}: {row['chunks'] / row['seconds']:,.1f} passages/s")
+        runs = [(config, label, tree) for config in configs for label, tree in trees]
+        for i, (config, label, tree) in enumerate(runs, 1):
+            log(f"[{i}/{len(runs)}] {config} ({label}): {DESCRIPTION[config]} …")
+            db = Path(tmp) / f"{config}-{i}.db"
+            row = run_config(config, corpus, db, tree, args.batch_size if tree == REPO else None)
+            row["code"] = label
+            log(f"[{i}/{len(runs)}] {config} ({label}): {row['chunks'] / row['seconds']:,.1f} passages/s")
             rows.append(row)
+            for leftover in Path(tmp).glob(db.name + "*"):
+                leftover.unlink()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    print(f"**{args.passages:,} passages** ({original:,} original; one JSON Lines file, one transaction)\n")
+    how = "generated" if args.generate else "one JSON Lines file"
+    print(f"**{size:,} passages** ({original:,} original; {how})\n")
     print(
-        "| configuration | passages/s | seconds | peak RSS | chunks | nodes | edges | database | model load |"
+        "| configuration | code | passages/s | seconds | CPU s | passages per CPU s | peak RSS | chunks | nodes "
+        "| edges | database | model load |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {DESCRIPTION[r['config']]} | {r['chunks'] / r['seconds']:,.1f} | {r['seconds']:,.2f} "
+            f"| {DESCRIPTION[r['config']]} | {r['code']} | {r['chunks'] / r['seconds']:,.1f} | {r['seconds']:,.2f} "
+            f"| {r['cpu_s']:,.0f} | {r['chunks'] / max(r['cpu_s'], 1e-9):,.1f} "
             f"| {r['peak_rss_mb']:,.0f} MB | {r['chunks']:,} | {r['nodes']:,} | {r['edges']:,} | {r['db_mb']:,.0f} MB "
             f"| {r['load_s']:.1f} s |"
         )

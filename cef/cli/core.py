@@ -74,6 +74,14 @@ def ingest(
         typer.Option(help="Write extracted relations (LLM) only from this confidence on.", min=0.0, max=1.0),
     ] = 0.5,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            "--batch-size",
+            min=1,
+            help="Records per transaction of a large JSON Lines file (it is streamed and committed in parts).",
+        ),
+    ] = 5000,
 ) -> None:
     """Ingest graph files (YAML/JSON/CSV) and documents (Markdown, text, JSONL, PDF).
 
@@ -81,6 +89,11 @@ def ingest(
     one transaction: a bad file is reported with its line and reason and the
     others are still ingested. Re-ingesting skips unchanged files, re-indexes
     changed ones and removes files that disappeared from a folder.
+
+    A JSON Lines file larger than --batch-size records is checked whole first,
+    then streamed and committed --batch-size records at a time (bounded
+    memory); it counts as ingested only once its last part is in, and an
+    interrupted ingest resumes after its last committed part.
 
     Entities found in document text become Entity nodes linked by MENTIONS and
     CO_OCCURS_WITH edges. With --llm (or CEF_LLM) an LLM finds them, and the
@@ -106,7 +119,9 @@ def ingest(
         kb = open_engine(db, embedder, create=True)
         try:
             with progress_bar(progress) as bar:
-                report = ingest_sources(kb, sources, progress=bar, extract=False, enricher=enricher)
+                report = ingest_sources(
+                    kb, sources, progress=bar, extract=False, enricher=enricher, batch_size=batch_size
+                )
         finally:
             kb.close()
             if client is not None:

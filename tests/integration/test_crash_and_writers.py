@@ -1,12 +1,15 @@
 """Crashes and concurrent writers on one SQLite knowledge base.
 
 * ``cef ingest`` is SIGKILLed at seeded random moments (over a folder of
-  files, and over one large JSON Lines file). After every kill the file
-  passes ``PRAGMA integrity_check``, is referentially consistent (no edge to
-  a missing node, no chunk linked to a missing node) and every file is
-  wholly present or absent (its manifest lists only records that exist, and
-  no record is outside every manifest). Re-ingesting converges to the same
-  records as one clean ingest.
+  files, and over one large JSON Lines file committed in parts). After every
+  kill the file passes ``PRAGMA integrity_check``, is referentially
+  consistent (no edge to a missing node, no chunk linked to a missing node),
+  every record written is listed by a manifest entry (a file's header or one
+  of its committed parts) and every record listed exists, and a file whose
+  header says complete holds all of it (a JSON Lines file: one chunk per
+  line). Kills land between the parts of the large file (an incomplete file
+  with committed parts is seen); re-ingesting resumes it and converges to the
+  same nodes, edges and chunks as one clean ingest.
 * Two ``cef ingest`` processes write one file at once; then a writable
   ``cef serve http`` and a CLI ingest write one file at once. Every write is
   present afterwards and the server sees the other process's writes.
@@ -43,6 +46,10 @@ pytestmark = pytest.mark.slow
 ENV = {k: v for k, v in os.environ.items() if not k.upper().startswith("CEF_")}
 
 
+JSONL_LINES = 20000
+JSONL_BATCH = 1000  # records per commit of the large file: 20 parts
+
+
 def ingest_cmd(source: Path, db: Path | str) -> list[str]:
     return [
         CEF,
@@ -54,6 +61,8 @@ def ingest_cmd(source: Path, db: Path | str) -> list[str]:
         "none",
         "--no-extract",
         "--no-progress",
+        "--batch-size",
+        str(JSONL_BATCH),
     ]
 
 
@@ -76,7 +85,7 @@ def make_folder(root: Path, files: int = 60) -> Path:
     return folder
 
 
-def make_jsonl(root: Path, lines: int = 20000) -> Path:
+def make_jsonl(root: Path, lines: int = JSONL_LINES) -> Path:
     path = root / "corpus.jsonl"
     with path.open("w") as out:
         for i in range(lines):
@@ -104,28 +113,57 @@ def check_consistent(db: Path, *, only_ingested: bool = True) -> dict[str, int]:
                 not tables & {"nodes", "edges", "chunks"}
                 or con.execute("SELECT 1 FROM nodes").fetchone() is None
             )
-            return {"files": 0, "nodes": 0, "edges": 0, "chunks": 0}
+            return {"files": 0, "entries": 0, "partial": 0, "nodes": 0, "edges": 0, "chunks": 0}
         nodes = {r[0] for r in con.execute("SELECT id FROM nodes")}
         edges = {r[0]: (r[1], r[2]) for r in con.execute("SELECT id, src, dst FROM edges")}
         chunks = {r[0]: r[1] for r in con.execute("SELECT id, node_id FROM chunks")}
         assert all(s in nodes and d in nodes for s, d in edges.values()), "an edge points to a missing node"
         assert all(n is None or n in nodes for n in chunks.values()), "a chunk is linked to a missing node"
         listed: dict[str, set[str]] = {"nodes": set(), "edges": set(), "chunks": set()}
+        file_chunks: dict[str, set[str]] = {}  # header key -> chunks listed by the header and its parts
+        headers: dict[str, dict[str, object]] = {}
         for key, value in con.execute("SELECT key, value FROM meta WHERE key LIKE 'ingest:%'"):
             manifest = json.loads(value)
+            head = key.split("\x1fpart:", 1)[0]
+            if head == key:
+                headers[key] = manifest
+            file_chunks.setdefault(head, set()).update(manifest.get("chunks", []))
             for kind, have in (("nodes", nodes), ("edges", set(edges)), ("chunks", set(chunks))):
                 ids = set(manifest.get(kind, []))
-                assert ids <= have, (
-                    f"{key}: {len(ids - have)} {kind} of the file are missing (a partial file)"
-                )
+                assert ids <= have, f"{key}: {len(ids - have)} {kind} of the file are missing"
                 listed[kind] |= ids
+        for key, manifest in headers.items():
+            if key.endswith(".jsonl") and manifest.get("complete", True):  # never half a file marked complete
+                assert len(file_chunks[key]) == JSONL_LINES, f"{key} is marked complete with a part missing"
+        partial = sum(1 for m in headers.values() if m.get("complete") is False and m.get("parts"))
         if only_ingested:  # every record came from a file: none outside every manifest
             assert set(chunks) <= listed["chunks"], "chunks outside every file's manifest (a partial file)"
             assert set(edges) <= listed["edges"], "edges outside every file's manifest (a partial file)"
-        files = con.execute("SELECT count(*) FROM meta WHERE key LIKE 'ingest:%'").fetchone()[0]
-        return {"files": int(files), "nodes": len(nodes), "edges": len(edges), "chunks": len(chunks)}
+        entries = con.execute("SELECT count(*) FROM meta WHERE key LIKE 'ingest:%'").fetchone()[0]
+        return {
+            "files": len(headers),
+            "entries": int(entries),
+            "partial": partial,
+            "nodes": len(nodes),
+            "edges": len(edges),
+            "chunks": len(chunks),
+        }
     finally:
         con.close()
+
+
+def manifest_entries(db: Path) -> int:
+    """How many manifest entries (file headers and parts) are committed (0 if unreadable yet)."""
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            return int(con.execute("SELECT count(*) FROM meta WHERE key LIKE 'ingest:%'").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
 
 
 def records(db: Path) -> tuple[set[str], set[str], set[str]]:
@@ -175,29 +213,43 @@ def test_sigkill_during_ingest_leaves_a_consistent_store_that_converges(corpus: 
     db = tmp_path / "crashed.db"
     killed_mid_write = 0
     seen_files: set[int] = set()
+    mid_file = 0  # kills that left the large file incomplete with committed parts
     for i in range(KILLS):
         if i % 2 == 0:  # half the kills hit a fresh ingest, half a resumed one
             for leftover in tmp_path.glob("crashed.db*"):
                 leftover.unlink()
+        before = manifest_entries(db)
         proc = subprocess.Popen(
             ingest_cmd(source, db), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(0.7 * first, min(full, last * 1.05)))  # aim at the writing
+        if i % 2 == 0:
+            time.sleep(rng.uniform(0.7 * first, min(full, last * 1.05)))  # aim at the writing
+        else:  # a resumed ingest: kill it after a random number of further commits, plus a jitter
+            target = before + rng.randint(1, max(1, expected["entries"] - before - 1))
+            deadline = time.monotonic() + full * 3
+            while proc.poll() is None and manifest_entries(db) < target and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0.0, 0.05))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             killed_mid_write += 1
         proc.wait(timeout=60)
         if db.exists():
-            seen_files.add(check_consistent(db)["files"])
+            state = check_consistent(db)
+            seen_files.add(state["files"])
+            mid_file += state["partial"]
     assert killed_mid_write >= KILLS // 3, (
         f"only {killed_mid_write} of {KILLS} runs were still running when killed"
     )
+    if corpus == "jsonl":
+        assert mid_file >= 2, f"only {mid_file} kills landed between two parts of the file"
     final = subprocess.run(ingest_cmd(source, db), env=ENV, capture_output=True, text=True, timeout=600)
     assert final.returncode == 0, final.stderr
     assert check_consistent(db) == expected
     assert records(db) == records(clean)
     print(
-        f"crash[{corpus}]: {KILLS} kills ({killed_mid_write} mid-run), file counts seen {sorted(seen_files)}, converged"
+        f"crash[{corpus}]: {KILLS} kills ({killed_mid_write} mid-run, {mid_file} mid-file), "
+        f"file counts seen {sorted(seen_files)}, converged"
     )
 
 

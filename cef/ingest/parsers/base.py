@@ -9,9 +9,9 @@ A parse either succeeds for the whole file or raises
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,6 +19,7 @@ from cef.errors import ParseError
 from cef.model import Batch
 
 __all__ = [
+    "BatchParser",
     "ParseContext",
     "ParseOptions",
     "ParsedDocument",
@@ -109,6 +110,11 @@ class ParsedDocument(BaseModel):
         description="entity resolution counts of the enricher: linked (existing nodes mentioned), new "
         "(entity nodes created), merged (extracted entities folded into a curated node), by_<tier>",
     )
+    position: int | None = Field(
+        default=None,
+        description="a part of a streamed file: the number of the last line (record) it read, where "
+        "reading resumes after a commit (see BatchParser)",
+    )
 
 
 @runtime_checkable
@@ -126,6 +132,23 @@ class Parser(Protocol):
     priority: int
 
     def parse(self, data: bytes, ctx: ParseContext) -> ParsedDocument: ...
+
+
+@runtime_checkable
+class BatchParser(Protocol):
+    """A parser that can also read a file as a stream, ``batch_size`` records at a time.
+
+    Each part it yields carries a ``position`` (the last line read); given a
+    ``start`` position, reading skips everything up to it. The ingest pipeline
+    commits such a file part by part with bounded memory and resumes an
+    interrupted ingest after the last part it committed.
+    """
+
+    name: str
+
+    def parse_batches(
+        self, stream: BinaryIO, ctx: ParseContext, batch_size: int, *, start: int = 0
+    ) -> Iterator[ParsedDocument]: ...
 
 
 def stable_id(kind: str, *parts: str) -> str:

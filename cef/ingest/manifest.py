@@ -1,0 +1,141 @@
+"""The file manifest of an ingest: what each ingested file wrote, and whether all of it is in.
+
+One meta entry per file, ``ingest:<source>::<path>`` (the *header*), written in
+the same transaction as the file's records. A file written in one transaction
+lists its ids in the header. A large file streamed in parts (see
+:class:`~cef.ingest.parsers.base.BatchParser`) lists the ids of each committed
+part in a *part* entry of its own, ``<header key>\\x1fpart:<index>``, written
+with that part's records, so no entry grows with the file and a kill between
+two commits leaves every written record listed.
+
+Header fields:
+
+* ``fingerprint``, ``parser`` — the version of the file the records come from;
+* ``complete`` — ``False`` until the commit of the file's last part: a file is
+  never marked complete before all of it is in, and an incomplete file is not
+  skipped by the next ingest (it resumes, or replaces it);
+* ``position`` — the last line committed (where a resumed ingest starts);
+* ``parts`` — ``[lo, hi]``: the part indices listed (``hi`` exclusive);
+* ``run_from`` — parts ``lo..run_from-1`` hold the version being replaced
+  while a replacement is under way (removed when it completes);
+* ``run`` — a token of the ingest run writing the parts (co-occurrence counts
+  of parts of one run add up; see :func:`cef.ingest.enrich.merge_cooccurrence`);
+* ``lines`` — the file's line count (the total of the progress report);
+* ``nodes``, ``edges``, ``chunks`` — ids written in one transaction.
+
+Manifests without ``complete`` (written before parts existed) are complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "KINDS",
+    "MANIFEST_PREFIX",
+    "FileManifest",
+    "file_key",
+    "is_part",
+    "iter_entries",
+    "part_key",
+    "union_ids",
+]
+
+MANIFEST_PREFIX = "ingest:"
+#: separates a header key from the index of one of its parts (never in a file path)
+PART_SEP = "\x1fpart:"
+KINDS = ("nodes", "edges", "chunks")
+
+
+def part_key(mkey: str, index: int) -> str:
+    """The meta key of part ``index`` of the file whose header key is ``mkey``."""
+    return f"{mkey}{PART_SEP}{index:06d}"
+
+
+def is_part(key: str) -> bool:
+    return PART_SEP in key
+
+
+def file_key(key: str) -> str:
+    """The header key of a manifest entry (itself for a header)."""
+    return key.split(PART_SEP, 1)[0]
+
+
+@dataclass
+class FileManifest:
+    """A file's header entry, read from meta (see the module docs for the fields)."""
+
+    key: str
+    fingerprint: str | None = None
+    parser: str = ""
+    complete: bool = True
+    position: int | None = None
+    parts: tuple[int, int] = (0, 0)
+    run_from: int = 0
+    run: str = ""
+    lines: int = 0
+    ids: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_meta(cls, key: str, value: Any) -> FileManifest | None:
+        if not isinstance(value, dict):
+            return None
+        raw_parts = value.get("parts")
+        parts = (
+            (int(raw_parts[0]), int(raw_parts[1]))
+            if isinstance(raw_parts, list) and len(raw_parts) == 2
+            else (0, 0)
+        )
+        position = value.get("position")
+        return cls(
+            key=key,
+            fingerprint=value.get("fingerprint"),
+            parser=str(value.get("parser", "")),
+            complete=bool(value.get("complete", True)),
+            position=position if isinstance(position, int) else None,
+            parts=parts,
+            run_from=int(value.get("run_from", parts[0])),
+            run=str(value.get("run", "")),
+            lines=int(value.get("lines", 0)),
+            ids={k: list(value.get(k) or []) for k in KINDS},
+        )
+
+    def to_meta(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "fingerprint": self.fingerprint,
+            "parser": self.parser,
+            "complete": self.complete,
+        }
+        if self.position is not None:
+            out["position"] = self.position
+        if self.parts != (0, 0):
+            out["parts"] = list(self.parts)
+            out["run_from"] = self.run_from
+            out["run"] = self.run
+            out["lines"] = self.lines
+        out.update({k: list(self.ids.get(k, [])) for k in KINDS})
+        return out
+
+    def part_keys(self, lo: int | None = None, hi: int | None = None) -> list[str]:
+        """Keys of the parts ``lo..hi-1`` (default: every part listed)."""
+        start = self.parts[0] if lo is None else lo
+        end = self.parts[1] if hi is None else hi
+        return [part_key(self.key, i) for i in range(start, end)]
+
+
+def union_ids(entries: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
+    """The ids listed by manifest entries (headers or parts), per kind."""
+    out: dict[str, set[str]] = {k: set() for k in KINDS}
+    for entry in entries:
+        for k in KINDS:
+            out[k].update(entry.get(k) or [])
+    return out
+
+
+def iter_entries(items: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The manifest entries (headers and parts) among meta items."""
+    for key, value in items:
+        if key.startswith(MANIFEST_PREFIX) and isinstance(value, dict):
+            yield key, value
