@@ -53,7 +53,7 @@ sys.path.insert(0, str(REPO))
 import cef  # noqa: E402
 from cef import Batch, Chunk, Edge, Node, RelationType  # noqa: E402
 from cef.extract.normalize import normalize_name  # noqa: E402
-from cef.ingest.enrich import MENTIONS, PASSAGE_LABEL, RELATION_TYPES, entity_id  # noqa: E402
+from cef.schema.textgraph import MENTIONS, PASSAGE_LABEL, RELATION_TYPES, entity_id  # noqa: E402
 
 DIM = 384
 HEADING = "## Scale"

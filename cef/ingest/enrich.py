@@ -50,6 +50,20 @@ from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
 from cef.ingest.parsers.base import ParsedDocument, stable_id
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
+from cef.schema.textgraph import (
+    CO_OCCURS_WITH,
+    ENTITY_LABEL,
+    MENTIONED_IN,
+    MENTIONS,
+    PASSAGE_LABEL,
+    RELATION_TYPES,
+    SYNONYM,
+    TITLE_TYPE,
+    entity_id,
+    is_extracted,
+    passage_id,
+    relation_type_name,
+)
 
 if TYPE_CHECKING:
     from cef.embed.base import Progress as EmbedProgress
@@ -57,69 +71,16 @@ if TYPE_CHECKING:
     from cef.engine.state import ProgressFn
     from cef.graph.index import GraphIndex
 
-__all__ = [
-    "CO_OCCURS_WITH",
-    "ENTITY_LABEL",
-    "MENTIONED_IN",
-    "MENTIONS",
-    "PASSAGE_LABEL",
-    "RELATION_TYPES",
-    "SYNONYM",
-    "TITLE_TYPE",
-    "EntityEnricher",
-    "entity_id",
-    "passage_id",
-    "relation_type_name",
-]
+__all__ = ["EntityEnricher"]
 
 log = logging.getLogger(__name__)
 
-ENTITY_LABEL = "Entity"
-PASSAGE_LABEL = "Passage"
-MENTIONS = "MENTIONS"
-MENTIONED_IN = "MENTIONED_IN"
-CO_OCCURS_WITH = "CO_OCCURS_WITH"
-SYNONYM = "SYNONYM"
-#: mention type of a chunk's title entity
-TITLE_TYPE = "TITLE"
-
-RELATION_TYPES = (
-    RelationType(
-        name=MENTIONS,
-        semantics=RelationSemantics.REFERENCE,
-        inverse=MENTIONED_IN,
-        description="a passage mentions an entity (offsets, mention text and type in the properties)",
-    ),
-    RelationType(
-        name=CO_OCCURS_WITH,
-        semantics=RelationSemantics.ASSOCIATION,
-        bidirectional=True,
-        description="two entities are mentioned in the same passage (count, doc_count, avg_proximity)",
-    ),
-    RelationType(
-        name=SYNONYM,
-        semantics=RelationSemantics.ASSOCIATION,
-        bidirectional=True,
-        description="two entity names that embed alike (confidence = cosine similarity)",
-    ),
-)
-
-_MAX_ID = 480
 #: the embedding tier of entity resolution compares mentions with at most this many curated names
 _MAX_EMBEDDED_NAMES = 20_000
 _FIRST_WORDS = 8
 _MAX_ALIASES = 10
 _WORDS = re.compile(r"\S+")
-
-
-def entity_id(key: str) -> str:
-    """The id of the ``Entity`` node of a normalized name (hashed when very long)."""
-    return f"entity:{key}" if len(key) <= _MAX_ID else stable_id("entity", key)
-
-
-def passage_id(chunk_id: str) -> str:
-    """The id of the ``Passage`` node of a chunk that has no node of its own."""
-    return f"passage:{chunk_id}" if len(chunk_id) <= _MAX_ID else stable_id("passage", chunk_id)
+_OWN_RELATIONS = frozenset({MENTIONS, MENTIONED_IN, CO_OCCURS_WITH, SYNONYM})
 
 
 @dataclass
@@ -132,11 +93,6 @@ class _Known:
     curated_gazetteer: Gazetteer  # names of curated nodes: matched in any case ("started on warfarin")
     names: dict[str, str]  # node id -> display name
     curated: list[tuple[str, str]] = field(default_factory=list)  # (node id, name) of curated nodes
-
-
-def is_extracted(node: Node) -> bool:
-    """A node ingest made from text (an ``Entity`` node with an ``entity:`` id), not one a user wrote."""
-    return node.label == ENTITY_LABEL and node.id.startswith("entity:")
 
 
 def _node_types(node: Node) -> list[str]:
@@ -737,17 +693,6 @@ class _DocGraph:
             for target, ent in self.entities.items()
         ]
         return [*self.passages, *ents]
-
-
-_OWN_RELATIONS = frozenset({MENTIONS, MENTIONED_IN, CO_OCCURS_WITH, SYNONYM})
-
-
-def relation_type_name(predicate: str) -> str | None:
-    """A relation type name for an extracted predicate: ``works for`` → ``WORKS_FOR`` (None if nothing is left)."""
-    name = re.sub(r"[^A-Za-z0-9]+", "_", predicate.strip()).strip("_").upper()[:100]
-    if not name:
-        return None
-    return name if not name[0].isdigit() else f"R_{name}"
 
 
 def _label(graph: GraphIndex, node_id: str) -> str | None:

@@ -39,18 +39,15 @@ from cef.memory.beliefs import (
     importance,
 )
 from cef.memory.bundle import ContextBundle
-from cef.memory.ingest import (
-    EntityDecomposer,
-    IngestContext,
-    TextParser,
-    document_id_for,
-)
+from cef.memory.ingest import EntityDecomposer, TextParser, document_id_for
 from cef.memory.names import NameIndex
-from cef.memory.registry import ExtensionRegistry, SemanticMemoryExtension
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
 from cef.memory.temporal import FactChange, aware, changed_edges, supersession
-from cef.memory.vocab import NodeKind, universal_relation_types
 from cef.model import Batch, Edge, Node, utcnow
+from cef.schema.kinds import NodeKind, universal_relation_types
+from cef.schema.pipelines import IngestContext
+from cef.schema.registry import ExtensionRegistry
+from cef.schema.specs import SemanticMemoryExtension
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder

@@ -48,8 +48,8 @@ from cef.memory.bundle import (
 )
 from cef.memory.temporal import TemporalConstraint, aware, changed_edges
 from cef.memory.understand import QueryUnderstanding, understand_query
-from cef.memory.vocab import BELIEF_RELATIONS, NodeKind
 from cef.model import Node
+from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 if TYPE_CHECKING:
     from cef.memory.memory import SemanticMemory

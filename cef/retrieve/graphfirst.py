@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cef.graph.index import EdgeFilter, GraphIndex
-from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS
 from cef.model import Chunk, Explanation, GraphPath, RankedChunk, SearchStrategy
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import build_reasoning_context, path_for
@@ -44,6 +43,7 @@ from cef.retrieve.ppr import (
 )
 from cef.retrieve.presets import GraphFirstSettings, settings_for
 from cef.retrieve.search import bm25_hits, vector_hits
+from cef.schema.textgraph import CO_OCCURS_WITH, MENTIONS
 
 __all__ = ["GraphEvidence", "explore", "graph_first_search"]
 

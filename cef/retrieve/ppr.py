@@ -1,6 +1,6 @@
 """PPR strategy: personalized PageRank over the entity–passage graph, seeded by the question.
 
-The graph is the ``MENTIONS`` edges ingest writes (see :mod:`cef.ingest.enrich`):
+The graph is the ``MENTIONS`` edges ingest writes (see :mod:`cef.schema.textgraph`):
 every chunk's node (its passage) is joined to the entities it mentions, the
 passage's title entity with a heavier edge. No co-occurrence, synonym or
 passage–passage edges: they did not help ranking.
@@ -55,11 +55,17 @@ from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
 from cef.graph.index import GraphIndex
 from cef.graph.push import PushGraph, PushResult, forward_push
-from cef.ingest.enrich import CO_OCCURS_WITH, ENTITY_LABEL, MENTIONS, PASSAGE_LABEL, TITLE_TYPE
 from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContext, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.presets import EntityLinkingSettings, PPRSettings, settings_for
+from cef.schema.textgraph import (
+    CO_OCCURS_WITH,
+    CONTAINER_LABELS,
+    ENTITY_LABEL,
+    MENTIONS,
+    TITLE_TYPE,
+)
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -67,7 +73,6 @@ if TYPE_CHECKING:
     from cef.engine.state import EngineState
 
 __all__ = [
-    "CONTAINER_LABELS",
     "TEXT_RELATIONS",
     "EntityIndex",
     "LinkedEntity",
@@ -79,8 +84,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: node labels that stand for text, not things (never query entities)
-CONTAINER_LABELS = frozenset({PASSAGE_LABEL, "Document"})
 #: relations that are not traversed as facts between entities
 TEXT_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH})
 

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cef.graph.index import EdgeFilter, GraphIndex
-from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS, SYNONYM
 from cef.model import (
     Explanation,
     GraphPath,
@@ -51,8 +50,9 @@ from cef.model import (
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, path_scorer
-from cef.retrieve.ppr import CONTAINER_LABELS, EntityIndex, entity_index, link_query_entities
+from cef.retrieve.ppr import EntityIndex, entity_index, link_query_entities
 from cef.retrieve.presets import PathSettings, settings_for
+from cef.schema.textgraph import CO_OCCURS_WITH, CONTAINER_LABELS, MENTIONS, SYNONYM
 
 __all__ = [
     "TEXT_GRAPH_RELATIONS",

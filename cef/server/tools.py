@@ -26,8 +26,8 @@ from pydantic.fields import FieldInfo
 
 from cef.errors import ValidationError, format_validation_error
 from cef.model import Chunk, Edge, GraphQuery, Node, RelationType, TraversalHint
+from cef.schema.discovery import GraphSchema, describe_schema
 from cef.server.jsonschema import model_input_schema
-from cef.server.schema import GraphSchema, describe_schema
 from cef.server.settings import ServerSettings
 
 __all__ = [

@@ -8,7 +8,6 @@ A parse either succeeds for the whole file or raises
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -16,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cef.errors import ParseError
-from cef.model import Batch
+from cef.model import Batch, stable_id
 
 __all__ = [
     "ParseContext",
@@ -24,7 +23,6 @@ __all__ = [
     "ParsedDocument",
     "Parser",
     "decode_text",
-    "stable_id",
 ]
 
 TokenCounter = Callable[[str], int]
@@ -126,12 +124,6 @@ class Parser(Protocol):
     priority: int
 
     def parse(self, data: bytes, ctx: ParseContext) -> ParsedDocument: ...
-
-
-def stable_id(kind: str, *parts: str) -> str:
-    """A deterministic id ``<kind>:<32 hex>`` from ``parts``, so re-ingest updates instead of duplicating."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
-    return f"{kind}:{digest}"
 
 
 def decode_text(data: bytes, ctx: ParseContext) -> str:
