@@ -331,7 +331,7 @@ def pct(values: list[float], q: float) -> float:
 
 def ppr_agreement(kb: Any, questions: int, seed: int = 13) -> dict[str, float]:
     """Approximate vs exact PPR on recipe-like seeds: recall of the exact top 10 passages, and times."""
-    from cef.retrieve.ppr import entity_index
+    from cef.retrieve.entities import entity_index
     from cef.retrieve.presets import PPRSettings
 
     st = kb.state

@@ -584,7 +584,7 @@ def open_memory(
     **options: Any,
 ) -> SemanticMemory:
     """Open (or create) a semantic memory in a SQLite file and register ``extensions``."""
-    from cef.engine.kb import open_kb
+    from cef.wiring import open_kb
 
     kb = open_kb(path, embedder=embedder)
     try:

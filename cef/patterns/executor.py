@@ -12,11 +12,7 @@ import numpy as np
 from cef.errors import QueryTimeoutError, ValidationError
 from cef.graph.index import GraphIndex
 from cef.model.graph import NAME_KEYS
-from cef.patterns import npx
-from cef.patterns.constraints import EdgeCheck, NodeCheck
-from cef.patterns.explain import PathExplainer, diagnose
-from cef.patterns.lookup import EmbedQueryFn, NodeLookup, NodeVectors, SimilarityFn
-from cef.patterns.model import (
+from cef.model.patterns import (
     CombinatorType,
     ConstraintTarget,
     GraphPattern,
@@ -24,6 +20,10 @@ from cef.patterns.model import (
     QueryCombinator,
     RankingStrategy,
 )
+from cef.patterns import npx
+from cef.patterns.constraints import EdgeCheck, NodeCheck
+from cef.patterns.explain import PathExplainer, diagnose
+from cef.patterns.lookup import EmbedQueryFn, NodeLookup, NodeVectors, SimilarityFn
 from cef.patterns.ranking import (
     CentralityCache,
     CentralityKind,

@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from cef.engine.state import EngineState
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import expand_anchors
 from cef.retrieve.patterns import match_query_patterns, pattern_search
+from cef.retrieve.ports import EngineView
 from cef.retrieve.route import auto_search, has_hints
 from cef.retrieve.search import bm25_search, hybrid_search, vector_search
 
@@ -73,14 +73,14 @@ def _needs_prepare(strategy: SearchStrategy, qc: QueryContext) -> bool:
     return strategy in GRAPH_STRATEGIES or (strategy is SearchStrategy.AUTO and has_hints(qc))
 
 
-def validate_query(state: EngineState, query: GraphQuery) -> None:
+def validate_query(state: EngineView, query: GraphQuery) -> None:
     g = state.graph
     for name in query.traversal.relation_types:
         if not g.known_relation(name):
             raise UnknownRelationTypeError(name, "traversal.relation_types", list(g.rel_types))
 
 
-def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
+def retrieve(state: EngineView, query: GraphQuery) -> SearchResult:
     t0 = time.perf_counter()
     with state.reading():
         validate_query(state, query)
@@ -156,14 +156,14 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         )
 
 
-def warm(state: EngineState, *, path_texts: int = 10_000) -> dict[str, float]:
+def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
     """Load now what the first query would otherwise load inside its time: the embedding model,
     the entity index and query NER, and the vectors of the relation paths the schema allows (up
     to ``path_texts``). Returns seconds per part."""
+    from cef.retrieve.entities import entity_index, link_query_entities
     from cef.retrieve.pathscore import default_lemmatizer, path_scorer
-    from cef.retrieve.ppr import entity_index, link_query_entities
     from cef.retrieve.presets import EntityLinkingSettings
-    from cef.retrieve.relpaths import TEXT_GRAPH_RELATIONS
+    from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
 
     out: dict[str, float] = {}
     t = time.perf_counter()

@@ -25,6 +25,7 @@ __all__ = [
     "RELATION_TYPES",
     "SHARED_LABELS",
     "SYNONYM",
+    "TEXT_GRAPH_RELATIONS",
     "TITLE_TYPE",
     "entity_id",
     "is_extracted",
@@ -45,6 +46,9 @@ TITLE_TYPE = "TITLE"
 SHARED_LABELS = frozenset({ENTITY_LABEL})
 #: labels of nodes that stand for text containers: never merge targets, never answers of a relation walk
 CONTAINER_LABELS = frozenset({PASSAGE_LABEL, "Document"})
+
+#: relations ingest derives from text: walked by PPR, never as facts between things
+TEXT_GRAPH_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH, SYNONYM})
 
 RELATION_TYPES = (
     RelationType(
