@@ -22,6 +22,7 @@ from cef.model import (
     RelationType,
     SearchResult,
 )
+from cef.retrieve.strategies import StrategyRegistry
 from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ class KnowledgeBase:
     ) -> None:
         self.state = EngineState(store, embedder, vectors=vectors, graph=graph, mirrors=mirrors)
         self.indexer = KnowledgeIndexer(self.state, embed_nodes=embed_nodes)
-        self.retriever = KnowledgeRetriever(self.state)
+        #: this knowledge base's retrieval strategies and fallback chains (defaults registered here)
+        self.strategies = StrategyRegistry.default()
+        self.retriever = KnowledgeRetriever(self.state, self.strategies)
 
     # ------------------------------------------------------------ lifecycle
     @property
