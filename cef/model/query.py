@@ -164,6 +164,8 @@ class Explanation(_Model):
 
 
 class RankedChunk(_Model):
+    """A chunk the query retrieved, with its score and an explanation of why it ranks there."""
+
     chunk: Chunk
     score: float
     explanation: Explanation
