@@ -9,7 +9,7 @@ import numpy as np
 
 from cef.engine.state import EngineState
 from cef.errors import NotFoundError, UnknownRelationTypeError
-from cef.graph.index import EdgeFilter
+from cef.graph.filter import EdgeFilter
 from cef.model import (
     Edge,
     GraphPath,

@@ -37,31 +37,27 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cef.errors import MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
-from cef.extract.normalize import alias_keys, near_duplicates, normalize_name
-from cef.extract.resolve import NameResolver, Resolved
+from cef.extract.normalize import near_duplicates
+from cef.extract.resolve import NameResolver
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
-from cef.ingest.parsers.base import ParsedDocument, stable_id
-from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType
+from cef.ingest.docgraph import DocGraph, KnownNames, chunk_title
+from cef.ingest.parsers.base import ParsedDocument
+from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType, stable_id
 from cef.schema.textgraph import (
     CO_OCCURS_WITH,
-    ENTITY_LABEL,
     MENTIONED_IN,
     MENTIONS,
     PASSAGE_LABEL,
     RELATION_TYPES,
     SYNONYM,
     TITLE_TYPE,
-    entity_id,
     is_extracted,
-    passage_id,
     relation_type_name,
 )
 
@@ -77,67 +73,12 @@ log = logging.getLogger(__name__)
 
 #: the embedding tier of entity resolution compares mentions with at most this many curated names
 _MAX_EMBEDDED_NAMES = 20_000
-_FIRST_WORDS = 8
-_MAX_ALIASES = 10
-_WORDS = re.compile(r"\S+")
 _OWN_RELATIONS = frozenset({MENTIONS, MENTIONED_IN, CO_OCCURS_WITH, SYNONYM})
-
-
-@dataclass
-class _Known:
-    """Names already in the knowledge base: a gazetteer whose entries point at nodes, and the
-    resolver that says which node a name stands for (exact, alias, fuzzy, partial)."""
-
-    gazetteer: Gazetteer  # names extracted from text: matched in running text only when capitalised
-    resolver: NameResolver
-    curated_gazetteer: Gazetteer  # names of curated nodes: matched in any case ("started on warfarin")
-    names: dict[str, str]  # node id -> display name
-    curated: list[tuple[str, str]] = field(default_factory=list)  # (node id, name) of curated nodes
 
 
 def _node_types(node: Node) -> list[str]:
     raw = node.properties.get("types")
     return [t for t in raw if isinstance(t, str)] if isinstance(raw, list) else []
-
-
-@dataclass
-class _Link:
-    """Everything one chunk says about one target node (becomes one MENTIONS edge)."""
-
-    target: str
-    mention: str
-    type: str
-    weight: float
-    confidence: float
-    title: bool = False  # the chunk's title names this target
-    offsets: list[list[int]] = field(default_factory=list)
-    sources: set[str] = field(default_factory=set)
-
-    def add(self, m: Mention, weight: float) -> None:
-        if m.start >= 0 and [m.start, m.end] not in self.offsets:
-            self.offsets.append([m.start, m.end])
-        self.weight = max(self.weight, weight)
-        self.confidence = max(self.confidence, m.confidence)
-        if m.source:
-            self.sources.add(m.source)
-
-
-@dataclass
-class _NewEntity:
-    name: str
-    title: bool
-    aliases: list[str] = field(default_factory=list)
-    types: list[str] = field(default_factory=list)
-
-    def saw(self, text: str, type_: str, *, title: bool) -> None:
-        if title and not self.title:  # a title is the best display name
-            if self.name not in self.aliases:
-                self.aliases.insert(0, self.name)
-            self.name, self.title = text, True
-        elif text != self.name and text not in self.aliases and len(self.aliases) < _MAX_ALIASES:
-            self.aliases.append(text)
-        if type_ and type_ not in self.types:
-            self.types.append(type_)
 
 
 class EntityEnricher:
@@ -226,7 +167,7 @@ class EntityEnricher:
         self._name_vectors: tuple[tuple[int, int], list[str], Any] | None = None
         #: names extracted so far in this run (titles and NER names), matched in later text
         self.run_gazetteer = Gazetteer()
-        self._known: tuple[tuple[int, int], _Known] | None = None
+        self._known: tuple[tuple[int, int], KnownNames] | None = None
 
     # ------------------------------------------------------------------ entry point
     def __call__(self, kb: KnowledgeBase, doc: ParsedDocument) -> ParsedDocument:
@@ -241,7 +182,7 @@ class EntityEnricher:
             return doc
         known = self.known_names(kb)
         chunks = list(batch.chunks)
-        titles = [_title(c) for c in chunks]
+        titles = [chunk_title(c) for c in chunks]
         texts = [c.content for c in chunks]
         relations: list[list[RelationMention]] = [[] for _ in chunks]
         found: list[list[Mention]] = []
@@ -271,7 +212,7 @@ class EntityEnricher:
 
         local = self._names_of(batch.nodes)
         embedded = self._embedding_matches(kb, known, local, titles, ner)
-        build = _DocGraph(kb, known, local, {n.id for n in batch.nodes}, self.title_weight, embedded)
+        build = DocGraph(kb, known, local, {n.id for n in batch.nodes}, self.title_weight, embedded)
         gazetteers = (
             local.curated_gazetteer,
             local.gazetteer,
@@ -316,7 +257,7 @@ class EntityEnricher:
         return doc.model_copy(update={"batch": new_batch, "warnings": warnings, "entities": counts})
 
     # ------------------------------------------------------------------ known names
-    def known_names(self, kb: KnowledgeBase) -> _Known:
+    def known_names(self, kb: KnowledgeBase) -> KnownNames:
         """The knowledge base's node names as a gazetteer and a resolver (rebuilt when the graph changed)."""
         graph = kb.state.graph
         stamp = (id(graph), graph.generation)
@@ -326,7 +267,7 @@ class EntityEnricher:
         self._known = (stamp, known)
         return known
 
-    def _names_of(self, nodes: Iterable[Node]) -> _Known:
+    def _names_of(self, nodes: Iterable[Node]) -> KnownNames:
         gaz = Gazetteer()
         cgaz = Gazetteer(require_capital=False)
         resolver = NameResolver(fuzzy_cutoff=self.fuzzy_cutoff)
@@ -348,14 +289,14 @@ class EntityEnricher:
             for name in all_names:
                 target_gaz.add(name, node.label, node.id)
             resolver.add(node.id, node.label, all_names, curated=not extracted, types=_node_types(node))
-        return _Known(gaz, resolver, cgaz, names, curated)
+        return KnownNames(gaz, resolver, cgaz, names, curated)
 
     # ------------------------------------------------------------------ edges
     def _relation_edges(
         self,
         kb: KnowledgeBase,
         doc_key: str,
-        build: _DocGraph,
+        build: DocGraph,
         chunks: Sequence[Chunk],
         relations: Sequence[Sequence[RelationMention]],
         batch: Batch,
@@ -389,7 +330,10 @@ class EntityEnricher:
                             metadata={"extracted": True, "source": rel.source or "extractor"},
                         )
                 if rt is not None and (rt.source_types or rt.target_types):
-                    ends = (labels.get(src) or _label(graph, src), labels.get(dst) or _label(graph, dst))
+                    ends = (
+                        labels.get(src) or _label(graph, src),
+                        labels.get(dst) or _label(graph, dst),
+                    )
                     if (rt.source_types and ends[0] not in rt.source_types) or (
                         rt.target_types and ends[1] not in rt.target_types
                     ):
@@ -470,8 +414,8 @@ class EntityEnricher:
     def _embedding_matches(
         self,
         kb: KnowledgeBase,
-        known: _Known,
-        local: _Known,
+        known: KnownNames,
+        local: KnownNames,
         titles: Sequence[str | None],
         ner: Sequence[Sequence[Mention]],
     ) -> dict[str, str]:
@@ -507,12 +451,12 @@ class EntityEnricher:
     def _embed_with_titles(
         self, kb: KnowledgeBase, chunks: list[Chunk], progress: ProgressFn | None = None
     ) -> list[Chunk]:
-        todo = [i for i, c in enumerate(chunks) if c.embedding is None and _title(c)]
+        todo = [i for i, c in enumerate(chunks) if c.embedding is None and chunk_title(c)]
         if not todo:
             return chunks
         assert kb.embedder is not None
         vectors = kb.embedder.embed(
-            [f"{_title(chunks[i])}\n{chunks[i].content}" for i in todo],
+            [f"{chunk_title(chunks[i])}\n{chunks[i].content}" for i in todo],
             progress=_counting(progress, "embedding chunks"),
         )
         out = list(chunks)
@@ -532,169 +476,6 @@ def _counting(progress: ProgressFn | None, what: str) -> EmbedProgress | None:
     return report
 
 
-class _DocGraph:
-    """The records one document adds: passage nodes, entity nodes, MENTIONS edges, co-mentions."""
-
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        known: _Known,
-        local: _Known,
-        batch_nodes: set[str],
-        title_weight: float,
-        embedded: dict[str, str] | None = None,
-    ) -> None:
-        self.graph = kb.state.graph
-        self.known = known
-        self.local = local  # the document's own nodes
-        self.batch_nodes = batch_nodes
-        self.title_weight = title_weight
-        self.embedded = embedded or {}
-        self.passages: list[Node] = []
-        self.entities: dict[str, _NewEntity] = {}
-        self.display: dict[str, str] = {}  # target node id -> name (for synonyms)
-        self.edges: list[Edge] = []
-        self.co_mentions: list[list[Mention]] = []  # per chunk, normalized = target node id
-        self.linked: set[str] = set()  # existing (or same-document) nodes mentions resolved to
-        self.tiers: dict[str, int] = {}  # resolution tier -> distinct names resolved by it
-        self._seen: dict[tuple[str, str | None], str] = {}
-
-    def resolve(self, text: str, key: str, hint: str | None = None) -> str:
-        """The node a name stands for: a node of this document or of the knowledge base (exact or
-        alias name first, then fuzzy and partial names of curated nodes, then name embeddings),
-        else the id of its (new) entity."""
-        cached = self._seen.get((text, hint))
-        if cached is not None:
-            return cached
-        got: Resolved | None = None
-        for tier in ({"fuzzy": False, "partial": False}, {}):
-            for resolver in (self.local.resolver, self.known.resolver):
-                got = resolver.resolve(text, hint=hint, **tier)
-                if got is not None:
-                    break
-            if got is not None:
-                break
-        how = got.how if got is not None else None
-        target = got.node_id if got is not None else None
-        if target is None and text in self.embedded:
-            target, how = self.embedded[text], "embedding"
-        if target is None:
-            target = entity_id(key)
-        if how is not None:
-            self.linked.add(target)
-            if how not in ("exact", "alias"):
-                self.tiers[how] = self.tiers.get(how, 0) + 1
-        self._seen[(text, hint)] = target
-        return target
-
-    def note(self, target: str, text: str, type_: str, *, title: bool) -> None:
-        """Remember the target's display name, and the entity node to create if it is new."""
-        known_name = self.known.names.get(target) or self.local.names.get(target)
-        if known_name is not None:
-            self.display.setdefault(target, known_name)
-        elif title or target not in self.display:
-            self.display[target] = text
-        if target in self.batch_nodes or known_name is not None or self.graph.has_node(target):
-            return
-        ent = self.entities.get(target)
-        if ent is None:
-            self.entities[target] = _NewEntity(text, title, [], [type_] if type_ else [])
-        else:
-            ent.saw(text, type_, title=title)
-
-    def add_chunk(
-        self, chunk: Chunk, title: str | None, mentions: list[Mention], gazetteers: Sequence[Gazetteer]
-    ) -> Chunk:
-        """Link one chunk to what it mentions; returns the chunk (linked to its passage node if new)."""
-        holder = chunk.node_id
-        if holder is None:
-            holder = passage_id(chunk.id)
-            self.passages.append(
-                Node(
-                    id=holder,
-                    label=PASSAGE_LABEL,
-                    properties={"name": title or _first_words(chunk.content), "chunk_id": chunk.id},
-                    scope=chunk.scope,
-                )
-            )
-            chunk = chunk.model_copy(update={"node_id": holder})
-        links: dict[str, _Link] = {}
-        co: list[Mention] = []
-
-        def link(target: str, m: Mention, weight: float, *, is_title: bool = False) -> None:
-            if target == holder:
-                return
-            cur = links.get(target)
-            if cur is None:
-                cur = links[target] = _Link(target, m.text, m.type, weight, m.confidence, is_title)
-            cur.add(m, weight)
-            co.append(Mention(m.text, target, m.type, m.start, m.end, m.confidence, m.source))
-
-        if title:
-            key = normalize_name(title)
-            if key:
-                target = self.resolve(title, key)
-                self.note(target, title, TITLE_TYPE, title=True)
-                link(
-                    target,
-                    Mention(title, key, TITLE_TYPE, -1, -1, 1.0, "title"),
-                    self.title_weight,
-                    is_title=True,
-                )
-        for m in mentions:
-            target = self.resolve(m.text, m.normalized, m.type)
-            self.note(target, m.text, m.type, title=False)
-            link(target, m, 1.0)
-        for gaz in gazetteers:
-            if not len(gaz):
-                continue
-            for m in gaz.match(chunk.content):
-                for entry in gaz.entries(m.normalized):
-                    if entry.ref is not None:
-                        target = entry.ref
-                    else:
-                        keys = alias_keys(entry.name)
-                        if not keys:
-                            continue
-                        target = self.resolve(entry.name, keys[0], entry.type)
-                    self.note(target, entry.name, entry.type, title=entry.type == TITLE_TYPE)
-                    link(target, m, 1.0)
-        for lk in links.values():
-            self.edges.append(
-                Edge(
-                    id=stable_id("mentions", chunk.id, lk.target),
-                    relation_type=MENTIONS,
-                    source=holder,
-                    target=lk.target,
-                    weight=lk.weight,
-                    confidence=round(lk.confidence, 4),
-                    properties={
-                        "offsets": lk.offsets,
-                        "mention": lk.mention,
-                        "type": lk.type,
-                        "title": lk.title,
-                        "chunk_id": chunk.id,
-                        "sources": sorted(lk.sources),
-                    },
-                    scope=chunk.scope,
-                )
-            )
-        self.co_mentions.append(co)
-        return chunk
-
-    def nodes(self) -> list[Node]:
-        """The passage nodes and the new entity nodes."""
-        ents = [
-            Node(
-                id=target,
-                label=ENTITY_LABEL,
-                properties={"name": ent.name, "aliases": ent.aliases, "types": ent.types},
-            )
-            for target, ent in self.entities.items()
-        ]
-        return [*self.passages, *ents]
-
-
 def _label(graph: GraphIndex, node_id: str) -> str | None:
     pos = graph.pos(node_id)
     return None if pos is None else graph.label_of(pos)
@@ -705,17 +486,6 @@ def _check_spacy() -> None:
         raise MissingExtraError("spaCy entity extraction", "nlp", "spacy")
     if importlib.util.find_spec(DEFAULT_MODEL) is None:
         raise MissingExtraError(f"spaCy model {DEFAULT_MODEL!r}", "nlp", DEFAULT_MODEL.replace("_", "-"))
-
-
-def _title(chunk: Chunk) -> str | None:
-    value = chunk.metadata.get("title")
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _first_words(text: str) -> str:
-    words = _WORDS.findall(text)
-    head = " ".join(words[:_FIRST_WORDS])
-    return head + ("…" if len(words) > _FIRST_WORDS else "")
 
 
 def _doc_key(doc: ParsedDocument, chunks: Sequence[Chunk]) -> str:

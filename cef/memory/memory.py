@@ -28,7 +28,7 @@ import numpy as np
 
 from cef.context.tokens import TokenCounter, make_token_counter
 from cef.errors import ConfigurationError, NotFoundError, ValidationError
-from cef.graph.index import SUPERSEDED_AT
+from cef.graph.filter import SUPERSEDED_AT
 from cef.memory.beliefs import (
     USAGE,
     Observation,

@@ -16,7 +16,7 @@ import numpy as np
 
 from cef.errors import ValidationError
 from cef.extract.normalize import normalize_name
-from cef.graph.index import SUPERSEDED_AT
+from cef.graph.filter import SUPERSEDED_AT
 from cef.memory.beliefs import Claim, Observation, SourceType, UpdateResult, combine_confidence, parse_claim
 from cef.memory.ingest import SOURCE_DOCUMENT
 from cef.memory.temporal import supersession

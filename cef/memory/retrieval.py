@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cef.context.formats import ContextFormat
 from cef.errors import ValidationError
-from cef.graph.index import EdgeFilter
+from cef.graph.filter import EdgeFilter
 from cef.memory.beliefs import importance
 from cef.memory.bundle import (
     BeliefInfo,

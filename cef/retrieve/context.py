@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from cef.graph.index import EdgeFilter
+from cef.graph.filter import EdgeFilter
 from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, utcnow
 from cef.retrieve.ports import EngineView
 

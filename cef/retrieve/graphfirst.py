@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cef.graph.index import EdgeFilter, GraphIndex
+from cef.graph.filter import EdgeFilter
+from cef.graph.index import GraphIndex
 from cef.model import Chunk, Explanation, GraphPath, RankedChunk, SearchStrategy
 from cef.retrieve.anchors import record_entities, target_entities
 from cef.retrieve.context import QueryContext

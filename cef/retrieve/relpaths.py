@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cef.graph.index import EdgeFilter, GraphIndex
+from cef.graph.filter import EdgeFilter
+from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
     GraphPath,
