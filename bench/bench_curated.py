@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cef.bench.curated import CuratedReport, format_table, run_benchmark  # noqa: E402
+from bench.harness.curated import CuratedReport, format_table, run_benchmark  # noqa: E402
+from cef import SearchStrategy  # noqa: E402
 from cef.cli.common import progress_bar  # noqa: E402
-from cef.model import SearchStrategy  # noqa: E402
 
 HEADING = "## Curated graph questions (examples/services)"
 

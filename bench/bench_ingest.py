@@ -51,7 +51,7 @@ def log(msg: str) -> None:
 
 def build_corpus(bench: Path, n: int, out: Path) -> int:
     """Write ``n`` passages to ``out`` (JSON Lines); returns how many are original passages."""
-    from cef.bench.passages import read_jsonl
+    from bench.harness.passages import read_jsonl
 
     base: list[dict[str, Any]] = []
     seen: set[str] = set()

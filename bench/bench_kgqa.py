@@ -32,14 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cef.bench.kgqa import BenchReport, format_table, question_files, run_benchmark, write_run  # noqa: E402
+from bench.harness.kgqa import BenchReport, format_table, question_files, run_benchmark, write_run  # noqa: E402
 
 HEADING = "## Knowledge-graph questions (MetaQA)"
 
 
 def name_embedding_rate(data: Path, sample: int, threads: int) -> tuple[int, float]:
     """Embed ``sample`` entity names (spread over the sorted names) to price embedding all of them."""
-    from cef.bench.kgqa import limit_torch_threads, read_triples
+    from bench.harness.kgqa import limit_torch_threads, read_triples
     from cef.embed import get_default_embedder
 
     limit_torch_threads(threads)  # as indexing would run it
