@@ -6,7 +6,7 @@ store with the same ingest ``cef ingest`` runs (default embedder), then sends
 every question of ``examples/services/questions.yaml`` — its text and its
 ``as_of``, nothing else — to ``kb.retrieve(GraphQuery(...))`` with the default
 settings, reads the answer nodes and their typed paths, and scores them
-(see ``cef/bench/curated.py``). ``--also paths`` adds a run with an explicit
+(see ``bench/harness/curated.py``). ``--also paths`` adds a run with an explicit
 strategy, for comparison. Writes the table into ``bench/README.md`` under
 "Curated graph questions (examples/services)" (only that section).
 
