@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 import cef  # noqa: E402
 from cef import Batch, Chunk, Edge, GraphQuery, Node, RelationType  # noqa: E402
-from cef.config import CefConfig, open_from_config  # noqa: E402
+from cef.config import CefConfig  # noqa: E402
+from cef.wiring import open_from_config  # noqa: E402
 
 DIM = 384
 WORDS = [
@@ -261,7 +262,8 @@ def run_backend(
         import sys, time, json
         sys.path.insert(0, sys.argv[2])
         from bench.bench_backends import RandomEmbedder
-        from cef.config import CefConfig, open_from_config
+        from cef.config import CefConfig
+        from cef.wiring import open_from_config
         t = time.perf_counter()
         kb = open_from_config(CefConfig.model_validate_json(sys.argv[1]), embedder=RandomEmbedder())
         print(time.perf_counter() - t)

@@ -6,13 +6,13 @@ store with the same ingest ``cef ingest`` runs (default embedder), then sends
 every question of ``examples/services/questions.yaml`` — its text and its
 ``as_of``, nothing else — to ``kb.retrieve(GraphQuery(...))`` with the default
 settings, reads the answer nodes and their typed paths, and scores them
-(see ``cef/bench/curated.py``). ``--also paths`` adds a run with an explicit
+(see ``bench/harness/curated.py``). ``--also paths`` adds a run with an explicit
 strategy, for comparison. Writes the table into ``bench/README.md`` under
 "Curated graph questions (examples/services)" (only that section).
 
     .venv/bin/python bench/bench_curated.py [--also paths] [--no-readme]
 
-Same as:  cef bench curated --graph examples/services/graph.yaml --questions examples/services/questions.yaml
+Same as:  python bench/cli.py curated --graph examples/services/graph.yaml --questions examples/services/questions.yaml
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cef.bench.curated import CuratedReport, format_table, run_benchmark  # noqa: E402
+from bench.harness.curated import CuratedReport, format_table, run_benchmark  # noqa: E402
+from cef import SearchStrategy  # noqa: E402
 from cef.cli.common import progress_bar  # noqa: E402
-from cef.model import SearchStrategy  # noqa: E402
 
 HEADING = "## Curated graph questions (examples/services)"
 
@@ -67,7 +67,7 @@ def section(reports: list[tuple[str, CuratedReport]], load: tuple[float, float],
     )
     return f"""{HEADING}
 
-`python bench/bench_curated.py` (or `cef bench curated --graph examples/services/graph.yaml
+`python bench/bench_curated.py` (or `python bench/cli.py curated --graph examples/services/graph.yaml
 --questions examples/services/questions.yaml`): the software estate of a fictional shop
 ({first.nodes} curated nodes, {first.edges} edges, {first.chunks} chunks; ownership, on-call,
 membership and some dependencies with validity windows) ingested with `cef ingest`'s pipeline

@@ -132,7 +132,7 @@ def ner_table(questions: list[str]) -> str:
 
 
 def recall_table(bench: Path, datasets: list[str]) -> str:
-    from cef.bench.passages import build_store, compare
+    from bench.harness.passages import build_store, compare
     from cef.model import SearchStrategy
 
     rows = [

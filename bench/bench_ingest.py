@@ -63,7 +63,7 @@ def log(msg: str) -> None:
 
 def generate_corpus(bench: Path, n: int, out: Path) -> int:
     """Write ``n`` generated passages: the real ones again and again, sentences rotated, new ids."""
-    from cef.bench.passages import read_jsonl
+    from bench.harness.passages import read_jsonl
 
     base = [row for name in DATASETS for row in read_jsonl(bench / name / "corpus.jsonl.gz")]
     if not base:
@@ -81,7 +81,7 @@ def generate_corpus(bench: Path, n: int, out: Path) -> int:
 
 def build_corpus(bench: Path, n: int, out: Path) -> int:
     """Write ``n`` passages to ``out`` (JSON Lines); returns how many are original passages."""
-    from cef.bench.passages import read_jsonl
+    from bench.harness.passages import read_jsonl
 
     base: list[dict[str, Any]] = []
     seen: set[str] = set()

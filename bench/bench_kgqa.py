@@ -32,14 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cef.bench.kgqa import BenchReport, format_table, question_files, run_benchmark, write_run  # noqa: E402
+from bench.harness.kgqa import BenchReport, format_table, question_files, run_benchmark, write_run  # noqa: E402
 
 HEADING = "## Knowledge-graph questions (MetaQA)"
 
 
 def name_embedding_rate(data: Path, sample: int, threads: int) -> tuple[int, float]:
     """Embed ``sample`` entity names (spread over the sorted names) to price embedding all of them."""
-    from cef.bench.kgqa import limit_torch_threads, read_triples
+    from bench.harness.kgqa import limit_torch_threads, read_triples
     from cef.embed import get_default_embedder
 
     limit_torch_threads(threads)  # as indexing would run it
@@ -67,7 +67,7 @@ def section(
     warm = ", ".join(f"{k} {v:.1f} s" for k, v in report.warm.items()) or "—"
     return f"""{HEADING}
 
-`python bench/bench_kgqa.py` (or `cef bench kgqa --kb ../shared/bench/metaqa/kb.tsv.gz --all`):
+`python bench/bench_kgqa.py` (or `python bench/cli.py kgqa --kb ../shared/bench/metaqa/kb.tsv.gz --all`):
 the WikiMovies triples ({load.triples:,} triples, {load.nodes:,} entities,
 {len(load.relations)} relations) loaded into a fresh store in {load.load_s:.1f} s (one
 `index_batch`, embedder none: graph and names only), reopened with the default

@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cef.bench.passages import COMPARED, build_store, compare, format_table, read_jsonl  # noqa: E402
-from cef.model import SearchStrategy  # noqa: E402
+from bench.harness.passages import COMPARED, build_store, compare, format_table, read_jsonl  # noqa: E402
+from cef import SearchStrategy  # noqa: E402
 
 DATASETS = ("musique-100", "2wiki-dev")
 HEADING = "## Passage retrieval"

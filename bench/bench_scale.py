@@ -53,7 +53,7 @@ sys.path.insert(0, str(REPO))
 import cef  # noqa: E402
 from cef import Batch, Chunk, Edge, Node, RelationType  # noqa: E402
 from cef.extract.normalize import normalize_name  # noqa: E402
-from cef.ingest.enrich import MENTIONS, PASSAGE_LABEL, RELATION_TYPES, entity_id  # noqa: E402
+from cef.schema.textgraph import MENTIONS, PASSAGE_LABEL, RELATION_TYPES, entity_id  # noqa: E402
 
 DIM = 384
 HEADING = "## Scale"
@@ -331,7 +331,7 @@ def pct(values: list[float], q: float) -> float:
 
 def ppr_agreement(kb: Any, questions: int, seed: int = 13) -> dict[str, float]:
     """Approximate vs exact PPR on recipe-like seeds: recall of the exact top 10 passages, and times."""
-    from cef.retrieve.ppr import entity_index
+    from cef.retrieve.entities import entity_index
     from cef.retrieve.presets import PPRSettings
 
     st = kb.state

@@ -12,7 +12,6 @@ query, right now, within this token budget? ::
 
 from cef.engine.indexer import IndexResult
 from cef.engine.kb import KnowledgeBase
-from cef.engine.kb import open_kb as open
 from cef.errors import CefError
 from cef.model import (
     Batch,
@@ -32,6 +31,7 @@ from cef.model import (
     SearchStrategy,
     TraversalHint,
 )
+from cef.wiring import open_kb as open
 
 __version__ = "0.1.0"
 

@@ -20,8 +20,8 @@ a ``[cef]`` table) and the environment — nothing is read at import. ::
 Environment variables override the file: ``CEF_STORE__URL``,
 ``CEF_VECTORS__BACKEND``, ``CEF_GRAPH__PASSWORD`` ... (``__`` separates
 sections); ``CEF_DB`` is a short form of ``CEF_STORE__URL``.
-:func:`open_from_config` turns a :class:`CefConfig` into a knowledge base;
-:func:`open_store` turns a path or URL into a record store.
+:func:`cef.wiring.open_from_config` turns a :class:`CefConfig` into a knowledge base;
+:func:`cef.wiring.open_store` turns a path or URL into a record store.
 """
 
 from __future__ import annotations
@@ -29,24 +29,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import tomllib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from cef.errors import ConfigurationError, StoreNotFoundError
-
-if TYPE_CHECKING:
-    from cef.embed.base import Embedder
-    from cef.engine.kb import KnowledgeBase
-    from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
-    from cef.store.cypher import CypherGraphStore
+from cef.errors import ConfigurationError
 
 __all__ = [
     "CefConfig",
@@ -56,11 +49,7 @@ __all__ = [
     "TokenizerSettings",
     "VectorSettings",
     "load_config",
-    "open_from_config",
-    "open_store",
-    "open_wired",
     "read_config_file",
-    "require_store",
     "setting_sources",
 ]
 
@@ -324,194 +313,3 @@ def load_config(
 
 
 # ------------------------------------------------------------------ factories
-_MANGLED = re.compile(r"^(postgresql|postgres|sqlite)(\+[a-z0-9]+)?:/(?!/)", re.I)
-
-
-def store_location(location: str | Path) -> tuple[str, str]:
-    """(scheme, target) of a path or URL: ``("sqlite", path)`` or ``("postgresql", url)``.
-
-    A URL that went through :class:`pathlib.Path` (which folds ``//`` into
-    ``/``) is repaired, so ``--db postgresql://...`` works where a front door
-    types the option as a path.
-    """
-    text = str(location)
-    if isinstance(location, Path) and _MANGLED.match(text):
-        text = _MANGLED.sub(lambda m: m.group(0) + "/", text, count=1)
-    m = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$", text, re.S)
-    if m is None:
-        return "sqlite", text
-    scheme = m.group(1).lower().split("+")[0]
-    if scheme == "sqlite":
-        rest = m.group(2)
-        return "sqlite", rest if rest else ":memory:"
-    if scheme in ("postgresql", "postgres"):
-        return "postgresql", text
-    raise ConfigurationError(
-        f"unknown store URL scheme {m.group(1)!r}: use a file path, sqlite:///path or postgresql://..."
-    )
-
-
-def open_store(location: str | Path, *, pool_size: int = 8, create: bool = True) -> RecordStore:
-    """The record store a path or URL names (SQLite file, ``sqlite:///path``, ``postgresql://...``).
-
-    With ``create=False`` (every read-only front door) a store that does not
-    exist yet raises :class:`~cef.errors.StoreNotFoundError` and nothing is
-    created: no folder, no file, no schema.
-    """
-    scheme, target = store_location(location)
-    if scheme == "postgresql":
-        from cef.store.postgres import PostgresStore
-
-        return PostgresStore(target, pool_size=pool_size, create=create)
-    from cef.store.sqlite.store import SQLiteStore
-
-    if not create:
-        require_store(location)
-    return SQLiteStore(target)
-
-
-def require_store(location: str | Path) -> None:
-    """Raise :class:`~cef.errors.StoreNotFoundError` unless the store ``location`` names exists.
-
-    Creates nothing. A SQLite file is looked at on disk; a PostgreSQL schema is
-    looked up over one short connection.
-    """
-    scheme, target = store_location(location)
-    if scheme == "postgresql":
-        open_store(location, pool_size=1, create=False).close()
-        return
-    if target == ":memory:":
-        return
-    file = Path(target)
-    if not file.exists():
-        raise StoreNotFoundError(target)
-    if not file.is_file():
-        raise StoreNotFoundError(target, "it is a folder, not a SQLite file")
-
-
-def open_vector_store(settings: VectorSettings, store: RecordStore) -> VectorStore | None:
-    """The vector store the settings name, or None for the engine's in-memory exact indexes."""
-    backend = settings.backend
-    native = getattr(store, "vector_store", None)
-    if backend == "auto":
-        backend = "store" if store.capabilities.native_vector_search and native is not None else "memory"
-    if backend == "memory":
-        return None
-    if backend == "store":
-        if not store.capabilities.native_vector_search or native is None:
-            raise ConfigurationError(
-                "vectors.backend = 'store' needs a record store with native vector search (PostgreSQL)"
-            )
-        vs: VectorStore = native()
-        return vs
-    if backend == "qdrant":
-        from cef.store.qdrant import QdrantVectorStore
-
-        key = settings.api_key.get_secret_value() if settings.api_key else None
-        return QdrantVectorStore(settings.url or ":memory:", prefix=settings.collection, api_key=key)
-    from cef.store.duckdb import DuckDBVectorStore
-
-    return DuckDBVectorStore(settings.url or ":memory:", prefix=settings.collection, ann=settings.ann)
-
-
-def open_graph_store(settings: GraphSettings, store: RecordStore) -> tuple[GraphStore | None, list[Mirror]]:
-    """(graph store for pushed-down traversal or None, mirrors the engine must feed)."""
-    backend = settings.backend
-    if backend == "auto":
-        backend = "store" if store.capabilities.traversal_pushdown else "memory"
-    if backend == "memory":
-        return None, []
-    if backend == "store":
-        if not store.capabilities.traversal_pushdown:
-            raise ConfigurationError("graph.backend = 'store' needs a record store with traversal pushdown")
-        return store, []  # type: ignore[return-value]  # checked by the capability
-    password = settings.password.get_secret_value() if settings.password else None
-    graph: CypherGraphStore
-    if backend == "falkordb":
-        from cef.store.cypher import CypherGraphStore, FalkorDBDriver
-
-        url = settings.url or "redis://localhost:6379"
-        graph = CypherGraphStore(FalkorDBDriver(url, graph=settings.name, password=password))
-    else:
-        from cef.store.cypher import CypherGraphStore, Neo4jDriver
-
-        url = settings.url or "bolt://localhost:7687"
-        driver = Neo4jDriver(url, user=settings.user, password=password, database=settings.name)
-        graph = CypherGraphStore(driver)
-    return graph, [graph]
-
-
-def open_embedder(settings: EmbedderSettings) -> Embedder | None:
-    provider = settings.provider.strip().lower()
-    if provider == "none":
-        return None
-    from cef.embed import make_embedder
-
-    options: dict[str, Any] = {}
-    if provider == "minilm":  # non-default choices only: the defaults share the process-wide instance
-        defaults = EmbedderSettings()
-        for key in ("runtime", "precision", "cache_dir"):
-            if getattr(settings, key) != getattr(defaults, key):
-                options[key] = getattr(settings, key)
-    if settings.model:
-        options["model"] = settings.model
-    if settings.base_url:
-        options["base_url"] = settings.base_url
-    if settings.api_key:
-        options["api_key"] = settings.api_key.get_secret_value()
-    return make_embedder(provider, **options)
-
-
-def open_from_config(
-    config: CefConfig, *, embedder: Embedder | Literal["config"] | None = "config", create: bool = True
-) -> KnowledgeBase:
-    """A knowledge base wired as ``config`` says (``embedder`` overrides the configured one).
-
-    ``create=False``: refuse a store that does not exist (:class:`~cef.errors.StoreNotFoundError`).
-    """
-    if not create:  # before loading the embedding model: a typo in a path must fail fast
-        require_store(config.store.url)
-    emb = open_embedder(config.embedder) if embedder == "config" else embedder
-    return open_wired(
-        config.store.url,
-        emb,
-        pool_size=config.store.pool_size,
-        vectors=config.vectors,
-        graph=config.graph,
-        embed_nodes=config.embed_nodes,
-        create=create,
-    )
-
-
-def open_wired(
-    location: str | Path,
-    embedder: Embedder | None,
-    *,
-    pool_size: int = 8,
-    vectors: VectorSettings | None = None,
-    graph: GraphSettings | None = None,
-    embed_nodes: str = "all",
-    create: bool = True,
-) -> KnowledgeBase:
-    """A knowledge base on the store ``location`` names, with vector and graph backends (default: auto).
-
-    Reads no environment: this is what :func:`cef.open` uses for URLs and paths.
-    ``create=False`` refuses a store that does not exist yet.
-    """
-    from cef.engine.kb import KnowledgeBase
-
-    store = open_store(location, pool_size=pool_size, create=create)
-    opened: list[Any] = [store]
-    try:
-        vs = open_vector_store(vectors or VectorSettings(), store)
-        if vs is not None and vs is not store:
-            opened.append(vs)
-        gs, mirrors = open_graph_store(graph or GraphSettings(), store)
-        if gs is not None and gs is not store:
-            opened.append(gs)
-        return KnowledgeBase(store, embedder, embed_nodes=embed_nodes, vectors=vs, graph=gs, mirrors=mirrors)
-    except BaseException:
-        for res in reversed(opened):
-            with contextlib.suppress(Exception):  # closing after a failure must not hide it
-                res.close()
-        raise

@@ -108,7 +108,7 @@ class LocalSource:
 
     def _open(self) -> KnowledgeBase:
         import cef
-        from cef.config import store_location
+        from cef.wiring import store_location
 
         assert self._location is not None
         scheme, target = store_location(self._location)

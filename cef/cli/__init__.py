@@ -53,8 +53,6 @@ COMMANDS = [
     "cef.cli.transfer",
     "cef.cli.graph",
     "cef.cli.memory",
-    "cef.cli.bench",
-    "cef.cli.bench_kgqa",
 ]
 
 

@@ -109,7 +109,7 @@ def ask(
             understood = False
             if client is not None and understand:
                 from cef.llm.understand import QueryUnderstanding
-                from cef.server.schema import discover_schema
+                from cef.schema.discovery import discover_schema
 
                 got = QueryUnderstanding(client).understand(question, discover_schema(kb), base=query)
                 query, understood, notes = got.query, got.used_llm, got.notes

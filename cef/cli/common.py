@@ -78,7 +78,8 @@ def make_client(provider: str, model: str | None, base_url: str | None, api_key:
 def load_cli_config(db: str | Path | None = None, embedder: str | None = None) -> Any:
     """The effective :class:`~cef.config.CefConfig` of a command: its --db and --embedder, then
     ``CEF_*`` variables, then cef.toml (one loader for every command and server)."""
-    from cef.config import load_config, store_location
+    from cef.config import load_config
+    from cef.wiring import store_location
 
     overrides: dict[str, Any] = {}
     flags: dict[str, str] = {}
@@ -107,7 +108,7 @@ def open_engine(
     exist fails with a :class:`~cef.errors.StoreNotFoundError` naming where the
     location came from, and creates nothing.
     """
-    from cef.config import open_from_config
+    from cef.wiring import open_from_config
 
     cfg = config if config is not None else load_cli_config(db, embedder)
     if not create:
@@ -117,8 +118,8 @@ def open_engine(
 
 def require_existing(cfg: Any) -> None:
     """Fail (exit 2 via :func:`cli_errors`) unless the configured knowledge base exists; creates nothing."""
-    from cef.config import require_store
     from cef.errors import StoreNotFoundError
+    from cef.wiring import require_store
 
     try:
         require_store(cfg.store.url)

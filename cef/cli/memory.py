@@ -57,7 +57,7 @@ def _open(db: Path | None, embedder: str | None, extensions: list[str] | None, *
 
 def _extension(name: str) -> Any:
     from cef.memory.extensions import EXTENSIONS
-    from cef.memory.registry import SemanticMemoryExtension, load_object
+    from cef.schema.specs import SemanticMemoryExtension, load_object
 
     if name in EXTENSIONS:
         return EXTENSIONS[name]()

@@ -37,7 +37,7 @@ def tools(
     """
     from cef.cli.serve import load_settings
     from cef.errors import StoreNotFoundError
-    from cef.server.schema import GraphSchema, discover_schema
+    from cef.schema.discovery import GraphSchema, discover_schema
     from cef.server.service import load_context_support
     from cef.server.tools import tool_definitions
 

@@ -49,8 +49,8 @@ def export(
 
     Example:  cef export --db kb.db --out kb.jsonl
     """
-    from cef.config import open_store
     from cef.transfer import export_kb
+    from cef.wiring import open_store
 
     with cli_errors():
         cfg = _config(config, db)
@@ -83,8 +83,8 @@ def import_(
 
     Example:  cef import kb.jsonl --db postgresql://cef@localhost/cef
     """
-    from cef.config import open_from_config, open_store
     from cef.transfer import import_kb
+    from cef.wiring import open_from_config, open_store
 
     with cli_errors():
         cfg = _config(config, db)

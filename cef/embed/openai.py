@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from cef.embed.base import BatchedEmbedder
 from cef.errors import ConfigurationError, EmbeddingError
-from cef.llm._http import JsonHttp, check_base_url, excerpt, redact_url
+from cef.jsonhttp import JsonHttp, check_base_url, excerpt, redact_url
 
 __all__ = ["OpenAIEmbedder"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cef.engine.indexer import IndexResult, KnowledgeIndexer
@@ -23,6 +22,7 @@ from cef.model import (
     RelationType,
     SearchResult,
 )
+from cef.retrieve.strategies import StrategyRegistry
 from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
@@ -52,7 +52,9 @@ class KnowledgeBase:
     ) -> None:
         self.state = EngineState(store, embedder, vectors=vectors, graph=graph, mirrors=mirrors)
         self.indexer = KnowledgeIndexer(self.state, embed_nodes=embed_nodes)
-        self.retriever = KnowledgeRetriever(self.state)
+        #: this knowledge base's retrieval strategies and fallback chains (defaults registered here)
+        self.strategies = StrategyRegistry.default()
+        self.retriever = KnowledgeRetriever(self.state, self.strategies)
 
     # ------------------------------------------------------------ lifecycle
     @property
@@ -184,32 +186,3 @@ class KnowledgeBase:
 
     def full_text_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
         return self.retriever.full_text_search(query, top_k, scope=scope)
-
-
-def open_kb(
-    path: str | Path = "cef.db",
-    *,
-    embedder: Embedder | str | None = "default",
-    embed_nodes: str = "all",
-    create: bool = True,
-) -> KnowledgeBase:
-    """Open (or create) a knowledge base in a SQLite file, or in the database a URL names.
-
-    ``create=False`` opens only a knowledge base that exists (else
-    :class:`~cef.errors.StoreNotFoundError`, and nothing is created).
-
-    ``path`` is a file path, or a URL such as ``postgresql://user@host/db``
-    (see :func:`cef.config.open_store`); a server store brings its own vector
-    search and traversal when it has them (:func:`cef.config.open_wired`). ``embedder="default"`` loads the
-    offline all-MiniLM-L6-v2 model lazily; pass an :class:`~cef.embed.base.Embedder`, a provider name, or ``None`` for
-    a graph + BM25 only knowledge base.
-    """
-    from cef.config import open_wired, require_store
-
-    if not create:  # before loading an embedding model: a wrong path fails fast
-        require_store(path)
-    if isinstance(embedder, str):
-        from cef.embed import get_default_embedder, make_embedder
-
-        embedder = get_default_embedder() if embedder == "default" else make_embedder(embedder)
-    return open_wired(path, embedder, embed_nodes=embed_nodes, create=create)

@@ -9,7 +9,7 @@ import numpy as np
 
 from cef.engine.state import EngineState
 from cef.errors import NotFoundError, UnknownRelationTypeError
-from cef.graph.index import EdgeFilter
+from cef.graph.filter import EdgeFilter
 from cef.model import (
     Edge,
     GraphPath,
@@ -28,13 +28,16 @@ from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import build_reasoning_context
 from cef.retrieve.patterns import at_query_time, runner_for
 from cef.retrieve.search import bm25_search, vector_search
+from cef.retrieve.strategies import StrategyRegistry
 
 
 class KnowledgeRetriever:
     """Reads. Traversal uses only the in-memory graph; records come from the store."""
 
-    def __init__(self, state: EngineState) -> None:
+    def __init__(self, state: EngineState, strategies: StrategyRegistry | None = None) -> None:
         self.state = state
+        #: the strategies ``retrieve`` runs (the knowledge base's own registry)
+        self.strategies = strategies if strategies is not None else StrategyRegistry.default()
 
     # ------------------------------------------------------------ lookups
     def find_node(self, node_id: str) -> Node | None:
@@ -235,4 +238,4 @@ class KnowledgeRetriever:
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""
         q = GraphQuery(query=query, **options) if isinstance(query, str) else query
-        return pipeline.retrieve(self.state, q)
+        return pipeline.retrieve(self.state, q, self.strategies)

@@ -40,10 +40,11 @@ from cef.ingest.manifest import (
     part_key,
     union_ids,
 )
-from cef.ingest.parsers.base import BatchParser, ParseContext, ParsedDocument, ParseOptions, Parser, stable_id
+from cef.ingest.parsers.base import BatchParser, ParseContext, ParsedDocument, ParseOptions, Parser
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
-from cef.model import Batch, Edge
+from cef.model import Batch, Edge, stable_id
+from cef.schema.textgraph import CONTAINER_LABELS, MENTIONS, SHARED_LABELS
 
 if TYPE_CHECKING:
     from cef.llm.base import LLMClient
@@ -64,15 +65,6 @@ class ProgressEnricher(Protocol):
     def enrich(
         self, kb: KnowledgeBase, doc: ParsedDocument, *, progress: ProgressFn | None = None
     ) -> ParsedDocument: ...
-
-
-#: labels of nodes extracted from text (``cef.ingest.enrich.ENTITY_LABEL``): many files may mention one,
-#: and it is removed only when nothing references it any more (see :func:`_shared_removals`)
-SHARED_LABELS = frozenset({"Entity"})
-#: labels of nodes that stand for text containers (``Passage``, ``Document``): never merge targets
-CONTAINER_LABELS = frozenset({"Passage", "Document"})
-#: the relation from a chunk's node to what its text mentions (``cef.ingest.enrich.MENTIONS``)
-MENTIONS_RELATION = "MENTIONS"
 
 
 @dataclass
@@ -453,7 +445,7 @@ def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
     carry the same name (or alias): every edge of the entity moves to the curated node (self
     loops dropped), the entity goes, and the manifests of the files that wrote those edges and
     that entity are renamed so that their next re-ingest replaces them cleanly."""
-    from cef.ingest.enrich import entity_id, is_extracted
+    from cef.schema.textgraph import entity_id, is_extracted
 
     out = Merge()
     g = kb.state.graph
@@ -476,7 +468,7 @@ def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
         if src == dst:
             continue
         chunk_id = edge.properties.get("chunk_id")
-        if edge.relation_type == MENTIONS_RELATION and isinstance(chunk_id, str):
+        if edge.relation_type == MENTIONS and isinstance(chunk_id, str):
             new_id = stable_id("mentions", chunk_id, dst)  # what re-ingesting the chunk gives
         else:
             new_id = stable_id("merged", edge.id, src, dst)

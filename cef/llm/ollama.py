@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cef.errors import LLMError, LLMTimeoutError
-from cef.llm._http import JsonHttp, check_base_url, excerpt, redact_url
+from cef.jsonhttp import JsonHttp, check_base_url, excerpt, redact_url
 from cef.llm.base import BaseLLMClient, ChatMessage, ChatResponse, GenerationOptions, Usage
 
 __all__ = ["OLLAMA_BASE_URL", "OllamaClient"]

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from cef.errors import LLMError, LLMTimeoutError
-from cef.llm._http import JsonHttp, check_base_url, excerpt, redact_url
+from cef.jsonhttp import JsonHttp, check_base_url, excerpt, redact_url
 from cef.llm.base import BaseLLMClient, ChatMessage, ChatResponse, GenerationOptions, Usage
 
 __all__ = ["OPENAI_BASE_URL", "OpenAIChatClient"]

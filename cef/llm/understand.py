@@ -28,7 +28,7 @@ from cef.llm.base import ChatMessage, LLMClient
 from cef.model import GraphQuery
 
 if TYPE_CHECKING:
-    from cef.server.schema import GraphSchema
+    from cef.schema.discovery import GraphSchema
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class QueryUnderstanding:
 
     def messages(self, question: str, schema: GraphSchema) -> list[ChatMessage]:
         """The prompt: the schema and the output format in the system message, the question as the user's."""
-        from cef.server.schema import describe_schema
+        from cef.schema.discovery import describe_schema
 
         system = SYSTEM_PROMPT.format(
             schema=describe_schema(schema),

@@ -22,18 +22,13 @@ from cef.memory.bundle import (
     TemporalChange,
     TemporalContext,
 )
-from cef.memory.ingest import ContentParser, Decomposer, IngestContext
 from cef.memory.memory import IngestReport, SemanticMemory, SupersedeResult, open_memory
-from cef.memory.registry import (
-    EdgeTypeSpec,
-    ExtensionRegistry,
-    NodeTypeSpec,
-    SemanticMemoryExtension,
-    Vocabulary,
-)
 from cef.memory.retrieval import RetrievalConstraints
 from cef.memory.temporal import FactChange, TemporalConstraint
-from cef.memory.vocab import UNIVERSAL_RELATIONS, NodeKind
+from cef.schema.kinds import UNIVERSAL_RELATIONS, NodeKind
+from cef.schema.pipelines import ContentParser, Decomposer, IngestContext
+from cef.schema.registry import ExtensionRegistry
+from cef.schema.specs import EdgeTypeSpec, NodeTypeSpec, SemanticMemoryExtension, Vocabulary
 
 __all__ = [
     "UNIVERSAL_RELATIONS",

@@ -14,25 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from cef.ingest.chunking import TextSplitter
 from cef.model import Batch, Chunk, Edge, Node
+from cef.schema.pipelines import IngestContext
 
 if TYPE_CHECKING:
-    from cef.extract.base import EntityExtractor
-    from cef.memory.registry import ExtensionRegistry
+    pass
 
 __all__ = [
     "SOURCE_DOCUMENT",
-    "ContentParser",
-    "Decomposer",
     "EntityDecomposer",
-    "IngestContext",
-    "MultiDocumentParser",
     "TextParser",
     "document_id_for",
 ]
@@ -41,49 +34,6 @@ log = logging.getLogger(__name__)
 
 #: property (metadata for chunks) naming the document a record came from
 SOURCE_DOCUMENT = "source_document"
-
-
-@dataclass
-class IngestContext:
-    """What a parser or decomposer knows besides the content itself."""
-
-    content_type: str
-    document_id: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-    scope: str | None = None
-    now: datetime | None = None
-    registry: ExtensionRegistry | None = None
-    extractor: EntityExtractor | None = None
-    #: an existing node's id for a name (exact name or alias, in scope), or None
-    resolve: Callable[[str], str | None] = lambda name: None
-    #: whether a node id exists already
-    exists: Callable[[str], bool] = lambda node_id: False
-
-    @property
-    def path(self) -> str | None:
-        value = self.metadata.get("path")
-        return str(value) if value is not None else None
-
-
-@runtime_checkable
-class ContentParser(Protocol):
-    """Turns one document's content into records."""
-
-    def parse(self, content: str, context: IngestContext) -> Batch: ...
-
-
-@runtime_checkable
-class MultiDocumentParser(Protocol):
-    """A parser that resolves references across documents (e.g. imports between source files)."""
-
-    def parse_many(self, documents: Sequence[tuple[str, IngestContext]]) -> list[Batch]: ...
-
-
-@runtime_checkable
-class Decomposer(Protocol):
-    """Adds to a parsed batch: entities, mentions, links to existing nodes."""
-
-    def decompose(self, batch: Batch, context: IngestContext) -> Batch: ...
 
 
 def document_id_for(content: str, content_type: str, metadata: dict[str, Any], scope: str | None) -> str:

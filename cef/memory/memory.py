@@ -28,7 +28,7 @@ import numpy as np
 
 from cef.context.tokens import TokenCounter, make_token_counter
 from cef.errors import ConfigurationError, NotFoundError, ValidationError
-from cef.graph.index import SUPERSEDED_AT
+from cef.graph.filter import SUPERSEDED_AT
 from cef.memory.beliefs import (
     USAGE,
     Observation,
@@ -39,18 +39,15 @@ from cef.memory.beliefs import (
     importance,
 )
 from cef.memory.bundle import ContextBundle
-from cef.memory.ingest import (
-    EntityDecomposer,
-    IngestContext,
-    TextParser,
-    document_id_for,
-)
+from cef.memory.ingest import EntityDecomposer, TextParser, document_id_for
 from cef.memory.names import NameIndex
-from cef.memory.registry import ExtensionRegistry, SemanticMemoryExtension
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
 from cef.memory.temporal import FactChange, aware, changed_edges, supersession
-from cef.memory.vocab import NodeKind, universal_relation_types
 from cef.model import Batch, Edge, Node, utcnow
+from cef.schema.kinds import NodeKind, universal_relation_types
+from cef.schema.pipelines import IngestContext
+from cef.schema.registry import ExtensionRegistry
+from cef.schema.specs import SemanticMemoryExtension
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
@@ -587,7 +584,7 @@ def open_memory(
     **options: Any,
 ) -> SemanticMemory:
     """Open (or create) a semantic memory in a SQLite file and register ``extensions``."""
-    from cef.engine.kb import open_kb
+    from cef.wiring import open_kb
 
     kb = open_kb(path, embedder=embedder)
     try:

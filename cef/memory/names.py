@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from cef.extract.normalize import normalize_name
 from cef.extract.spacy_ner import Gazetteer
-from cef.memory.vocab import NodeKind
 from cef.model import Node
+from cef.schema.kinds import NodeKind
 from cef.store.base import WriteSet
 
 if TYPE_CHECKING:

@@ -16,12 +16,13 @@ import numpy as np
 
 from cef.errors import ValidationError
 from cef.extract.normalize import normalize_name
-from cef.graph.index import SUPERSEDED_AT
+from cef.graph.filter import SUPERSEDED_AT
 from cef.memory.beliefs import Claim, Observation, SourceType, UpdateResult, combine_confidence, parse_claim
-from cef.memory.ingest import SOURCE_DOCUMENT, IngestContext
+from cef.memory.ingest import SOURCE_DOCUMENT
 from cef.memory.temporal import supersession
-from cef.memory.vocab import NodeKind
 from cef.model import Batch, Edge, Node, new_id
+from cef.schema.kinds import NodeKind
+from cef.schema.pipelines import IngestContext
 
 if TYPE_CHECKING:
     from cef.memory.memory import SemanticMemory

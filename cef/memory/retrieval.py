@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cef.context.formats import ContextFormat
 from cef.errors import ValidationError
-from cef.graph.index import EdgeFilter
+from cef.graph.filter import EdgeFilter
 from cef.memory.beliefs import importance
 from cef.memory.bundle import (
     BeliefInfo,
@@ -48,8 +48,8 @@ from cef.memory.bundle import (
 )
 from cef.memory.temporal import TemporalConstraint, aware, changed_edges
 from cef.memory.understand import QueryUnderstanding, understand_query
-from cef.memory.vocab import BELIEF_RELATIONS, NodeKind
 from cef.model import Node
+from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 if TYPE_CHECKING:
     from cef.memory.memory import SemanticMemory

@@ -22,7 +22,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from cef.graph.index import POS_INF, SUPERSEDED_AT, GraphIndex
+from cef.graph.filter import POS_INF, SUPERSEDED_AT
+from cef.graph.index import GraphIndex
 from cef.model import Edge, new_id
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from cef.extract.normalize import normalize_name
 from cef.memory.beliefs import stem
 from cef.memory.temporal import TemporalHint, parse_temporal_hints
-from cef.memory.vocab import NodeKind
+from cef.schema.kinds import NodeKind
 
 if TYPE_CHECKING:
     from cef.memory.memory import SemanticMemory

@@ -1,6 +1,16 @@
 """Pure data types (pydantic v2). No I/O here."""
 
-from cef.model.graph import Batch, Chunk, Edge, Node, RelationSemantics, RelationType, new_id, utcnow
+from cef.model.graph import (
+    Batch,
+    Chunk,
+    Edge,
+    Node,
+    RelationSemantics,
+    RelationType,
+    new_id,
+    stable_id,
+    utcnow,
+)
 from cef.model.query import (
     Direction,
     Explanation,
@@ -36,5 +46,6 @@ __all__ = [
     "SearchStrategy",
     "TraversalHint",
     "new_id",
+    "stable_id",
     "utcnow",
 ]

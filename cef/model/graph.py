@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import uuid
@@ -23,6 +24,12 @@ def utcnow() -> datetime:
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+def stable_id(kind: str, *parts: str) -> str:
+    """A deterministic id ``<kind>:<32 hex>`` from ``parts``, so re-ingest updates instead of duplicating."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+    return f"{kind}:{digest}"
 
 
 def _check_json(value: JsonDict, what: str) -> JsonDict:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
-from pydantic_core import CoreSchema
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cef.model.graph import Chunk, Node, RelationSemantics
+from cef.model.patterns import GraphPattern, QueryCombinator
 
 Direction = Literal["out", "in", "both"]
 
@@ -37,27 +37,8 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _PatternsSchema:
-    """Validates ``GraphQuery.patterns`` as ``list[GraphPattern | QueryCombinator]``.
-
-    ``cef.patterns`` imports the graph index, which imports this module, so the
-    pattern types are imported when the schema is first built (``GraphQuery``
-    defers its build to first use), not at import time.
-    """
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        from cef.patterns.model import GraphPattern, QueryCombinator
-
-        return handler.generate_schema(list[GraphPattern | QueryCombinator])
-
-
-if TYPE_CHECKING:
-    from cef.patterns.model import GraphPattern, QueryCombinator
-
-    PatternList = list[GraphPattern | QueryCombinator]
-else:
-    PatternList = Annotated[list[Any], _PatternsSchema]
+#: what ``GraphQuery.patterns`` holds
+PatternList = list[GraphPattern | QueryCombinator]
 
 
 class ResolutionTarget(_Model):
@@ -183,6 +164,8 @@ class Explanation(_Model):
 
 
 class RankedChunk(_Model):
+    """A chunk the query retrieved, with its score and an explanation of why it ranks there."""
+
     chunk: Chunk
     score: float
     explanation: Explanation

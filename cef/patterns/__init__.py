@@ -19,9 +19,7 @@ then run it with :class:`PatternExecutor` over a :class:`cef.graph.index.GraphIn
         print(path.to_path_string(), path.score, path.explanation)
 """
 
-from cef.patterns.executor import PatternExecutor, PatternTimeoutError
-from cef.patterns.lookup import CachedNodeLookup, InMemoryNodeLookup, NodeLookup, NodeVectors, SimilarityFn
-from cef.patterns.model import (
+from cef.model.patterns import (
     CombinatorType,
     Constraint,
     ConstraintTarget,
@@ -34,6 +32,8 @@ from cef.patterns.model import (
     RankingStrategy,
     TraversalStep,
 )
+from cef.patterns.executor import PatternExecutor, PatternTimeoutError
+from cef.patterns.lookup import CachedNodeLookup, InMemoryNodeLookup, NodeLookup, NodeVectors, SimilarityFn
 from cef.patterns.ranking import CentralityCache
 from cef.patterns.result import MatchedPath, PatternResult, PatternStats, StepStats
 

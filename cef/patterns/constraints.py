@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cef.graph.index import GraphIndex
+from cef.model.patterns import EDGE_TIMES, Constraint, ConstraintTarget, ConstraintType, parse_time
 from cef.patterns import npx
 from cef.patterns.lookup import NodeLookup
-from cef.patterns.model import EDGE_TIMES, Constraint, ConstraintTarget, ConstraintType, parse_time
 from cef.patterns.values import MISSING, PropertyColumn, get_path, is_num, value_key
 
 Predicate = Callable[[Any], bool]

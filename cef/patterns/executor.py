@@ -5,36 +5,30 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from cef.errors import QueryTimeoutError, ValidationError
 from cef.graph.index import GraphIndex
 from cef.model.graph import NAME_KEYS
-from cef.patterns import npx
-from cef.patterns.constraints import EdgeCheck, NodeCheck
-from cef.patterns.explain import PathExplainer, diagnose
-from cef.patterns.lookup import EmbedQueryFn, NodeLookup, NodeVectors, SimilarityFn
-from cef.patterns.model import (
+from cef.model.patterns import (
     CombinatorType,
     ConstraintTarget,
     GraphPattern,
-    HybridWeights,
     QueryCombinator,
     RankingStrategy,
 )
+from cef.patterns import npx
+from cef.patterns.constraints import EdgeCheck, NodeCheck
+from cef.patterns.explain import PathExplainer, diagnose
+from cef.patterns.groups import GroupScorer, MatchGroup, MatchRun
+from cef.patterns.lookup import EmbedQueryFn, NodeLookup, NodeVectors, SimilarityFn
 from cef.patterns.ranking import (
     CentralityCache,
     CentralityKind,
-    Components,
-    MemoSimilarity,
-    components,
-    order,
-    score,
 )
-from cef.patterns.result import MatchedPath, PatternResult, PatternStats, StepStats
-from cef.patterns.traverse import Found, Plan, StepPlan, walk
+from cef.patterns.result import MatchedPath, PatternResult
+from cef.patterns.traverse import Plan, StepPlan, walk
 
 log = logging.getLogger(__name__)
 
@@ -45,125 +39,6 @@ class PatternTimeoutError(QueryTimeoutError):
     def __init__(self, message: str, partial: PatternResult) -> None:
         super().__init__(message)
         self.partial = partial
-
-
-@dataclass
-class _Run:
-    """One pattern's walk."""
-
-    index: int
-    pattern: GraphPattern
-    found: Found
-    warnings: list[str]
-
-    def stats(self) -> PatternStats:
-        f = self.found
-        return PatternStats(
-            pattern_id=self.pattern.pattern_id,
-            start_nodes=f.start_candidates,
-            start_matched=f.start_matched,
-            paths=f.count,
-            timed_out=f.timed_out,
-            truncated=f.truncated,
-            steps=[StepStats(**s.as_dict()) for s in f.steps],
-        )
-
-
-@dataclass
-class _Group:
-    """Equal-length candidate paths made of one pattern, or a chain of patterns (SEQUENTIAL)."""
-
-    segments: list[GraphPattern]
-    nodes: np.ndarray
-    edges: np.ndarray
-    forward: np.ndarray
-    comps: Components | None = None
-
-    @classmethod
-    def of(cls, run: _Run) -> _Group:
-        return cls([run.pattern], run.found.nodes, run.found.edges, run.found.forward)
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def take(self, rows: np.ndarray) -> _Group:
-        comps = self.comps.take(rows) if self.comps is not None else None
-        return _Group(self.segments, self.nodes[rows], self.edges[rows], self.forward[rows], comps)
-
-    @property
-    def pattern_id(self) -> str:
-        return ">".join(p.pattern_id for p in self.segments)
-
-
-class _Scorer:
-    """Ranking for one execution: strategy, weights, and the centrality/similarity it needs."""
-
-    def __init__(
-        self,
-        executor: PatternExecutor,
-        strategy: RankingStrategy,
-        weights: HybridWeights,
-        text: str | None,
-        similarity: SimilarityFn | None,
-        warnings: list[str],
-    ) -> None:
-        g = executor.graph
-        self.graph = g
-        want_sem = strategy is RankingStrategy.SEMANTIC_SCORE or (
-            strategy is RankingStrategy.HYBRID and weights.semantic > 0
-        )
-        fn = similarity if want_sem else None
-        if want_sem and fn is None:
-            fn = executor.similarity_for(text)
-        if strategy is RankingStrategy.SEMANTIC_SCORE and fn is None:
-            warnings.append(
-                "SEMANTIC_SCORE needs a query text plus embed_query and node_vectors (or a similarity "
-                "function); ranked by HYBRID without the semantic part instead"
-            )
-            strategy = RankingStrategy.HYBRID
-        self.strategy = strategy
-        self.weights = weights
-        want_cent = strategy is RankingStrategy.NODE_CENTRALITY or (
-            strategy is RankingStrategy.HYBRID and weights.node_centrality > 0
-        )
-        self.centrality = executor.centrality.get() if want_cent else None
-        self.similarity = MemoSimilarity(fn, len(g.node_ids)) if fn is not None else None
-
-    def comps(self, group: _Group) -> Components:
-        if group.comps is None:
-            group.comps = components(
-                self.graph, group.nodes, group.edges, centrality=self.centrality, similarity=self.similarity
-            )
-        return group.comps
-
-    def order(
-        self, groups: Sequence[_Group], limit: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(group index, row, score) arrays, best first; ties keep group then discovery order."""
-        comp = Components.concat([self.comps(g) for g in groups])
-        if not len(comp.hops):
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0)
-        s = score(self.strategy, comp, self.weights)
-        idx = order(s)
-        if limit is not None:
-            idx = idx[:limit]
-        bounds = np.cumsum([0, *(len(g) for g in groups)])
-        gi = np.searchsorted(bounds, idx, side="right") - 1
-        return gi, idx - bounds[gi], s[idx]
-
-    def rank(self, groups: Sequence[_Group], limit: int) -> list[tuple[int, int, float]]:
-        gi, rows, scores = self.order(groups, limit)
-        return list(zip(gi.tolist(), rows.tolist(), scores.tolist(), strict=True))
-
-    def top(self, group: _Group, limit: int) -> _Group:
-        return group.take(self.order([group], limit)[1])
-
-    def best_per_end(self, group: _Group) -> tuple[np.ndarray, np.ndarray]:
-        """(distinct end nodes sorted, row of the best path ending at each)."""
-        rows = self.order([group])[1]
-        uniq, first = npx.unique_first(group.nodes[rows, -1])
-        return uniq, rows[first]
 
 
 class PatternExecutor:
@@ -250,7 +125,7 @@ class PatternExecutor:
         warnings: list[str] = []
         # the scorer embeds the query text and computes centrality: one-time loading (the embedding
         # model, caches) that must not count against the search's time limit
-        scorer = _Scorer(
+        scorer = GroupScorer(
             self,
             pattern.ranking,
             pattern.hybrid_weights,
@@ -263,7 +138,7 @@ class PatternExecutor:
         stop = pattern.max_paths if scorer.strategy is RankingStrategy.PATH_LENGTH else None
         run = self._walk(0, pattern, start_nodes, None, deadline, None, stop)
         warnings.extend(run.warnings)
-        group = _Group.of(run)
+        group = MatchGroup.of(run)
         paths = self._materialize([group], scorer.rank([group], pattern.max_paths), scorer)
         result = PatternResult(
             paths=paths,
@@ -288,7 +163,7 @@ class PatternExecutor:
         """Match several patterns and combine them (see :class:`QueryCombinator`)."""
         warnings: list[str] = []
         text = combinator.patterns[0].semantic_query or query_text
-        scorer = _Scorer(  # one-time loading before the clock starts (see execute)
+        scorer = GroupScorer(  # one-time loading before the clock starts (see execute)
             self, combinator.effective_ranking, combinator.effective_weights, text, similarity, warnings
         )
         t0 = self.clock()
@@ -338,10 +213,10 @@ class PatternExecutor:
         comb: QueryCombinator,
         start_nodes: Sequence[str] | None,
         budget: float | None,
-        scorer: _Scorer,
+        scorer: GroupScorer,
         warnings: list[str],
-    ) -> tuple[list[_Run], list[_Group]]:
-        runs: list[_Run] = []
+    ) -> tuple[list[MatchRun], list[MatchGroup]]:
+        runs: list[MatchRun] = []
         common: np.ndarray | None = None
         for i, p in enumerate(comb.patterns):
             if common is not None and not common.any():
@@ -358,22 +233,26 @@ class PatternExecutor:
         assert common is not None
         groups = []
         for run in runs:
-            g = _Group.of(run)
+            g = MatchGroup.of(run)
             g = g.take(np.flatnonzero(common[g.nodes[:, -1]]))
             groups.append(scorer.top(g, run.pattern.max_paths))
         return runs, groups
 
     def _union(
-        self, comb: QueryCombinator, start_nodes: Sequence[str] | None, budget: float | None, scorer: _Scorer
-    ) -> tuple[list[_Run], list[_Group]]:
-        runs: list[_Run] = []
-        groups: list[_Group] = []
+        self,
+        comb: QueryCombinator,
+        start_nodes: Sequence[str] | None,
+        budget: float | None,
+        scorer: GroupScorer,
+    ) -> tuple[list[MatchRun], list[MatchGroup]]:
+        runs: list[MatchRun] = []
+        groups: list[MatchGroup] = []
         seen: set[tuple[bytes, bytes]] = set()
         for i, p in enumerate(comb.patterns):
             stop = p.max_paths if scorer.strategy is RankingStrategy.PATH_LENGTH else None
             run = self._walk(i, p, start_nodes, None, self._deadline(budget, p), None, stop)
             runs.append(run)
-            g = scorer.top(_Group.of(run), p.max_paths)
+            g = scorer.top(MatchGroup.of(run), p.max_paths)
             keep = []
             for r in range(len(g)):
                 key = (g.nodes[r].tobytes(), g.edges[r].tobytes())
@@ -384,10 +263,14 @@ class PatternExecutor:
         return runs, groups
 
     def _sequential(
-        self, comb: QueryCombinator, start_nodes: Sequence[str] | None, budget: float | None, scorer: _Scorer
-    ) -> tuple[list[_Run], list[_Group]]:
-        runs: list[_Run] = []
-        chain: _Group | None = None
+        self,
+        comb: QueryCombinator,
+        start_nodes: Sequence[str] | None,
+        budget: float | None,
+        scorer: GroupScorer,
+    ) -> tuple[list[MatchRun], list[MatchGroup]]:
+        runs: list[MatchRun] = []
+        chain: MatchGroup | None = None
         for i, p in enumerate(comb.patterns):
             seeds = None
             if chain is not None:
@@ -397,11 +280,11 @@ class PatternExecutor:
                 i, p, start_nodes if i == 0 else None, seeds, self._deadline(budget, p), None, None
             )
             runs.append(run)
-            seg = _Group.of(run)
+            seg = MatchGroup.of(run)
             if chain is not None:
                 prefix = best[np.searchsorted(ends, seg.nodes[:, 0])]
                 head = chain.nodes[prefix][:, :-1]
-                seg = _Group(
+                seg = MatchGroup(
                     [*chain.segments, p],
                     np.concatenate([head, seg.nodes], axis=1),
                     np.concatenate([chain.edges[prefix], seg.edges], axis=1),
@@ -426,7 +309,7 @@ class PatternExecutor:
         deadline: float | None,
         end_mask: np.ndarray | None,
         stop_after: int | None,
-    ) -> _Run:
+    ) -> MatchRun:
         warnings = self._check_names(pattern)
         starts = self._starts(pattern, start_nodes, seeds, warnings)
         plan = self._plan(pattern, end_mask)
@@ -451,7 +334,7 @@ class PatternExecutor:
             found.count,
             found.timed_out,
         )
-        return _Run(index, pattern, found, warnings)
+        return MatchRun(index, pattern, found, warnings)
 
     def _plan(self, pattern: GraphPattern, end_mask: np.ndarray | None) -> Plan:
         g, steps = self.graph, pattern.steps
@@ -550,7 +433,7 @@ class PatternExecutor:
 
     # ------------------------------------------------------------------ results
     def _materialize(
-        self, groups: Sequence[_Group], ranked: list[tuple[int, int, float]], scorer: _Scorer
+        self, groups: Sequence[MatchGroup], ranked: list[tuple[int, int, float]], scorer: GroupScorer
     ) -> list[MatchedPath]:
         if not ranked:
             return []

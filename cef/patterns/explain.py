@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cef.patterns.model import ConstraintTarget, GraphPattern, RankingStrategy
+from cef.model.patterns import ConstraintTarget, GraphPattern, RankingStrategy
 from cef.patterns.traverse import Found
 
 

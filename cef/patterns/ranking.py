@@ -23,9 +23,9 @@ from typing import Literal
 import numpy as np
 
 from cef.graph.index import GraphIndex
+from cef.model.patterns import HybridWeights, RankingStrategy
 from cef.patterns import npx
 from cef.patterns.lookup import SimilarityFn
-from cef.patterns.model import HybridWeights, RankingStrategy
 
 CentralityKind = Literal["degree", "pagerank"]
 COMPONENTS = ("hops", "edge_weight", "node_centrality", "semantic")

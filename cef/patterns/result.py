@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from cef.model import GraphPath
-from cef.patterns.model import RankingStrategy
+from cef.model.patterns import RankingStrategy
 
 
 class _Model(BaseModel):

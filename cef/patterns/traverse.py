@@ -18,7 +18,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from cef.graph.index import EdgeFilter, GraphIndex
+from cef.graph.filter import EdgeFilter
+from cef.graph.index import GraphIndex
 from cef.patterns import npx
 from cef.patterns.constraints import EdgeCheck, NodeCheck
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from rapidfuzz import fuzz
 
 from cef.model import ResolutionTarget
 from cef.retrieve.context import Anchor, QueryContext
+from cef.retrieve.entities import LinkedEntity, entity_index
 
 #: a vector match below this cosine is not trusted as an anchor
 MIN_VECTOR_SCORE = 0.35
@@ -48,8 +51,6 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
     # an id given verbatim
     add(g.pos(target.description), 1.0, "id")
     # the entity resolver: exact and alias names, then (curated nodes) fuzzy and partial names
-    from cef.retrieve.ppr import entity_index
-
     got = entity_index(st).resolver.resolve(target.description, hint=target.type_hint)
     if got is not None:
         add(g.pos(got.node_id), {"exact": 1.0, "alias": 0.98}.get(got.how, 0.6 + 0.3 * got.score), got.how)
@@ -156,3 +157,27 @@ def anchor_vector_scores(qc: QueryContext, positions: np.ndarray) -> np.ndarray:
         return np.zeros(len(positions))
     ids = [qc.state.graph.node_ids[int(p)] for p in positions]
     return qc.state.node_vectors.similarities(vec, ids)
+
+
+def target_entities(qc: QueryContext) -> list[LinkedEntity]:
+    """The query's explicit targets, resolved to nodes (anchors), as linked entities."""
+    if not qc.query.targets:
+        return []
+    if not qc.anchors:
+        resolve_anchors(qc)
+    g = qc.state.graph
+    return [
+        LinkedEntity(a.pos, a.node_id, a.target or a.node_id, a.target, float(a.score), "target")
+        for a in qc.anchors
+        if g.node_alive[a.pos]
+    ]
+
+
+def record_entities(qc: QueryContext, linked: Sequence[LinkedEntity]) -> None:
+    """Put the query's entities in the result metadata and among the anchors."""
+    qc.metadata["query_entities"] = [e.as_dict() for e in linked]
+    have = {a.pos for a in qc.anchors}
+    for e in linked:
+        if e.pos not in have:
+            qc.anchors.append(Anchor(e.pos, e.node_id, e.confidence, "entity", e.mention))
+            have.add(e.pos)

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from cef.engine.state import EngineState
-from cef.graph.index import EdgeFilter
+from cef.graph.filter import EdgeFilter
 from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, utcnow
+from cef.retrieve.ports import EngineView
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Anchor:
 class QueryContext:
     """One retrieval in flight: the query, lazily computed embeddings and the stages' outputs."""
 
-    state: EngineState
+    state: EngineView
     query: GraphQuery
     started: float
     now: datetime = field(default_factory=utcnow)

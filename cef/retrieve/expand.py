@@ -6,7 +6,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from cef.graph.index import EdgeFilter, Expansion, GraphIndex
+from cef.graph.filter import EdgeFilter, Expansion
+from cef.graph.index import GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
 

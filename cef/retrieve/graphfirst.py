@@ -2,7 +2,7 @@
 
 1. **Parse** the question's entities (NER + a gazetteer of every graph name) and
    **match** them to nodes: exact name, alias key, fuzzy, optionally by type
-   (:func:`~cef.retrieve.ppr.link_query_entities`); explicit targets join them.
+   (:func:`~cef.retrieve.entities.link_query_entities`); explicit targets join them.
 2. **Traverse** 0–3 hops (deeper on request) over the graph's relations,
    skipping edges below a minimum confidence and paths whose confidence
    product falls too low; add the entities most often **co-occurring** with
@@ -28,22 +28,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cef.graph.index import EdgeFilter, GraphIndex
-from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS
+from cef.graph.filter import EdgeFilter
+from cef.graph.index import GraphIndex
 from cef.model import Chunk, Explanation, GraphPath, RankedChunk, SearchStrategy
+from cef.retrieve.anchors import record_entities, target_entities
 from cef.retrieve.context import QueryContext
-from cef.retrieve.expand import build_reasoning_context, path_for
-from cef.retrieve.ppr import (
+from cef.retrieve.entities import (
     TEXT_RELATIONS,
     EntityIndex,
     LinkedEntity,
     entity_index,
     link_query_entities,
-    record_entities,
-    target_entities,
 )
+from cef.retrieve.expand import build_reasoning_context, path_for
 from cef.retrieve.presets import GraphFirstSettings, settings_for
 from cef.retrieve.search import bm25_hits, vector_hits
+from cef.schema.textgraph import CO_OCCURS_WITH, MENTIONS
 
 __all__ = ["GraphEvidence", "explore", "graph_first_search"]
 

@@ -44,8 +44,8 @@ import numpy as np
 from cef.retrieve.presets import PathSettings
 
 if TYPE_CHECKING:
-    from cef.engine.state import EngineState
     from cef.graph.index import GraphIndex
+    from cef.retrieve.ports import EngineView as EngineState
 
 log = logging.getLogger(__name__)
 
@@ -618,7 +618,7 @@ def schema_paths(
     some node the first reaches (by its label) has the second leaving it. Levels of 1, 2, ...
     ``max_hops`` hops are added while the total stays within ``limit``. Relations in ``exclude``
     (default: the text-graph relations) are left out."""
-    from cef.retrieve.relpaths import TEXT_GRAPH_RELATIONS
+    from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
 
     skip = TEXT_GRAPH_RELATIONS if exclude is None else exclude
     n_edges = len(graph.edge_ids)

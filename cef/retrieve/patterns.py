@@ -23,7 +23,6 @@ from datetime import datetime
 
 import numpy as np
 
-from cef.engine.state import EngineState
 from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContext, SearchStrategy
 from cef.model.query import MatchedGraphPath
 from cef.patterns import (
@@ -38,6 +37,7 @@ from cef.patterns import (
 )
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
+from cef.retrieve.ports import EngineView
 from cef.retrieve.search import bm25_hits
 from cef.store.base import WriteSet
 
@@ -55,7 +55,7 @@ class PatternRunner:
     Callers hold the engine lock (``state.reading()``) while they run patterns.
     """
 
-    def __init__(self, state: EngineState) -> None:
+    def __init__(self, state: EngineView) -> None:
         self._state = weakref.ref(state)
         self._executor: PatternExecutor | None = None
         self._lookup: CachedNodeLookup | None = None
@@ -64,7 +64,7 @@ class PatternRunner:
         state.listeners.append(self._on_write)
 
     @property
-    def state(self) -> EngineState:
+    def state(self) -> EngineView:
         st = self._state()
         if st is None:  # pragma: no cover - the runner lives only as long as its engine
             raise RuntimeError("the engine of this pattern runner was closed and collected")
@@ -97,7 +97,7 @@ class PatternRunner:
             self._seq = st.seq
             return ex
 
-    def _forget_changed(self, st: EngineState, lookup: CachedNodeLookup) -> None:
+    def _forget_changed(self, st: EngineView, lookup: CachedNodeLookup) -> None:
         """Drop the nodes changed since we last looked: commits replayed from other processes reach no
         listener (an own write may have replayed some first), so read them from the change feed."""
         _, changes = st.store.changes_since(self._seq)
@@ -135,11 +135,11 @@ class PatternRunner:
         )
 
 
-_RUNNERS: weakref.WeakKeyDictionary[EngineState, PatternRunner] = weakref.WeakKeyDictionary()
+_RUNNERS: weakref.WeakKeyDictionary[EngineView, PatternRunner] = weakref.WeakKeyDictionary()
 _RUNNERS_LOCK = threading.Lock()
 
 
-def runner_for(state: EngineState) -> PatternRunner:
+def runner_for(state: EngineView) -> PatternRunner:
     """The engine's pattern runner (created, and its write listener registered, on first use)."""
     with _RUNNERS_LOCK:
         runner = _RUNNERS.get(state)

@@ -1,92 +1,48 @@
 """``retrieve(GraphQuery)`` as a template: validate → time → stages → fallback chain → wrap.
 
-Strategies are plain functions ``(QueryContext) -> list[RankedChunk]`` in a
-registry, so new ones (graph-first, PageRank...) plug in without touching the
-template. Each strategy names the chain it falls back along when it returns
-fewer than ``min_results`` chunks. A strategy returns ``None`` when it does not
-apply to this knowledge base (PPR where no text was turned into a graph): it is
-skipped without counting as a fallback.
+Strategies are plain functions ``(QueryContext) -> list[RankedChunk]`` in the
+knowledge base's :class:`~cef.retrieve.strategies.StrategyRegistry`, so new ones
+plug in without touching the template. Each strategy names the chain it falls
+back along when it returns fewer than ``min_results`` chunks. A strategy returns
+``None`` when it does not apply to this knowledge base (PPR where no text was
+turned into a graph): it is skipped without counting as a fallback.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
-from cef.engine.state import EngineState
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import expand_anchors
-from cef.retrieve.patterns import match_query_patterns, pattern_search
-from cef.retrieve.route import auto_search, has_hints
-from cef.retrieve.search import bm25_search, hybrid_search, vector_search
-
-StrategyFn = Callable[[QueryContext], list[RankedChunk] | None]
-
-STRATEGIES: dict[SearchStrategy, StrategyFn] = {
-    SearchStrategy.HYBRID: hybrid_search,
-    SearchStrategy.VECTOR: vector_search,
-    SearchStrategy.BM25: bm25_search,
-    SearchStrategy.PATTERN: pattern_search,
-    SearchStrategy.AUTO: auto_search,
-}
-
-#: the order strategies are tried in, per requested strategy
-CHAINS: dict[SearchStrategy, list[SearchStrategy]] = {
-    SearchStrategy.AUTO: [SearchStrategy.HYBRID, SearchStrategy.VECTOR, SearchStrategy.BM25],
-    SearchStrategy.HYBRID: [SearchStrategy.HYBRID, SearchStrategy.VECTOR, SearchStrategy.BM25],
-    SearchStrategy.VECTOR: [SearchStrategy.VECTOR, SearchStrategy.BM25],
-    SearchStrategy.BM25: [SearchStrategy.BM25],
-    SearchStrategy.PATTERN: [
-        SearchStrategy.PATTERN,
-        SearchStrategy.HYBRID,
-        SearchStrategy.VECTOR,
-        SearchStrategy.BM25,
-    ],
-}
-
-#: strategies that need anchors and a traversal before they run
-GRAPH_STRATEGIES = {SearchStrategy.HYBRID, SearchStrategy.GRAPH, SearchStrategy.PPR}
+from cef.retrieve.patterns import match_query_patterns
+from cef.retrieve.ports import EngineView
+from cef.retrieve.route import has_hints
+from cef.retrieve.strategies import StrategyRegistry
 
 
-def register_strategy(
-    strategy: SearchStrategy, fn: StrategyFn, chain: list[SearchStrategy] | None = None, *, graph: bool = True
-) -> None:
-    """Add or replace a retrieval strategy and the fallback chain it starts."""
-    STRATEGIES[strategy] = fn
-    CHAINS[strategy] = chain or [strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
-    if graph:
-        GRAPH_STRATEGIES.add(strategy)
-    else:  # the strategy finds its own way into the graph
-        GRAPH_STRATEGIES.discard(strategy)
-
-
-def set_default_chain(chain: list[SearchStrategy]) -> None:
-    """Choose what ``strategy=auto`` runs."""
-    CHAINS[SearchStrategy.AUTO] = list(chain)
-
-
-def _needs_prepare(strategy: SearchStrategy, qc: QueryContext) -> bool:
+def _needs_prepare(strategies: StrategyRegistry, strategy: SearchStrategy, qc: QueryContext) -> bool:
     """Anchors and traversal run before graph strategies, and before ``auto`` when the query has hints."""
-    return strategy in GRAPH_STRATEGIES or (strategy is SearchStrategy.AUTO and has_hints(qc))
+    return strategies.needs_graph(strategy) or (strategy is SearchStrategy.AUTO and has_hints(qc))
 
 
-def validate_query(state: EngineState, query: GraphQuery) -> None:
+def validate_query(state: EngineView, query: GraphQuery) -> None:
     g = state.graph
     for name in query.traversal.relation_types:
         if not g.known_relation(name):
             raise UnknownRelationTypeError(name, "traversal.relation_types", list(g.rel_types))
 
 
-def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
+def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry) -> SearchResult:
+    """Run ``query`` along the fallback chain ``strategies`` gives its strategy."""
     t0 = time.perf_counter()
     with state.reading():
         validate_query(state, query)
         qc = QueryContext(state=state, query=query, started=t0)
-        chain = CHAINS.get(query.strategy) or [query.strategy, SearchStrategy.VECTOR, SearchStrategy.BM25]
-        graph_chain = any(_needs_prepare(s, qc) for s in chain)
+        chain = strategies.chain(query.strategy)
+        graph_chain = any(_needs_prepare(strategies, s, qc) for s in chain)
         prepared = False
 
         def prepare() -> None:
@@ -111,10 +67,10 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         used = chain[0]
         best: tuple[list[RankedChunk], SearchStrategy] | None = None
         for strategy in chain:
-            fn = STRATEGIES.get(strategy)
+            fn = strategies.function(strategy)
             if fn is None:
                 continue
-            if _needs_prepare(strategy, qc):
+            if _needs_prepare(strategies, strategy, qc):
                 prepare()
             attempt = fn(qc)
             if attempt is None:  # does not apply to this knowledge base: not a fallback
@@ -156,14 +112,14 @@ def retrieve(state: EngineState, query: GraphQuery) -> SearchResult:
         )
 
 
-def warm(state: EngineState, *, path_texts: int = 10_000) -> dict[str, float]:
+def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
     """Load now what the first query would otherwise load inside its time: the embedding model,
     the entity index and query NER, and the vectors of the relation paths the schema allows (up
     to ``path_texts``). Returns seconds per part."""
+    from cef.retrieve.entities import entity_index, link_query_entities
     from cef.retrieve.pathscore import default_lemmatizer, path_scorer
-    from cef.retrieve.ppr import entity_index, link_query_entities
     from cef.retrieve.presets import EntityLinkingSettings
-    from cef.retrieve.relpaths import TEXT_GRAPH_RELATIONS
+    from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
 
     out: dict[str, float] = {}
     t = time.perf_counter()
@@ -216,19 +172,3 @@ def _dedupe(results: list[RankedChunk]) -> list[RankedChunk]:
             seen.add(r.chunk.id)
             out.append(r)
     return out
-
-
-def _register_graph_strategies() -> None:
-    """GRAPH (seed 001's graph-first pipeline) and PPR, and the default chain (see cef.retrieve.presets)."""
-    from cef.retrieve.graphfirst import graph_first_search
-    from cef.retrieve.ppr import ppr_search
-    from cef.retrieve.presets import DEFAULT_CHAIN, GRAPH_FIRST, PPR_DEFAULT
-    from cef.retrieve.relpaths import relation_path_search
-
-    register_strategy(SearchStrategy.GRAPH, graph_first_search, list(GRAPH_FIRST.chain), graph=False)
-    register_strategy(SearchStrategy.PPR, ppr_search, list(PPR_DEFAULT.chain), graph=False)
-    register_strategy(SearchStrategy.PATHS, relation_path_search, graph=False)
-    set_default_chain(DEFAULT_CHAIN)
-
-
-_register_graph_strategies()

@@ -5,7 +5,7 @@ and asks for what lies a few typed hops away ("the drugs that interact with
 the medication he takes"). For such a question:
 
 1. **Anchors**: the query's explicit targets, else the graph nodes its text
-   names (:func:`~cef.retrieve.ppr.link_query_entities`: NER and a gazetteer of
+   names (:func:`~cef.retrieve.entities.link_query_entities`: NER and a gazetteer of
    every node name and alias, exact, alias key, then fuzzy) that have typed
    edges of their own.
 2. **Candidate relation paths** of 1..``max_hops`` hops that exist from each
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cef.graph.index import EdgeFilter, GraphIndex
-from cef.ingest.enrich import CO_OCCURS_WITH, MENTIONS, SYNONYM
+from cef.graph.filter import EdgeFilter
+from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
     GraphPath,
@@ -50,20 +50,17 @@ from cef.model import (
 )
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
+from cef.retrieve.entities import EntityIndex, entity_index, link_query_entities
 from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, masked_question, path_scorer
-from cef.retrieve.ppr import CONTAINER_LABELS, EntityIndex, entity_index, link_query_entities
 from cef.retrieve.presets import PathSettings, settings_for
+from cef.schema.textgraph import CONTAINER_LABELS, TEXT_GRAPH_RELATIONS
 
 __all__ = [
-    "TEXT_GRAPH_RELATIONS",
     "PathAnchor",
     "candidate_paths",
     "relation_path_search",
     "walk_path",
 ]
-
-#: relations ingest derives from text: walked by PPR, never as facts between things
-TEXT_GRAPH_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH, SYNONYM})
 
 
 @dataclass(frozen=True)

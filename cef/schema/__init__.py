@@ -1,1 +1,11 @@
+"""The vocabulary of a knowledge base: what its nodes and edges may be and mean.
 
+- :mod:`cef.schema.textgraph` — the built-in text-graph vocabulary ingest writes
+  (``Entity``, ``Passage``, ``MENTIONS``, ``CO_OCCURS_WITH``, ``SYNONYM``) and its ids
+- :mod:`cef.schema.kinds` — the universal node kinds and relation types of the semantic memory
+- :mod:`cef.schema.specs` — the specs a domain registers (node, edge, property, vocabulary, pipeline)
+- :mod:`cef.schema.pipelines` — the ports of an ingestion pipeline (parser, decomposer, context)
+- :mod:`cef.schema.lookups` — the registry's state and its read-only lookups
+- :mod:`cef.schema.registry` — the extension registry (persisted in the store's meta table)
+- :mod:`cef.schema.discovery` — schema discovery from a live graph and change tracking
+"""

@@ -13,6 +13,5 @@ neither FastAPI nor the MCP SDK until a server is built.
 - :mod:`cef.server.explorer` — the graph explorer page at ``/`` and its read-only routes
 - :mod:`cef.server.graphview` — the drawable subgraph behind an answer or around a node
   (the explorer and ``cef graph`` draw it)
-- :mod:`cef.server.schema` — graph schema discovery and change tracking
 - :mod:`cef.server.settings` — ``ServerSettings`` from ``CEF_*`` variables (read at the edges)
 """

@@ -36,10 +36,10 @@ from starlette.types import Scope as AsgiScope
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
 from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
+from cef.schema.discovery import GraphSchema
 from cef.server.auth import API_KEY_HEADER, OPEN, KeyRing, owned, read_scope, visible, write_scope
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
-from cef.server.schema import GraphSchema
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import ApiKey, Scope, ServerSettings
 from cef.server.tools import format_validation_error, input_models, strict_json

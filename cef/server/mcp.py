@@ -33,9 +33,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError
+from cef.schema.discovery import SchemaTracker
 from cef.server.auth import API_KEY_HEADER, KeyRing
 from cef.server.errors import body
-from cef.server.schema import SchemaTracker
 from cef.server.service import CefService
 from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import tool_definitions, tool_spec

@@ -30,10 +30,10 @@ from cef.model import (
     SearchStrategy,
     TraversalHint,
 )
+from cef.schema.discovery import GraphSchema, discover_schema
 from cef.server.auth import owned, read_scope, write_scope
 from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
-from cef.server.schema import GraphSchema, discover_schema
 from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import (
     DeleteNodeInput,

@@ -11,7 +11,7 @@ falkordb   SQLite file    in-memory exact          FalkorDB (mirror, pushdown)
 neo4j      SQLite file    in-memory exact          Neo4j (only with CEF_TEST_NEO4J_URL)
 =========  =============  ======================  ==========================
 
-Every deployment is opened through :func:`cef.config.open_from_config`, the
+Every deployment is opened through :func:`cef.wiring.open_from_config`, the
 path front doors use. ``open_again`` gives a second, independent handle on
 the same stores (what another process would have).
 """
@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cef.config import CefConfig, open_from_config
+from cef.config import CefConfig
 from cef.engine.kb import KnowledgeBase
 from cef.store.base import GraphStore
+from cef.wiring import open_from_config
 
 from .embedder import HashEmbedder
 from .reference import MemoryGraphStore
@@ -64,8 +65,8 @@ class QdrantDeployment(Deployment):
     """Qdrant's local mode locks its directory, so a second handle shares the first one's client."""
 
     def open_again(self, first: KnowledgeBase) -> KnowledgeBase:
-        from cef.config import open_store
         from cef.store.qdrant import QdrantVectorStore
+        from cef.wiring import open_store
 
         vs = first.state.vector_store
         assert isinstance(vs, QdrantVectorStore)
@@ -82,8 +83,8 @@ class DuckDBDeployment(Deployment):
     """A DuckDB file belongs to one process; a second handle is a second connection of it."""
 
     def open_again(self, first: KnowledgeBase) -> KnowledgeBase:
-        from cef.config import open_store
         from cef.store.duckdb import DuckDBVectorStore
+        from cef.wiring import open_store
 
         vs = first.state.vector_store
         assert isinstance(vs, DuckDBVectorStore)

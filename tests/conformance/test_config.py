@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cef.config import CefConfig, load_config, open_from_config, open_store, store_location
+from cef.config import CefConfig, load_config
 from cef.errors import ConfigurationError, MissingExtraError
+from cef.wiring import open_from_config, open_store, store_location
 
 
 def test_toml_env_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

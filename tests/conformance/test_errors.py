@@ -49,7 +49,8 @@ def test_validation_errors(deployment: Deployment) -> None:
 
 
 def test_unreachable_backend_raises_store_error(deployment: Deployment, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from cef.config import CefConfig, open_from_config
+    from cef.config import CefConfig
+    from cef.wiring import open_from_config
 
     cfg = deployment.config.model_dump()
     dead = str(tmp_path / "nothing-listens-here")

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from cef import Batch, Chunk, Edge, Node
-from cef.config import open_store
 from cef.engine.kb import KnowledgeBase
+from cef.wiring import open_store
 
 from . import data
 from .backends import Deployment

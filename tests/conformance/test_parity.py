@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cef import Chunk
-from cef.config import open_store
 from cef.store.base import WriteSet
+from cef.wiring import open_store
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401  (fixtures)
 
 WORDS = [f"w{i}" for i in range(400)] + ["Naïve", "café", "x_y", "e-mail", "3.5", "Über"]

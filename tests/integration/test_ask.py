@@ -17,7 +17,7 @@ from cef.errors import LLMError
 from cef.llm import ChatMessage, MockLLMClient
 from cef.llm.understand import QueryUnderstanding, extract_json_object
 from cef.model import GraphQuery, SearchStrategy
-from cef.server.schema import GraphSchema, discover_schema
+from cef.schema.discovery import GraphSchema, discover_schema
 from tests.conftest import clinical_batch
 from tests.support.http import LoopbackServer
 from tests.support.ollama_server import start_ollama_server

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import cef
-from cef.bench.passages import run_questions
+from bench.harness.passages import run_questions
 from cef.model import SearchStrategy
 from tests.conftest import clinical_batch
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import cef
 from cef.cli import app
 from cef.extract.normalize import alias_keys
-from cef.ingest.enrich import ENTITY_LABEL
+from cef.schema.textgraph import ENTITY_LABEL
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Which drugs interact with the medication John Miller takes?"

@@ -1,4 +1,4 @@
-"""``cef bench passages`` end to end on the small multi-hop corpus: real spaCy, real embedding model."""
+"""``python bench/cli.py passages`` end to end on the small multi-hop corpus: real spaCy, real embedding model."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from cef.bench.passages import RunLine, score_run
-from cef.cli import app
+from bench.cli import app
+from bench.harness.passages import RunLine, score_run
 from tests.unit.retrieve.corpus import GOLD, QUESTION, write_corpus
 
 pytest.importorskip("spacy")
@@ -34,7 +34,7 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def run(*args: str) -> Result:
-    return CliRunner().invoke(app, ["bench", "passages", *args], catch_exceptions=False)
+    return CliRunner().invoke(app, ["passages", *args], catch_exceptions=False)
 
 
 def test_one_strategy_writes_the_run_format(files: tuple[Path, Path], tmp_path: Path) -> None:

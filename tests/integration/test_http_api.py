@@ -253,7 +253,7 @@ def test_search_cache_is_invalidated_by_every_write(serve: Serve, clinical_kb: c
 
 def test_graph_time_limit_falls_back_to_vector_search(serve: Serve, clinical_kb: cef.KnowledgeBase) -> None:
     api = serve(graph_timeout_ms=1000, cache_ttl_seconds=0)
-    with slow_graph_exploration(2.5):  # a graph exploration that takes 2.5 s
+    with slow_graph_exploration(clinical_kb, 2.5):  # a graph exploration that takes 2.5 s
         r = api.post("/api/v1/search", json={"query": "Which medications interact with warfarin?"})
         result = api.post("/api/v1/retrieve", json={"query": "warfarin interactions"}).json()
     assert r.status_code == 200

@@ -29,7 +29,7 @@ import pytest
 
 import cef
 from cef import Node, RelationType
-from cef.config import open_store
+from cef.wiring import open_store
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401  (fixtures)
 
 DURATION = float(os.environ.get("CEF_SCALEOUT_SECONDS", "8"))

@@ -10,10 +10,11 @@ from typer.testing import CliRunner
 
 import cef
 from cef import Batch, Edge, Node
-from cef.config import CefConfig, open_from_config, open_store
+from cef.config import CefConfig
 from cef.errors import ConfigurationError, ParseError
 from cef.store.base import WriteSet
 from cef.transfer import export_kb, import_kb
+from cef.wiring import open_from_config, open_store
 from tests.conformance import data
 from tests.conformance.embedder import HashEmbedder
 from tests.support.pg import PgServer, pg_dsn, pg_server  # noqa: F401  (fixtures)

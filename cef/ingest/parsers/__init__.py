@@ -10,7 +10,7 @@ edges, Markdown, plain text, JSON Lines corpora (optionally gzipped) and PDF
 
 from __future__ import annotations
 
-from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions, Parser, decode_text, stable_id
+from cef.ingest.parsers.base import ParseContext, ParsedDocument, ParseOptions, Parser, decode_text
 from cef.ingest.parsers.csvfile import CsvParser
 from cef.ingest.parsers.graphfile import JsonGraphParser, YamlGraphParser
 from cef.ingest.parsers.jsonl import JsonLinesParser
@@ -34,5 +34,4 @@ __all__ = [
     "YamlGraphParser",
     "decode_text",
     "default_registry",
-    "stable_id",
 ]

@@ -8,7 +8,6 @@ A parse either succeeds for the whole file or raises
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
@@ -16,7 +15,7 @@ from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cef.errors import ParseError
-from cef.model import Batch
+from cef.model import Batch, stable_id
 
 __all__ = [
     "BatchParser",
@@ -25,7 +24,6 @@ __all__ = [
     "ParsedDocument",
     "Parser",
     "decode_text",
-    "stable_id",
 ]
 
 TokenCounter = Callable[[str], int]
@@ -149,12 +147,6 @@ class BatchParser(Protocol):
     def parse_batches(
         self, stream: BinaryIO, ctx: ParseContext, batch_size: int, *, start: int = 0
     ) -> Iterator[ParsedDocument]: ...
-
-
-def stable_id(kind: str, *parts: str) -> str:
-    """A deterministic id ``<kind>:<32 hex>`` from ``parts``, so re-ingest updates instead of duplicating."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
-    return f"{kind}:{digest}"
 
 
 def decode_text(data: bytes, ctx: ParseContext) -> str:

@@ -32,8 +32,8 @@ from typing import Any
 from pydantic import ValidationError as PydanticValidationError
 
 from cef.errors import ParseError
-from cef.ingest.parsers.base import ParseContext, ParsedDocument, decode_text, stable_id
-from cef.model import Batch, Edge, Node
+from cef.ingest.parsers.base import ParseContext, ParsedDocument, decode_text
+from cef.model import Batch, Edge, Node, stable_id
 
 __all__ = ["CsvParser"]
 

@@ -47,8 +47,8 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from cef.errors import ParseError
-from cef.ingest.parsers.base import ParseContext, ParsedDocument, decode_text, stable_id
-from cef.model import Batch, Chunk, Edge, Node, RelationType
+from cef.ingest.parsers.base import ParseContext, ParsedDocument, decode_text
+from cef.model import Batch, Chunk, Edge, Node, RelationType, stable_id
 
 __all__ = ["JsonGraphParser", "TextDatesLoader", "YamlGraphParser", "build_graph_batch"]
 

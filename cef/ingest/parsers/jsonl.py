@@ -33,8 +33,8 @@ from typing import Any, BinaryIO, cast
 
 from pydantic import ValidationError as PydanticValidationError
 
-from cef.ingest.parsers.base import ParseContext, ParsedDocument, stable_id
-from cef.model import Batch, Chunk, Node
+from cef.ingest.parsers.base import ParseContext, ParsedDocument
+from cef.model import Batch, Chunk, Node, stable_id
 
 __all__ = ["JsonLinesParser"]
 

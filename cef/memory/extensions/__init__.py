@@ -10,7 +10,7 @@ from cef.memory.extensions.education import EducationExtension
 from cef.memory.extensions.fitness import FitnessExtension
 from cef.memory.extensions.pharma import PharmaExtension
 from cef.memory.extensions.rpg import RPGExtension
-from cef.memory.registry import SemanticMemoryExtension
+from cef.schema.specs import SemanticMemoryExtension
 
 #: the example extensions by name
 EXTENSIONS: dict[str, type[SemanticMemoryExtension]] = {

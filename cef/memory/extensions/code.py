@@ -16,10 +16,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cef.errors import ParseError
-from cef.memory.ingest import IngestContext
-from cef.memory.registry import SemanticMemoryExtension
-from cef.memory.vocab import NodeKind
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics
+from cef.schema.kinds import NodeKind
+from cef.schema.pipelines import IngestContext
+from cef.schema.specs import SemanticMemoryExtension
 
 __all__ = ["CodeExtension", "PythonASTParser"]
 

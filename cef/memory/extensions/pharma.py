@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cef.memory.registry import SemanticMemoryExtension
-from cef.memory.vocab import NodeKind
 from cef.model import RelationSemantics
+from cef.schema.kinds import NodeKind
+from cef.schema.specs import SemanticMemoryExtension
 
 
 class PharmaExtension(SemanticMemoryExtension):

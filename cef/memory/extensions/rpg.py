@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cef.memory.registry import SemanticMemoryExtension
-from cef.memory.vocab import NodeKind
+from cef.schema.kinds import NodeKind
+from cef.schema.specs import SemanticMemoryExtension
 
 
 class RPGExtension(SemanticMemoryExtension):

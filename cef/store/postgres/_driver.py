@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from cef.errors import MissingExtraError, RetryableStoreError, StoreError
+
+
+class Connections(Protocol):
+    """What the vector index needs of the PostgreSQL store: pooled connections and the change-feed head."""
+
+    def connection(self, doing: str) -> AbstractContextManager[Any]:
+        """A pooled connection with errors translated; ``doing`` names the work in error messages."""
+        ...
+
+    def current_seq(self) -> int:
+        """The newest change-feed sequence number."""
+        ...
 
 
 def psycopg() -> ModuleType:

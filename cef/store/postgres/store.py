@@ -18,19 +18,17 @@ import json
 import logging
 import re
 import threading
-from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from cef.errors import CefError, DuplicateIdError, StoreError, StoreNotFoundError
+from cef.errors import CefError, StoreError, StoreNotFoundError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import (
     Capabilities,
-    Change,
     TextHit,
     WriteSet,
     bfs_neighbourhood,
@@ -39,15 +37,13 @@ from cef.store.base import (
 from cef.store.postgres import migrations, text
 from cef.store.postgres._driver import psycopg, translate
 from cef.store.postgres.text import TsVector
-from cef.store.sqlite.store import node_text, utc_from_ts
+from cef.store.sql import EDGE_COLS, SQLRecordStore, edge_columns, edge_from_row, node_text
 from cef.store.textplan import SCORE_BUDGET, plan_terms
 
 log = logging.getLogger(__name__)
 
 #: keep this many change-feed entries; readers further behind reload fully
-CHANGE_RETENTION = 200_000
 _TABLES = {"node": "cef_nodes", "edge": "cef_edges", "chunk": "cef_chunks"}
-_EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, props"
 
 
 def split_dsn(dsn: str) -> tuple[str, str]:
@@ -61,7 +57,7 @@ def split_dsn(dsn: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=rest)), schema
 
 
-class PostgresStore:
+class PostgresStore(SQLRecordStore):
     """A :class:`cef.store.base.RecordStore` (and GraphStore) on PostgreSQL with pgvector.
 
     ``dsn`` is a libpq URL or key=value string; ``schema`` (or ``?schema=`` in
@@ -69,6 +65,13 @@ class PostgresStore:
     """
 
     capabilities = Capabilities(native_vector_search=True, native_full_text=True, traversal_pushdown=True)
+    PARAM = "%s"
+    TABLES: ClassVar[Mapping[str, str]] = {
+        **_TABLES,
+        "changes": "cef_changes",
+        "meta": "cef_meta",
+        "relation_types": "cef_relation_types",
+    }
 
     def __init__(
         self,
@@ -162,8 +165,7 @@ class PostgresStore:
                             "VALUES (%s, %s, %s, %s, %s, %s)",
                             [(before + k + 1, *c) for k, c in enumerate(changes)],
                         )
-                    if after > CHANGE_RETENTION and after // 1000 != before // 1000:
-                        conn.execute("DELETE FROM cef_changes WHERE seq <= %s", (after - CHANGE_RETENTION,))
+                    self._trim_changes(conn, before, after)
                 return before, after
         except pg.errors.UniqueViolation as exc:
             raise self._duplicate(writes, exc) from exc
@@ -172,119 +174,77 @@ class PostgresStore:
         except pg.Error as exc:
             raise translate(exc, "writing") from exc
 
-    def _write(self, conn: Any, w: WriteSet) -> list[tuple[str, str, str, int | None, int | None]]:
-        changes: list[tuple[str, str, str, int | None, int | None]] = []
+    # ------------------------------------------------------------ dialect hooks of SQLRecordStore
+    def _executemany(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
 
-        def one(kind: str, op: str, ident: str) -> None:
-            changes.append((kind, op, ident, None, None))
+    def _delete_records(self, conn: Any, kind: str, ids: Sequence[str]) -> None:
+        if kind != "edge":
+            self._text_stats(conn, kind, self._rids(conn, kind, ids), remove=True)
+        conn.execute(f"DELETE FROM {_TABLES[kind]} WHERE id = ANY(%s)", (list(ids),))
 
-        def next_rid(table: str) -> int:
-            return int(conn.execute(f"SELECT COALESCE(MAX(rid), 0) FROM {table}").fetchone()[0]) + 1
-
-        cur = conn.cursor()
-        if w.relation_types:
-            cur.executemany(
-                "INSERT INTO cef_relation_types(name, data) VALUES (%s, %s) "
-                "ON CONFLICT(name) DO UPDATE SET data = excluded.data",
-                [(rt.name, rt.model_dump_json()) for rt in w.relation_types],
-            )
-            for rt in w.relation_types:
-                one("relation_type", "upsert", rt.name)
-        # deletes first (a batch may delete then re-create)
-        for kind, ids in (("edge", w.delete_edges), ("chunk", w.delete_chunks), ("node", w.delete_nodes)):
-            if ids:
-                if kind != "edge":
-                    self._text_stats(conn, kind, self._rids(conn, kind, ids), remove=True)
-                conn.execute(f"DELETE FROM {_TABLES[kind]} WHERE id = ANY(%s)", (list(ids),))
-                for i in ids:
-                    one(kind, "delete", i)
-        if w.nodes:
-            base = next_rid("cef_nodes")
-            with cur.copy(
+    def _insert_nodes(self, conn: Any, base: int, w: WriteSet) -> None:
+        with (
+            conn.cursor() as cur,
+            cur.copy(
                 "COPY cef_nodes (rid, id, label, scope, data, tsv, ntokens, embedding) FROM STDIN (FORMAT BINARY)"
-            ) as cp:
-                cp.set_types(["int8", "text", "text", "text", "text", "tsvector", "int4", "vector"])
-                for k, n in enumerate(w.nodes):
-                    tv = TsVector(node_text(n))
-                    vec = _vec(w.node_vectors.get(n.id))
-                    cp.write_row((base + k, n.id, n.label, n.scope, n.model_dump_json(), tv, tv.length, vec))
-            self._text_stats(conn, "node", list(range(base, base + len(w.nodes))))
-            changes.append(("node", "insert_range", "", base, base + len(w.nodes) - 1))
-        if w.updated_nodes:
-            rids = self._rids(conn, "node", [n.id for n in w.updated_nodes])
-            self._text_stats(conn, "node", rids, remove=True)
-            rows = []
-            for n in w.updated_nodes:
+            ) as cp,
+        ):
+            cp.set_types(["int8", "text", "text", "text", "text", "tsvector", "int4", "vector"])
+            for k, n in enumerate(w.nodes):
                 tv = TsVector(node_text(n))
                 vec = _vec(w.node_vectors.get(n.id))
-                rows.append((n.label, n.scope, n.model_dump_json(), tv, tv.length, vec, n.id))
-            cur.executemany(
-                "UPDATE cef_nodes SET label = %s, scope = %s, data = %s, tsv = %s, ntokens = %s, "
-                "embedding = COALESCE(%s::vector, embedding) WHERE id = %s",
-                rows,
-            )
-            self._text_stats(conn, "node", rids)
-            for n in w.updated_nodes:
-                one("node", "upsert", n.id)
-        if w.edges:
-            base = next_rid("cef_edges")
-            with cur.copy(
+                cp.write_row((base + k, n.id, n.label, n.scope, n.model_dump_json(), tv, tv.length, vec))
+        self._text_stats(conn, "node", list(range(base, base + len(w.nodes))))
+
+    def _update_nodes(self, conn: Any, w: WriteSet) -> None:
+        rids = self._rids(conn, "node", [n.id for n in w.updated_nodes])
+        self._text_stats(conn, "node", rids, remove=True)
+        rows = []
+        for n in w.updated_nodes:
+            tv = TsVector(node_text(n))
+            vec = _vec(w.node_vectors.get(n.id))
+            rows.append((n.label, n.scope, n.model_dump_json(), tv, tv.length, vec, n.id))
+        self._executemany(
+            conn,
+            "UPDATE cef_nodes SET label = %s, scope = %s, data = %s, tsv = %s, ntokens = %s, "
+            "embedding = COALESCE(%s::vector, embedding) WHERE id = %s",
+            rows,
+        )
+        self._text_stats(conn, "node", rids)
+
+    def _insert_edges(self, conn: Any, base: int, edges: Sequence[Edge]) -> None:
+        with (
+            conn.cursor() as cur,
+            cur.copy(
                 "COPY cef_edges (rid, id, rel, src, dst, weight, confidence, valid_from, valid_to, "
                 "recorded_at, scope, props) FROM STDIN (FORMAT BINARY)"
-            ) as cp:
-                cp.set_types(
-                    [
-                        "int8",
-                        "text",
-                        "text",
-                        "text",
-                        "text",
-                        "float8",
-                        "float8",
-                        "float8",
-                        "float8",
-                        "float8",
-                        "text",
-                        "text",
-                    ]
-                )
-                for k, e in enumerate(w.edges):
-                    cp.write_row((base + k, e.id, *_edge_columns(e)))
-            changes.append(("edge", "insert_range", "", base, base + len(w.edges) - 1))
-        if w.updated_edges:
-            cur.executemany(
-                "UPDATE cef_edges SET rel = %s, src = %s, dst = %s, weight = %s, confidence = %s, valid_from = %s, "
-                "valid_to = %s, recorded_at = %s, scope = %s, props = %s WHERE id = %s",
-                [(*_edge_columns(e), e.id) for e in w.updated_edges],
-            )
-            for e in w.updated_edges:
-                one("edge", "upsert", e.id)
-        if w.chunks:
-            base = next_rid("cef_chunks")
-            with cur.copy(
+            ) as cp,
+        ):
+            cp.set_types(["int8", *(["text"] * 4), *(["float8"] * 5), "text", "text"])
+            for k, e in enumerate(edges):
+                cp.write_row((base + k, e.id, *edge_columns(e)))
+
+    def _insert_chunks(self, conn: Any, base: int, w: WriteSet) -> None:
+        with (
+            conn.cursor() as cur,
+            cur.copy(
                 "COPY cef_chunks (rid, id, node_id, scope, data, tsv, ntokens, embedding) FROM STDIN (FORMAT BINARY)"
-            ) as cp:
-                cp.set_types(["int8", "text", "text", "text", "text", "tsvector", "int4", "vector"])
-                for k, ch in enumerate(w.chunks):
-                    tv = TsVector(ch.content)
-                    vec = _vec(w.chunk_vectors.get(ch.id))
-                    cp.write_row(
-                        (base + k, ch.id, ch.node_id, ch.scope, ch.model_dump_json(), tv, tv.length, vec)
-                    )
-            self._text_stats(conn, "chunk", list(range(base, base + len(w.chunks))))
-            changes.append(("chunk", "insert_range", "", base, base + len(w.chunks) - 1))
-        for key, value in w.meta.items():
-            if value is None:
-                conn.execute("DELETE FROM cef_meta WHERE key = %s", (key,))
-                one("meta", "delete", key)
-                continue
-            conn.execute(
-                "INSERT INTO cef_meta(key, value) VALUES (%s, %s) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, json.dumps(value)),
-            )
-            one("meta", "upsert", key)
-        cur.close()
-        return changes
+            ) as cp,
+        ):
+            cp.set_types(["int8", "text", "text", "text", "text", "tsvector", "int4", "vector"])
+            for k, ch in enumerate(w.chunks):
+                tv = TsVector(ch.content)
+                vec = _vec(w.chunk_vectors.get(ch.id))
+                cp.write_row(
+                    (base + k, ch.id, ch.node_id, ch.scope, ch.model_dump_json(), tv, tv.length, vec)
+                )
+        self._text_stats(conn, "chunk", list(range(base, base + len(w.chunks))))
+
+    def _id_violation(self, kind: str, exc: BaseException) -> bool:
+        constraint = getattr(getattr(exc, "diag", None), "constraint_name", None) or str(exc)
+        return f"{_TABLES[kind]}_id_key" in constraint
 
     @staticmethod
     def _rids(conn: Any, kind: str, ids: Sequence[str]) -> list[int]:
@@ -303,27 +263,6 @@ class PostgresStore:
         conn.execute(terms_sql.format(table=table), params)
         conn.execute(stats_sql.format(table=table), params)
 
-    def _duplicate(self, w: WriteSet, exc: Any) -> CefError:
-        """Name the record that broke a uniqueness constraint (the transaction is already rolled back)."""
-        constraint = getattr(getattr(exc, "diag", None), "constraint_name", None) or str(exc)
-        for kind, items in (("node", w.nodes), ("edge", w.edges), ("chunk", w.chunks)):
-            if f"{_TABLES[kind]}_id_key" not in constraint:
-                continue
-            ids = [x.id for x in items]
-            twice = [i for i, c in Counter(ids).items() if c > 1]
-            if twice:
-                return DuplicateIdError(
-                    kind, twice[0], f"{kind}s[{ids.index(twice[0])}] and another item of the same batch"
-                )
-            deleted = set(getattr(w, f"delete_{kind}s"))
-            clash = self.existing_ids(kind, [i for i in ids if i not in deleted])
-            if clash:
-                first = next(i for i in ids if i in clash)
-                return DuplicateIdError(
-                    kind, first, f"{kind}s[{ids.index(first)}] already exists in the store"
-                )
-        return StoreError(f"write refused by the database: {str(exc).strip().splitlines()[0]}")
-
     # ---------------------------------------------------------------- reads
     def get_nodes(self, ids: Sequence[str]) -> list[Node]:
         rows = self._query("SELECT id, data FROM cef_nodes WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
@@ -332,9 +271,9 @@ class PostgresStore:
 
     def get_edges(self, ids: Sequence[str]) -> list[Edge]:
         rows = self._query(
-            f"SELECT {_EDGE_COLS} FROM cef_edges WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),)
+            f"SELECT {EDGE_COLS} FROM cef_edges WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),)
         )
-        found = {r[0]: _edge_from_row(r) for r in rows}
+        found = {r[0]: edge_from_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
@@ -374,8 +313,8 @@ class PostgresStore:
             yield Node.model_validate_json(data)
 
     def iter_edges(self) -> Iterator[Edge]:
-        for row in self._iter(f"SELECT {_EDGE_COLS} FROM cef_edges ORDER BY rid"):
-            yield _edge_from_row(row)
+        for row in self._iter(f"SELECT {EDGE_COLS} FROM cef_edges ORDER BY rid"):
+            yield edge_from_row(row)
 
     def iter_chunks(self) -> Iterator[Chunk]:
         for (data,) in self._iter("SELECT data FROM cef_chunks ORDER BY rid"):
@@ -497,40 +436,6 @@ class PostgresStore:
         """The latest change seq (one index lookup): it moves whenever anyone commits."""
         return self.current_seq()
 
-    def current_seq(self) -> int:
-        return int(self._query("SELECT COALESCE(MAX(seq), 0) FROM cef_changes")[0][0])
-
-    def changes_since(self, seq: int) -> tuple[int, list[Change]]:
-        """Changes after ``seq``; a first entry of kind ``reset`` means: reload everything."""
-        rows = self._query(
-            "SELECT seq, kind, op, id, rid_from, rid_to FROM cef_changes WHERE seq > %s ORDER BY seq", (seq,)
-        )
-        if rows and seq > 0 and rows[0][0] != seq + 1:
-            oldest = self._query("SELECT MIN(seq) FROM cef_changes")[0][0]
-            if oldest is None or oldest > seq + 1:
-                return int(rows[-1][0]), [Change(seq=int(rows[-1][0]), kind="reset", op="reset", id="")]
-        if not rows:
-            return seq, []
-        return int(rows[-1][0]), [
-            Change(seq=int(s), kind=k, op=o, id=i, rid_from=a, rid_to=b) for s, k, o, i, a, b in rows
-        ]
-
-    def counts(self) -> dict[str, int]:
-        row = self._query(
-            "SELECT (SELECT COUNT(*) FROM cef_nodes), (SELECT COUNT(*) FROM cef_edges), "
-            "(SELECT COUNT(*) FROM cef_chunks), (SELECT COUNT(*) FROM cef_relation_types)"
-        )[0]
-        return {
-            "nodes": int(row[0]),
-            "edges": int(row[1]),
-            "chunks": int(row[2]),
-            "relation_types": int(row[3]),
-        }
-
-    def get_meta(self, key: str) -> Any:
-        rows = self._query("SELECT value FROM cef_meta WHERE key = %s", (key,))
-        return json.loads(rows[0][0]) if rows else None
-
     def meta_items(self, prefix: str) -> list[tuple[str, Any]]:
         rows = self._query(
             'SELECT key, value FROM cef_meta WHERE starts_with(key, %s) ORDER BY key COLLATE "C"', (prefix,)
@@ -610,37 +515,6 @@ class PostgresStore:
 
 def _vec(v: np.ndarray | None) -> Any:
     return None if v is None else np.ascontiguousarray(v, dtype=np.float32)
-
-
-def _edge_columns(e: Edge) -> tuple[Any, ...]:
-    return (
-        e.relation_type,
-        e.source,
-        e.target,
-        float(e.weight),
-        float(e.confidence),
-        e.valid_from.timestamp() if e.valid_from else None,
-        e.valid_to.timestamp() if e.valid_to else None,
-        e.recorded_at.timestamp(),
-        e.scope,
-        json.dumps(e.properties, separators=(",", ":")) if e.properties else "{}",
-    )
-
-
-def _edge_from_row(row: Sequence[Any]) -> Edge:
-    return Edge(
-        id=row[0],
-        relation_type=row[1],
-        source=row[2],
-        target=row[3],
-        weight=row[4],
-        confidence=row[5],
-        valid_from=utc_from_ts(row[6]),
-        valid_to=utc_from_ts(row[7]),
-        recorded_at=utc_from_ts(row[8]),  # type: ignore[arg-type]
-        scope=row[9],
-        properties=json.loads(row[10]),
-    )
 
 
 def _redact(dsn: str) -> str:

@@ -10,15 +10,12 @@ ids and :meth:`similarities` compute exact cosines over just those rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cef.errors import EmbeddingError
 from cef.store.postgres import migrations
-
-if TYPE_CHECKING:
-    from cef.store.postgres.store import PostgresStore
+from cef.store.postgres._driver import Connections
 
 _TABLES = {"node": "cef_nodes", "chunk": "cef_chunks"}
 
@@ -28,7 +25,7 @@ class PgVectorStore:
 
     mirror = None  # the record store writes the vectors itself
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store
         self._indexes: dict[tuple[str, int], PgVectorIndex] = {}
 
@@ -45,7 +42,7 @@ class PgVectorStore:
 class PgVectorIndex:
     """A :class:`cef.store.base.VectorIndex` over ``cef_nodes.embedding`` or ``cef_chunks.embedding``."""
 
-    def __init__(self, store: PostgresStore, kind: str, dim: int) -> None:
+    def __init__(self, store: Connections, kind: str, dim: int) -> None:
         from psycopg import sql
 
         if kind not in _TABLES:

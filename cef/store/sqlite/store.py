@@ -15,16 +15,16 @@ import sqlite3
 import threading
 import unicodedata
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from cef.errors import CefError, DuplicateIdError, RetryableStoreError, StoreError
+from cef.errors import RetryableStoreError, StoreError
 from cef.model import Chunk, Edge, Node, RelationType
-from cef.store.base import Capabilities, Change, TextHit, WriteSet
+from cef.store.base import Capabilities, TextHit, WriteSet
+from cef.store.sql import EDGE_COLS, SQLRecordStore, edge_columns, edge_from_row, node_text
 from cef.store.textplan import SCORE_BUDGET, TermPlan, plan_terms
 
 SCHEMA_VERSION = 1
@@ -35,7 +35,6 @@ BIG_WRITE_CACHE_KB = 262_144
 #: SQLite's default page cache (about 2 MB), restored after a big write
 DEFAULT_CACHE = -2000
 #: keep this many change-feed entries; readers further behind reload fully
-CHANGE_RETENTION = 200_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,6 +87,7 @@ CREATE TABLE IF NOT EXISTS changes(
 );
 """
 
+_FTS = {"node": "node_fts", "chunk": "chunk_fts"}
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -105,19 +105,19 @@ def fts_query(terms: Sequence[str]) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
-def _ts(value: datetime | None) -> float | None:
-    return value.timestamp() if value is not None else None
-
-
-def node_text(node: Node) -> str:
-    """What the node-name full-text index holds: name, aliases and label."""
-    return " ".join([node.name, *node.aliases, node.label])
-
-
-class SQLiteStore:
+class SQLiteStore(SQLRecordStore):
     """A :class:`cef.store.base.RecordStore` on one SQLite file."""
 
     capabilities = Capabilities(native_vector_search=False, native_full_text=True, traversal_pushdown=False)
+    PARAM = "?"
+    TABLES: ClassVar[Mapping[str, str]] = {
+        "node": "nodes",
+        "edge": "edges",
+        "chunk": "chunks",
+        "changes": "changes",
+        "meta": "meta",
+        "relation_types": "relation_types",
+    }
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self.path = str(path)
@@ -181,8 +181,7 @@ class SQLiteStore:
                         "INSERT INTO changes(kind, op, id, rid_from, rid_to) VALUES (?,?,?,?,?)", changes
                     )
                 seq = int(c.execute("SELECT COALESCE(MAX(seq),0) FROM changes").fetchone()[0])
-                if seq > CHANGE_RETENTION and seq % 1000 < len(changes) + 1:
-                    c.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGE_RETENTION,))
+                self._trim_changes(c, before, seq)
                 c.execute("COMMIT")
                 self._local_writes += 1
                 return before, seq
@@ -198,130 +197,72 @@ class SQLiteStore:
                     with contextlib.suppress(sqlite3.Error):
                         c.execute(f"PRAGMA cache_size={DEFAULT_CACHE}")
 
-    def _write(
-        self, c: sqlite3.Connection, w: WriteSet
-    ) -> list[tuple[str, str, str, int | None, int | None]]:
-        changes: list[tuple[str, str, str, int | None, int | None]] = []
+    # ------------------------------------------------------------ dialect hooks of SQLRecordStore
+    def _executemany(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        conn.executemany(sql, rows)
 
-        def one(kind: str, op: str, ident: str) -> None:
-            changes.append((kind, op, ident, None, None))
+    def _delete_records(self, conn: Any, kind: str, ids: Sequence[str]) -> None:
+        table = self.TABLES[kind]
+        if kind != "edge":
+            self._delete_fts(conn, table, _FTS[kind], ids)
+        conn.executemany(f"DELETE FROM {table} WHERE id=?", [(i,) for i in ids])
 
-        def next_rid(table: str) -> int:
-            return int(c.execute(f"SELECT COALESCE(MAX(rid), 0) FROM {table}").fetchone()[0]) + 1
+    def _insert_nodes(self, conn: Any, base: int, w: WriteSet) -> None:
+        conn.executemany(
+            "INSERT INTO nodes(rid,id,label,scope,data,embedding) VALUES (?,?,?,?,?,?)",
+            [
+                (base + k, n.id, n.label, n.scope, n.model_dump_json(), _blob(w.node_vectors.get(n.id)))
+                for k, n in enumerate(w.nodes)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO node_fts(rowid, text) VALUES (?, ?)",
+            [(base + k, node_text(n)) for k, n in enumerate(w.nodes)],
+        )
 
-        for rt in w.relation_types:
-            c.execute(
-                "INSERT INTO relation_types(name, data) VALUES (?, ?) "
-                "ON CONFLICT(name) DO UPDATE SET data=excluded.data",
-                (rt.name, rt.model_dump_json()),
-            )
-            one("relation_type", "upsert", rt.name)
-        # deletes first (a batch may delete then re-create)
-        if w.delete_edges:
-            c.executemany("DELETE FROM edges WHERE id=?", [(i,) for i in w.delete_edges])
-            for i in w.delete_edges:
-                one("edge", "delete", i)
-        if w.delete_chunks:
-            self._delete_fts(c, "chunks", "chunk_fts", w.delete_chunks)
-            c.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i in w.delete_chunks])
-            for i in w.delete_chunks:
-                one("chunk", "delete", i)
-        if w.delete_nodes:
-            self._delete_fts(c, "nodes", "node_fts", w.delete_nodes)
-            c.executemany("DELETE FROM nodes WHERE id=?", [(i,) for i in w.delete_nodes])
-            for i in w.delete_nodes:
-                one("node", "delete", i)
-        if w.nodes:
-            base = next_rid("nodes")
-            c.executemany(
-                "INSERT INTO nodes(rid,id,label,scope,data,embedding) VALUES (?,?,?,?,?,?)",
-                [
-                    (base + k, n.id, n.label, n.scope, n.model_dump_json(), _blob(w.node_vectors.get(n.id)))
-                    for k, n in enumerate(w.nodes)
-                ],
-            )
-            c.executemany(
-                "INSERT INTO node_fts(rowid, text) VALUES (?, ?)",
-                [(base + k, node_text(n)) for k, n in enumerate(w.nodes)],
-            )
-            changes.append(("node", "insert_range", "", base, base + len(w.nodes) - 1))
-        if w.updated_nodes:
-            self._delete_fts(c, "nodes", "node_fts", [n.id for n in w.updated_nodes])
-            c.executemany(
-                "UPDATE nodes SET label=?, scope=?, data=?, embedding=COALESCE(?, embedding) WHERE id=?",
-                [
-                    (n.label, n.scope, n.model_dump_json(), _blob(w.node_vectors.get(n.id)), n.id)
-                    for n in w.updated_nodes
-                ],
-            )
-            c.executemany(
-                "INSERT INTO node_fts(rowid, text) SELECT rid, ? FROM nodes WHERE id=?",
-                [(node_text(n), n.id) for n in w.updated_nodes],
-            )
-            for n in w.updated_nodes:
-                one("node", "upsert", n.id)
-        if w.edges:
-            base = next_rid("edges")
-            c.executemany(
-                "INSERT INTO edges(rid,id,rel,src,dst,weight,confidence,valid_from,valid_to,recorded_at,scope,props)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(base + k, *row) for k, row in enumerate(_edge_rows(w.edges))],
-            )
-            changes.append(("edge", "insert_range", "", base, base + len(w.edges) - 1))
-        if w.updated_edges:
-            c.executemany(
-                "UPDATE edges SET rel=?,src=?,dst=?,weight=?,confidence=?,valid_from=?,valid_to=?,"
-                "recorded_at=?,scope=?,props=? WHERE id=?",
-                [(*_edge_columns(e), e.id) for e in w.updated_edges],
-            )
-            for e in w.updated_edges:
-                one("edge", "upsert", e.id)
-        if w.chunks:
-            base = next_rid("chunks")
-            c.executemany(
-                "INSERT INTO chunks(rid,id,node_id,scope,data,embedding) VALUES (?,?,?,?,?,?)",
-                [
-                    (
-                        base + k,
-                        ch.id,
-                        ch.node_id,
-                        ch.scope,
-                        ch.model_dump_json(),
-                        _blob(w.chunk_vectors.get(ch.id)),
-                    )
-                    for k, ch in enumerate(w.chunks)
-                ],
-            )
-            c.executemany(
-                "INSERT INTO chunk_fts(rowid, content) VALUES (?, ?)",
-                [(base + k, ch.content) for k, ch in enumerate(w.chunks)],
-            )
-            changes.append(("chunk", "insert_range", "", base, base + len(w.chunks) - 1))
-        for key, value in w.meta.items():
-            if value is None:
-                c.execute("DELETE FROM meta WHERE key=?", (key,))
-                one("meta", "delete", key)
-                continue
-            c.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                (key, json.dumps(value)),
-            )
-            one("meta", "upsert", key)
-        return changes
+    def _update_nodes(self, conn: Any, w: WriteSet) -> None:
+        self._delete_fts(conn, "nodes", "node_fts", [n.id for n in w.updated_nodes])
+        conn.executemany(
+            "UPDATE nodes SET label=?, scope=?, data=?, embedding=COALESCE(?, embedding) WHERE id=?",
+            [
+                (n.label, n.scope, n.model_dump_json(), _blob(w.node_vectors.get(n.id)), n.id)
+                for n in w.updated_nodes
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO node_fts(rowid, text) SELECT rid, ? FROM nodes WHERE id=?",
+            [(node_text(n), n.id) for n in w.updated_nodes],
+        )
 
-    def _duplicate(self, w: WriteSet, exc: sqlite3.IntegrityError) -> CefError:
-        """Name the record that broke a uniqueness constraint (the transaction is already rolled back)."""
-        for kind, items in (("node", w.nodes), ("edge", w.edges), ("chunk", w.chunks)):
-            if f"{kind}s.id" in str(exc):
-                ids = [x.id for x in items]
-                deleted = set(getattr(w, f"delete_{kind}s"))
-                clash = self.existing_ids(kind, [i for i in ids if i not in deleted])
-                if clash:
-                    first = next(i for i in ids if i in clash)
-                    return DuplicateIdError(
-                        kind, first, f"{kind}s[{ids.index(first)}] already exists in the store"
-                    )
-        return StoreError(f"write refused by the database: {exc}")
+    def _insert_edges(self, conn: Any, base: int, edges: Sequence[Edge]) -> None:
+        conn.executemany(
+            "INSERT INTO edges(rid,id,rel,src,dst,weight,confidence,valid_from,valid_to,recorded_at,scope,props)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(base + k, *row) for k, row in enumerate(_edge_rows(edges))],
+        )
+
+    def _insert_chunks(self, conn: Any, base: int, w: WriteSet) -> None:
+        conn.executemany(
+            "INSERT INTO chunks(rid,id,node_id,scope,data,embedding) VALUES (?,?,?,?,?,?)",
+            [
+                (
+                    base + k,
+                    ch.id,
+                    ch.node_id,
+                    ch.scope,
+                    ch.model_dump_json(),
+                    _blob(w.chunk_vectors.get(ch.id)),
+                )
+                for k, ch in enumerate(w.chunks)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO chunk_fts(rowid, content) VALUES (?, ?)",
+            [(base + k, ch.content) for k, ch in enumerate(w.chunks)],
+        )
+
+    def _id_violation(self, kind: str, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.IntegrityError) and f"{self.TABLES[kind]}.id" in str(exc)
 
     @staticmethod
     def _delete_fts(c: sqlite3.Connection, table: str, fts: str, ids: Sequence[str]) -> None:
@@ -375,8 +316,8 @@ class SQLiteStore:
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
-            for row in self._query(f"SELECT {_EDGE_COLS} FROM edges WHERE id IN ({marks})", part):
-                found[row[0]] = _edge_from_row(row)
+            for row in self._query(f"SELECT {EDGE_COLS} FROM edges WHERE id IN ({marks})", part):
+                found[row[0]] = edge_from_row(row)
         return [found[i] for i in ids if i in found]
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
@@ -413,8 +354,8 @@ class SQLiteStore:
             yield Node.model_validate_json(data)
 
     def iter_edges(self) -> Iterator[Edge]:
-        for row in self._iter(f"SELECT {_EDGE_COLS} FROM edges ORDER BY rid"):
-            yield _edge_from_row(row)
+        for row in self._iter(f"SELECT {EDGE_COLS} FROM edges ORDER BY rid"):
+            yield edge_from_row(row)
 
     def ids_in_range(self, kind: str, rid_from: int, rid_to: int) -> list[str]:
         """Ids of records inserted with row ids in a range (the change feed's insert ranges)."""
@@ -595,46 +536,6 @@ class SQLiteStore:
         """Changes when another connection commits (cheap freshness probe)."""
         return int(self._query("PRAGMA data_version")[0][0])
 
-    def current_seq(self) -> int:
-        return int(self._query("SELECT COALESCE(MAX(seq), 0) FROM changes")[0][0])
-
-    def changes_since(self, seq: int) -> tuple[int, list[Change]]:
-        """Changes after ``seq``; a first entry of kind ``reset`` means: reload everything."""
-        rows = self._query(
-            "SELECT seq, kind, op, id, rid_from, rid_to FROM changes WHERE seq > ? ORDER BY seq", (seq,)
-        )
-        if rows and seq > 0 and rows[0][0] != seq + 1:
-            oldest = self._query("SELECT MIN(seq) FROM changes")[0][0]
-            if oldest is None or oldest > seq + 1:
-                return int(rows[-1][0]), [Change(seq=int(rows[-1][0]), kind="reset", op="reset", id="")]
-        if not rows:
-            return seq, []
-        return int(rows[-1][0]), [
-            Change(seq=int(s), kind=k, op=o, id=i, rid_from=a, rid_to=b) for s, k, o, i, a, b in rows
-        ]
-
-    def counts(self) -> dict[str, int]:
-        out = {}
-        for name, table in (
-            ("nodes", "nodes"),
-            ("edges", "edges"),
-            ("chunks", "chunks"),
-            ("relation_types", "relation_types"),
-        ):
-            out[name] = int(self._query(f"SELECT COUNT(*) FROM {table}")[0][0])
-        return out
-
-    def get_meta(self, key: str) -> Any:
-        rows = self._query("SELECT value FROM meta WHERE key=?", (key,))
-        return json.loads(rows[0][0]) if rows else None
-
-    def meta_items(self, prefix: str) -> list[tuple[str, Any]]:
-        """Every meta entry whose key starts with ``prefix``."""
-        rows = self._query(
-            "SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key", (prefix, prefix + "\uffff")
-        )
-        return [(k, json.loads(v)) for k, v in rows]
-
     def labels(self) -> list[tuple[str, int]]:
         return [
             (r[0], int(r[1]))
@@ -656,9 +557,6 @@ class SQLiteStore:
         return [(r[0], r[1], r[2], int(r[3])) for r in rows]
 
 
-_EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, recorded_at, scope, props"
-
-
 def _write_size(w: WriteSet) -> int:
     return sum(
         len(x)
@@ -676,41 +574,10 @@ def _write_size(w: WriteSet) -> int:
 
 def _edge_rows(edges: Sequence[Edge]) -> list[tuple[Any, ...]]:
     """``(id, *columns)`` per edge; a big batch sorted by source id, so the source index fills in order."""
-    rows = [(e.id, *_edge_columns(e)) for e in edges]
+    rows = [(e.id, *edge_columns(e)) for e in edges]
     if len(rows) >= 10_000:
         rows.sort(key=lambda r: r[2])
     return rows
-
-
-def _edge_columns(e: Edge) -> tuple[Any, ...]:
-    return (
-        e.relation_type,
-        e.source,
-        e.target,
-        e.weight,
-        e.confidence,
-        _ts(e.valid_from),
-        _ts(e.valid_to),
-        e.recorded_at.timestamp(),
-        e.scope,
-        json.dumps(e.properties, separators=(",", ":")) if e.properties else "{}",
-    )
-
-
-def _edge_from_row(row: Sequence[Any]) -> Edge:
-    return Edge(
-        id=row[0],
-        relation_type=row[1],
-        source=row[2],
-        target=row[3],
-        weight=row[4],
-        confidence=row[5],
-        valid_from=utc_from_ts(row[6]),
-        valid_to=utc_from_ts(row[7]),
-        recorded_at=utc_from_ts(row[8]),  # type: ignore[arg-type]
-        scope=row[9],
-        properties=json.loads(row[10]),
-    )
 
 
 def _blob(vec: np.ndarray | None) -> bytes | None:
@@ -724,7 +591,3 @@ def _translate(exc: sqlite3.OperationalError, doing: str) -> StoreError:
     if "locked" in msg or "busy" in msg:
         return RetryableStoreError(f"database busy while {doing}: {msg}; retry")
     return StoreError(f"SQLite error while {doing}: {msg}")
-
-
-def utc_from_ts(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, UTC) if value is not None else None

@@ -132,10 +132,15 @@ def test_an_unreachable_server_is_a_retryable_error(closing: list[Any]) -> None:
         asyncio.run(retriever.ainvoke("warfarin"))
 
 
-def test_a_server_slower_than_the_timeout_is_a_timeout_error(server: str, closing: list[Any]) -> None:
+def test_a_server_slower_than_the_timeout_is_a_timeout_error(
+    server: str, clinical_kb: cef.KnowledgeBase, closing: list[Any]
+) -> None:
     retriever = li.CefRetriever(server, api_key=READ_KEY, timeout=0.3)
     closing.append(retriever)
-    with slow_graph_exploration(1.5), pytest.raises(QueryTimeoutError, match=r"did not answer within 0.3 s"):
+    with (
+        slow_graph_exploration(clinical_kb, 1.5),
+        pytest.raises(QueryTimeoutError, match=r"did not answer within 0.3 s"),
+    ):
         retriever.retrieve("warfarin")
 
 

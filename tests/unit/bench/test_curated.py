@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from cef.bench.curated import (
+from bench.cli import app
+from bench.harness.curated import (
     CuratedQuestion,
     RelationMap,
     check_questions,
@@ -27,7 +28,6 @@ from cef.bench.curated import (
     run_benchmark,
     score,
 )
-from cef.cli import app
 from cef.errors import ValidationError
 from cef.model import GraphPath, Node, RankedChunk, RankedNode, SearchResult, SearchStrategy
 from cef.model.graph import Chunk
@@ -289,7 +289,7 @@ def test_load_graph_refuses_an_existing_store(tmp_path: Path) -> None:
 
 def test_the_cli_prints_a_score_table(tmp_path: Path) -> None:
     runner = CliRunner()
-    args = ["bench", "curated", "--graph", str(GRAPH), "--questions", str(QUESTIONS)]
+    args = ["curated", "--graph", str(GRAPH), "--questions", str(QUESTIONS)]
     out = runner.invoke(app, [*args, "--limit", "3", "--embedder", "none", "--no-progress", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
@@ -303,7 +303,7 @@ def test_the_cli_reports_gold_data_that_does_not_match(tmp_path: Path) -> None:
         "questions: [{id: x, question: 'Who owns payments?', anchor: svc-payments, path: [OWNED_BY], answers: [team-web]}]"
     )
     out = CliRunner().invoke(
-        app, ["bench", "curated", "--graph", str(GRAPH), "--questions", str(bad), "--embedder", "none"]
+        app, ["curated", "--graph", str(GRAPH), "--questions", str(bad), "--embedder", "none"]
     )
     assert out.exit_code != 0
     said = " ".join(out.output.split())

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 import cef
-from cef.bench.kgqa import (
+from bench.cli import app
+from bench.harness.kgqa import (
     METAQA_ROLES,
     KgqaLine,
     RelationHop,
@@ -24,7 +25,6 @@ from cef.bench.kgqa import (
     run_questions,
     score_entities,
 )
-from cef.cli import app
 from cef.embed import Embedder
 from cef.engine.kb import KnowledgeBase
 from cef.errors import ValidationError
@@ -202,7 +202,6 @@ def test_cli_writes_a_run_score_py_reads(triples_file: Path, tmp_path: Path) -> 
     result = CliRunner().invoke(
         app,
         [
-            "bench",
             "kgqa",
             "--kb",
             str(triples_file),

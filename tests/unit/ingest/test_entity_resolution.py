@@ -9,8 +9,8 @@ import pytest
 import cef
 from cef.engine.kb import KnowledgeBase
 from cef.extract.normalize import alias_keys
-from cef.ingest.enrich import ENTITY_LABEL, MENTIONS
 from cef.ingest.pipeline import ingest_sources
+from cef.schema.textgraph import ENTITY_LABEL, MENTIONS
 
 CLINICAL = Path(__file__).resolve().parents[3] / "examples" / "clinical" / "graph.yaml"
 

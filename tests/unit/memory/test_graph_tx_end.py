@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import cef
 from cef import Batch, Edge, Node, RelationType
-from cef.graph.index import SUPERSEDED_AT, GraphIndex, tx_end_ts
+from cef.graph.filter import SUPERSEDED_AT, tx_end_ts
+from cef.graph.index import GraphIndex
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

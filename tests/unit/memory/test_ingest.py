@@ -9,7 +9,7 @@ import pytest
 from cef.errors import ParseError
 from cef.memory import SemanticMemory
 from cef.memory.extensions import CodeExtension
-from cef.memory.ingest import IngestContext
+from cef.schema.pipelines import IngestContext
 
 from .conftest import Clock
 

@@ -16,9 +16,9 @@ from cef.errors import (
     ValidationError,
 )
 from cef.memory import NodeKind, SemanticMemory, SemanticMemoryExtension
-from cef.memory.registry import META_PREFIX
-from cef.memory.vocab import UNIVERSAL_RELATIONS
 from cef.model import Batch, RelationSemantics
+from cef.schema.kinds import UNIVERSAL_RELATIONS
+from cef.schema.registry import META_PREFIX
 
 
 def no_zero_dose(node: Node) -> str | None:
@@ -254,7 +254,7 @@ def test_unknown_pipeline_is_a_configuration_error(memory: SemanticMemory) -> No
 
 
 def test_universal_vocabulary_yields_to_existing_names() -> None:
-    from cef.memory.vocab import universal_relation_types
+    from cef.schema.kinds import universal_relation_types
 
     types = {rt.name: rt for rt in universal_relation_types({"contains", "owns"})}
     assert "owns" not in types  # taken: left to its owner

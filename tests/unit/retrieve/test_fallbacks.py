@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import cef
 from cef import GraphQuery, SearchStrategy
-from cef.retrieve import pipeline
 from cef.retrieve.presets import DEFAULT_CHAIN, GRAPH_FIRST, PPR_DEFAULT
 
 
-def test_chains_are_registered() -> None:
+def test_chains_are_registered(text_kb: cef.KnowledgeBase) -> None:
+    reg = text_kb.strategies
     assert (
-        pipeline.CHAINS[SearchStrategy.PPR]
+        reg.chain(SearchStrategy.PPR)
         == PPR_DEFAULT.chain
         == [
             SearchStrategy.PPR,
@@ -18,11 +18,12 @@ def test_chains_are_registered() -> None:
             SearchStrategy.BM25,
         ]
     )
-    assert pipeline.CHAINS[SearchStrategy.GRAPH] == GRAPH_FIRST.chain
-    assert pipeline.CHAINS[SearchStrategy.AUTO] == DEFAULT_CHAIN
+    assert reg.chain(SearchStrategy.GRAPH) == GRAPH_FIRST.chain
+    assert reg.chain(SearchStrategy.AUTO) == DEFAULT_CHAIN
     # they link the question themselves: no anchor resolution before them
-    assert SearchStrategy.PPR not in pipeline.GRAPH_STRATEGIES
-    assert SearchStrategy.GRAPH not in pipeline.GRAPH_STRATEGIES
+    assert not reg.needs_graph(SearchStrategy.PPR)
+    assert not reg.needs_graph(SearchStrategy.GRAPH)
+    assert reg.needs_graph(SearchStrategy.HYBRID)
 
 
 def test_graph_falls_back_to_vector_when_no_entity_is_named(text_kb: cef.KnowledgeBase) -> None:
@@ -80,3 +81,34 @@ def test_auto_uses_ppr_on_text(text_kb: cef.KnowledgeBase) -> None:
     # no hint: HYBRID's anchor resolution and traversal do not run; the anchors are PPR's entities
     assert [a["how"] for a in res.metadata["anchors"]] == ["entity"]
     assert res.reasoning_context is not None and res.reasoning_context.metadata["strategy"] == "ppr"
+
+
+def test_each_knowledge_base_owns_its_strategies(
+    text_kb: cef.KnowledgeBase, text_kb_plain: cef.KnowledgeBase
+) -> None:
+    """A strategy registered on one knowledge base runs there and nowhere else."""
+    from cef.model import RankedChunk
+
+    calls: list[str] = []
+
+    def nothing(qc: object) -> list[RankedChunk]:
+        calls.append("custom")
+        return []
+
+    text_kb.strategies.register(
+        SearchStrategy.GRAPH, nothing, [SearchStrategy.GRAPH, SearchStrategy.BM25], graph=False
+    )
+    res = text_kb.retrieve(GraphQuery(query="paprika", strategy=SearchStrategy.GRAPH, top_k=3, min_results=1))
+    assert calls == ["custom"]
+    assert res.strategy is SearchStrategy.BM25
+    assert res.fallbacks == ["graph: 0 result(s) < min_results 1"]
+    text_kb_plain.retrieve(GraphQuery(query="paprika", strategy=SearchStrategy.GRAPH, top_k=3))
+    assert calls == ["custom"]  # the other knowledge base still runs the built-in graph strategy
+    assert text_kb_plain.strategies.chain(SearchStrategy.GRAPH) == GRAPH_FIRST.chain
+
+
+def test_default_chain_must_not_be_empty(text_kb: cef.KnowledgeBase) -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="at least one strategy"):
+        text_kb.strategies.set_default_chain([])

@@ -6,7 +6,7 @@ import pytest
 
 import cef
 from cef import GraphQuery, SearchStrategy
-from cef.ingest.enrich import CO_OCCURS_WITH, entity_id, passage_id
+from cef.schema.textgraph import CO_OCCURS_WITH, entity_id, passage_id
 from tests.unit.retrieve.corpus import QUESTION
 
 

@@ -72,7 +72,10 @@ def test_hops_named_outward_from_the_anchor_read_in_walking_order() -> None:
     both = {D: [-3], "release_year": [2]}
     assert _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), both) == 0.0
     assert _hop_order((Hop("release_year", True), Hop(D, True)), both) == 0.0
-    assert _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), {**both, D: [-3], S: [-1]}) == 0.0
+    assert (
+        _hop_order((Hop(D, True), Hop(D, False), Hop("release_year", True)), {**both, D: [-3], S: [-1]})
+        == 0.0
+    )
     # "the movies written by the screenwriter of X were directed by who": W(-5), W(-2), D(+2)
     w = "written_by"
     told = {w: [-5, -2], D: [2]}

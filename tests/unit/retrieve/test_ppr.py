@@ -7,9 +7,9 @@ import pytest
 import cef
 from cef import GraphQuery, SearchStrategy
 from cef.errors import ValidationError
-from cef.ingest.enrich import entity_id, passage_id
-from cef.retrieve.ppr import entity_index, link_query_entities
+from cef.retrieve.entities import entity_index, link_query_entities
 from cef.retrieve.presets import EntityLinkingSettings
+from cef.schema.textgraph import entity_id, passage_id
 from tests.unit.retrieve.corpus import GOLD, QUESTION
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import cef
 from cef.cli import app
-from cef.server.schema import discover_schema
+from cef.schema.discovery import discover_schema
 from cef.server.service import load_context_support
 from cef.server.settings import ServerSettings
 from cef.server.tools import tool_definitions

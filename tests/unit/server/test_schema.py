@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cef
 from cef import Batch, Chunk, Edge, Node, RelationType
-from cef.server.schema import SchemaTracker, describe_schema, discover_schema
+from cef.schema.discovery import SchemaTracker, describe_schema, discover_schema
 
 
 def test_discovers_types_properties_counts_and_endpoints(clinical_kb: cef.KnowledgeBase) -> None:
@@ -32,7 +32,7 @@ def test_describe_schema_names_everything(clinical_kb: cef.KnowledgeBase) -> Non
 
 
 def test_empty_schema_is_described() -> None:
-    from cef.server.schema import GraphSchema
+    from cef.schema.discovery import GraphSchema
 
     assert "empty" in describe_schema(GraphSchema())
 

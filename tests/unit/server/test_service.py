@@ -198,45 +198,37 @@ def hold_engine(kb: cef.KnowledgeBase, seconds: float) -> threading.Thread:
 
 
 @contextmanager
-def slow_graph_exploration(seconds: float) -> Iterator[None]:
-    """Make the default strategy a graph strategy that takes ``seconds`` (through the engine's strategy registry)."""
-    from cef.retrieve import pipeline
-    from cef.retrieve.search import hybrid_search
+def slow_graph_exploration(kb: cef.KnowledgeBase, seconds: float) -> Iterator[None]:
+    """Make ``kb``'s default strategy a graph strategy that takes ``seconds``, then the built-in one again.
 
-    chain = list(pipeline.CHAINS[SearchStrategy.AUTO])
-    saved = (
-        pipeline.STRATEGIES.get(SearchStrategy.GRAPH),
-        pipeline.CHAINS.get(SearchStrategy.GRAPH),
-        SearchStrategy.GRAPH in pipeline.GRAPH_STRATEGIES,
-    )
+    Only ``kb``'s own strategy registry changes: no other knowledge base sees the slow strategy.
+    """
+    from cef.retrieve.search import hybrid_search
+    from cef.retrieve.strategies import StrategyRegistry
 
     def slow(qc: Any) -> Any:
         time.sleep(seconds)
         return hybrid_search(qc)
 
     graph_chain = [SearchStrategy.GRAPH, SearchStrategy.VECTOR, SearchStrategy.BM25]
-    pipeline.register_strategy(SearchStrategy.GRAPH, slow, graph_chain)
-    pipeline.set_default_chain(graph_chain)
+    kb.strategies.register(SearchStrategy.GRAPH, slow, graph_chain)
+    kb.strategies.set_default_chain(graph_chain)
     try:
         yield
     finally:
-        # put back exactly what was registered before (the real GRAPH strategy, its chain and flag)
-        strategy, graph_chain_before, was_graph = saved
-        if strategy is not None and graph_chain_before is not None:
-            pipeline.STRATEGIES[SearchStrategy.GRAPH] = strategy
-            pipeline.CHAINS[SearchStrategy.GRAPH] = graph_chain_before
-        else:
-            pipeline.STRATEGIES.pop(SearchStrategy.GRAPH, None)
-            pipeline.CHAINS.pop(SearchStrategy.GRAPH, None)
-        if not was_graph:
-            pipeline.GRAPH_STRATEGIES.discard(SearchStrategy.GRAPH)
-        pipeline.set_default_chain(chain)
+        built_in = StrategyRegistry.default()
+        graph_first = built_in.function(SearchStrategy.GRAPH)
+        assert graph_first is not None
+        kb.strategies.register(
+            SearchStrategy.GRAPH, graph_first, built_in.chain(SearchStrategy.GRAPH), graph=False
+        )
+        kb.strategies.set_default_chain(built_in.chain(SearchStrategy.AUTO))
 
 
 def test_graph_time_limit_falls_back_to_vector_search(clinical_kb: cef.KnowledgeBase) -> None:
     clinical_kb.warm()  # what a server does before it reports ready: one-time loading is not exploring
     svc = make(clinical_kb, graph_timeout_ms=1000)
-    with slow_graph_exploration(2.0):
+    with slow_graph_exploration(clinical_kb, 2.0):
         t0 = time.perf_counter()
         r = search(svc, query="Which medications interact with warfarin?")
         elapsed = time.perf_counter() - t0

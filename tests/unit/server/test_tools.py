@@ -10,7 +10,7 @@ import pytest
 import cef
 from cef.errors import ValidationError
 from cef.model import GraphQuery
-from cef.server.schema import GraphSchema, discover_schema
+from cef.schema.discovery import GraphSchema, discover_schema
 from cef.server.settings import ServerSettings
 from cef.server.tools import (
     READ_TOOLS,

@@ -1,8 +1,14 @@
-"""``cef bench passages``: passage-retrieval benchmark on a JSON Lines corpus and a question file."""
+"""Benchmark commands: ``python bench/cli.py passages|kgqa|curated …`` (outside the library; ``--help`` on each).
+
+- ``passages``: passage retrieval on a JSON Lines corpus and a question file;
+- ``kgqa``: MetaQA questions over the WikiMovies triples (``bench/cli_kgqa.py``);
+- ``curated``: the hand-written questions of a curated graph (``bench/cli_curated.py``).
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -10,10 +16,13 @@ from typing import Annotated
 
 import typer
 
-from cef.cli.common import cli_errors, err_console, progress_bar
-from cef.model import SearchStrategy
+if __name__ == "__main__":  # run as a script: the repository root holds the bench package
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-bench_app = typer.Typer(
+from cef import SearchStrategy
+from cef.cli.common import cli_errors, err_console, progress_bar
+
+app = typer.Typer(
     name="bench",
     help="Benchmarks: index a corpus into a fresh knowledge base, answer its questions, score the run.",
     no_args_is_help=True,
@@ -70,9 +79,9 @@ def passages(
     enricher; the question file is opened only after indexing. The run file is
     what ../shared/bench/score.py reads.
 
-    Example:  cef bench passages --corpus ../shared/bench/musique-100/corpus.jsonl.gz --questions ../shared/bench/musique-100/questions.jsonl.gz --strategy ppr --top-k 10 --out run.jsonl
+    Example:  python bench/cli.py passages --corpus ../shared/bench/musique-100/corpus.jsonl.gz --questions ../shared/bench/musique-100/questions.jsonl.gz --strategy ppr --top-k 10 --out run.jsonl
     """
-    from cef.bench.passages import (
+    from bench.harness.passages import (
         COMPARED,
         StrategyScore,
         build_store,
@@ -133,12 +142,16 @@ def passages(
     )
 
 
-def register(app: typer.Typer) -> None:
-    from cef.cli.bench_curated import curated
+def _commands() -> None:
+    from bench.cli_curated import curated
+    from bench.cli_kgqa import kgqa
 
-    bench_app.command("passages")(passages)
-    bench_app.command("curated")(curated)
-    app.add_typer(bench_app)
+    app.command("passages")(passages)
+    app.command("curated")(curated)
+    app.command("kgqa")(kgqa)
 
 
-__all__ = ["register"]
+_commands()
+
+if __name__ == "__main__":
+    app()

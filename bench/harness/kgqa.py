@@ -42,10 +42,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import cef
+from cef import Batch, Edge, GraphQuery, KnowledgeBase, Node, RelationType
 from cef.embed.base import Embedder
-from cef.engine.kb import KnowledgeBase
 from cef.errors import ValidationError
-from cef.model import Batch, Edge, GraphQuery, Node, RelationType
 from cef.patterns import (
     Constraint,
     ConstraintType,

@@ -41,10 +41,9 @@ from typing import Any
 import yaml
 
 import cef
+from cef import Batch, GraphPath, GraphQuery, KnowledgeBase, RelationType, SearchResult, SearchStrategy
 from cef.embed.base import Embedder
-from cef.engine.kb import KnowledgeBase
 from cef.errors import ValidationError
-from cef.model import Batch, GraphPath, GraphQuery, RelationType, SearchResult, SearchStrategy
 
 __all__ = [
     "CuratedQuestion",

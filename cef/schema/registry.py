@@ -18,324 +18,57 @@ restored on open registers its callables again.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from cef.errors import ConfigurationError, InvalidPropertyError, UnknownNodeTypeError, ValidationError
-from cef.memory.vocab import NodeKind
-from cef.model import Batch, Edge, Node, RelationSemantics, RelationType
+from cef.errors import UnknownNodeTypeError, ValidationError
+from cef.model import Batch, Edge, Node, RelationSemantics
+from cef.schema.kinds import NodeKind
+from cef.schema.lookups import PendingRegistrations, RegistryState, TypeLookups
+from cef.schema.specs import (
+    NAME_PATTERN,
+    ClassExtension,
+    EdgeTypeSpec,
+    NodeTypeSpec,
+    NodeValidation,
+    PipelineSpec,
+    Registers,
+    SemanticMemoryExtension,
+    Vocabulary,
+    check_properties,
+    import_path,
+    instantiate,
+    load_object,
+    merge_endpoint_types,
+    property_schema,
+    relation_key,
+    run_validation,
+)
 
 if TYPE_CHECKING:
     from cef.engine.indexer import KnowledgeIndexer
     from cef.engine.kb import KnowledgeBase
-    from cef.memory.ingest import ContentParser, Decomposer
+    from cef.schema.pipelines import ContentParser, Decomposer
 
-__all__ = [
-    "ClassExtension",
-    "EdgeTypeSpec",
-    "ExtensionRegistry",
-    "NodeTypeSpec",
-    "PipelineSpec",
-    "PropertySpec",
-    "PropertyType",
-    "SemanticMemoryExtension",
-    "Vocabulary",
-]
+__all__ = ["META_PREFIX", "ExtensionRegistry"]
 
 log = logging.getLogger(__name__)
 
 META_PREFIX = "memory.registry."
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-PropertyType = Literal["string", "int", "float", "bool", "date", "datetime", "list", "dict", "any"]
-_TYPE_ALIASES: dict[str, PropertyType] = {
-    "string": "string",
-    "str": "string",
-    "text": "string",
-    "int": "int",
-    "integer": "int",
-    "float": "float",
-    "number": "float",
-    "bool": "bool",
-    "boolean": "bool",
-    "date": "date",
-    "datetime": "datetime",
-    "list": "list",
-    "array": "list",
-    "dict": "dict",
-    "object": "dict",
-    "map": "dict",
-    "any": "any",
-}
-
-#: what a validation callable may return: None/True (fine), False or a message (refused)
-NodeValidation = Callable[[Node], object]
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PropertySpec(_Spec):
-    """One property of a node or edge type."""
-
-    type: PropertyType = "any"
-    required: bool = False
-    description: str = ""
-
-    def check(self, value: Any) -> str | None:
-        """Why ``value`` does not fit, or None."""
-        ok = {
-            "string": lambda v: isinstance(v, str),
-            "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-            "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-            "bool": lambda v: isinstance(v, bool),
-            "date": _is_date,
-            "datetime": _is_datetime,
-            "list": lambda v: isinstance(v, list),
-            "dict": lambda v: isinstance(v, dict),
-            "any": lambda v: True,
-        }[self.type](value)
-        if ok:
-            return None
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-        return f"expected {self.type}, got {type(value).__name__} {shown}"
-
-
-def _is_date(v: Any) -> bool:
-    if not isinstance(v, str):
-        return False
-    try:
-        date.fromisoformat(v)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_datetime(v: Any) -> bool:
-    if not isinstance(v, str):
-        return False
-    try:
-        datetime.fromisoformat(v)
-    except ValueError:
-        return False
-    return True
-
-
-class NodeTypeSpec(_Spec):
-    """A registered node type: its parent (a universal kind or another node type) and property schema."""
-
-    name: str
-    parent: str
-    properties: dict[str, PropertySpec] = Field(default_factory=dict)
-    description: str = ""
-    validation: str | None = Field(default=None, description="import path of the validation callable")
-    domain: str | None = None
-
-
-class EdgeTypeSpec(_Spec):
-    """A registered edge type: allowed endpoint types, property schema, inverse and semantics."""
-
-    name: str
-    source_types: list[str] = Field(default_factory=list, description="empty: any")
-    target_types: list[str] = Field(default_factory=list, description="empty: any")
-    properties: dict[str, PropertySpec] = Field(default_factory=dict)
-    inverse: str | None = None
-    semantics: RelationSemantics = RelationSemantics.ASSOCIATION
-    bidirectional: bool = False
-    description: str = ""
-    domain: str | None = None
-
-    def relation_type(self) -> RelationType:
-        return RelationType(
-            name=self.name,
-            semantics=self.semantics,
-            inverse=self.inverse,
-            bidirectional=self.bidirectional,
-            description=self.description,
-            source_types=list(self.source_types),
-            target_types=list(self.target_types),
-            metadata={"vocabulary": self.domain or "extension"},
-        )
-
-
-class ClassExtension(_Spec):
-    """A term placed under a class (the seed's WordNet extensions): ``metformin`` is a ``medication``."""
-
-    term: str
-    class_id: str
-    gloss: str = ""
-
-    @property
-    def class_name(self) -> str:
-        """``medication.n.01`` → ``medication``."""
-        return self.class_id.split(".", 1)[0].replace("_", " ")
-
-
-class Vocabulary(_Spec):
-    """A domain's synonyms (canonical term → other words for it) and class extensions."""
-
-    domain: str
-    synonyms: dict[str, list[str]] = Field(default_factory=dict)
-    class_extensions: list[ClassExtension] = Field(default_factory=list)
-
-
-class PipelineSpec(_Spec):
-    """An ingestion pipeline: a parser (and optional decomposer) for a content type."""
-
-    content_type: str
-    parser: str | None = Field(default=None, description="import path of the parser's class")
-    decomposer: str | None = None
-    extensions: list[str] = Field(default_factory=list, description="file suffixes it reads, e.g. .py")
-    domain: str | None = None
-
-
-@runtime_checkable
-class _Registers(Protocol):
-    name: str
-
-    def register(self, memory: Any) -> None: ...
-
-
-class SemanticMemoryExtension:
-    """Base class of domain extensions: a name and one method that registers vocabulary.
-
-    Define extensions at module level with a no-argument constructor so they
-    can be restored when the memory is reopened.
-    """
-
-    name: str = ""
-
-    def register(self, memory: Any) -> None:  # memory: cef.memory.SemanticMemory
-        """Register this extension's node types, edge types, vocabulary and pipelines."""
-
-
-@dataclass
-class _State:
-    node_types: dict[str, NodeTypeSpec] = field(default_factory=dict)
-    edge_types: dict[str, EdgeTypeSpec] = field(default_factory=dict)
-    vocabularies: dict[str, Vocabulary] = field(default_factory=dict)
-    pipelines: dict[str, PipelineSpec] = field(default_factory=dict)
-    extensions: dict[str, str | None] = field(default_factory=dict)  # name -> import path
-    strict: bool = False
-    # live objects (not persisted as such)
-    validations: dict[str, NodeValidation] = field(default_factory=dict)
-    parsers: dict[str, tuple[ContentParser, Decomposer | None]] = field(default_factory=dict)
-
-    def copy(self) -> _State:
-        return _State(
-            dict(self.node_types),
-            dict(self.edge_types),
-            dict(self.vocabularies),
-            dict(self.pipelines),
-            dict(self.extensions),
-            self.strict,
-            dict(self.validations),
-            dict(self.parsers),
-        )
-
-
-@dataclass
-class _Pending:
-    state: _State
-    relation_types: dict[str, RelationType] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-def import_path(obj: object) -> str | None:
-    """``module:qualname`` of a module-level class or function, if it can be imported back."""
-    target = obj if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")) else type(obj)
-    module = getattr(target, "__module__", None)
-    qualname = getattr(target, "__qualname__", None)
-    if not module or not qualname or "<" in qualname or module == "__main__":
-        return None
-    try:
-        found: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        return None
-    return f"{module}:{qualname}" if found is target else None
-
-
-def load_object(path: str) -> Any:
-    module, _, qualname = path.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found
-
-
-def _schema(schema: Mapping[str, Any] | None, required: Sequence[str], what: str) -> dict[str, PropertySpec]:
-    out: dict[str, PropertySpec] = {}
-    for key, raw in (schema or {}).items():
-        if not isinstance(key, str) or not key:
-            raise ValidationError(f"{what}: property names must be non-empty strings, got {key!r}")
-        if isinstance(raw, PropertySpec):
-            out[key] = raw
-        elif isinstance(raw, str):
-            t = _TYPE_ALIASES.get(raw.strip().lower())
-            if t is None:
-                raise ValidationError(
-                    f"{what}: property {key!r} has unknown type {raw!r}; use one of {sorted(set(_TYPE_ALIASES))}"
-                )
-            out[key] = PropertySpec(type=t)
-        elif isinstance(raw, Mapping):
-            t_raw = str(raw.get("type", "any")).strip().lower()
-            t = _TYPE_ALIASES.get(t_raw)
-            if t is None:
-                raise ValidationError(f"{what}: property {key!r} has unknown type {raw.get('type')!r}")
-            try:
-                out[key] = PropertySpec(
-                    type=t,
-                    required=bool(raw.get("required", False)),
-                    description=str(raw.get("description", "")),
-                )
-            except PydanticValidationError as exc:
-                raise ValidationError(f"{what}: property {key!r}: {exc}") from exc
-        else:
-            raise ValidationError(f"{what}: property {key!r} must be a type name or a mapping, got {raw!r}")
-    for key in required:
-        spec = out.get(key, PropertySpec())
-        out[key] = spec.model_copy(update={"required": True})
-    return out
-
-
-def _check_props(props: Mapping[str, Any], schema: Mapping[str, PropertySpec], where: str) -> None:
-    for key, spec in schema.items():
-        value = props.get(key)
-        if value is None:
-            if spec.required:
-                raise InvalidPropertyError(f"{where}: required property {key!r} is missing")
-            continue
-        why = spec.check(value)
-        if why is not None:
-            raise InvalidPropertyError(f"{where}: property {key!r}: {why}")
-
-
-def _merge_types(old: list[str], new: list[str]) -> list[str]:
-    if not old or not new:  # one side allows anything
-        return []
-    return list(dict.fromkeys([*old, *new]))
-
-
-class ExtensionRegistry:
+class ExtensionRegistry(TypeLookups):
     """Registered node types, edge types, vocabularies and pipelines of one knowledge base."""
 
     def __init__(self, kb: KnowledgeBase, owner: Any = None) -> None:
         self.kb = kb
         self.owner = owner  # what extensions receive in register() (the SemanticMemory)
-        self._state = _State()
-        self._pending: _Pending | None = None
+        self._state = RegistryState()
+        self._pending: PendingRegistrations | None = None
         self._is_a_cache: dict[tuple[str, str], bool] = {}
         self._synonym_index: dict[str, set[str]] | None = None
         self._version: Any = None
@@ -354,10 +87,6 @@ class ExtensionRegistry:
         if getattr(indexer, "is_a", None) == self.is_a:
             del indexer.is_a  # type: ignore[attr-defined]
 
-    @property
-    def _s(self) -> _State:
-        return self._pending.state if self._pending is not None else self._state
-
     # ------------------------------------------------------------ batching
     @contextmanager
     def batch(self) -> Iterator[ExtensionRegistry]:
@@ -365,7 +94,7 @@ class ExtensionRegistry:
         if self._pending is not None:
             yield self
             return
-        self._pending = _Pending(self._state.copy())
+        self._pending = PendingRegistrations(self._state.copy())
         try:
             yield self
             pending = self._pending
@@ -373,7 +102,7 @@ class ExtensionRegistry:
             self._pending = None
         self._flush(pending)
 
-    def _flush(self, pending: _Pending) -> None:
+    def _flush(self, pending: PendingRegistrations) -> None:
         if pending.relation_types or pending.meta:
             meta = dict(pending.meta)
             meta[META_PREFIX + "version"] = (self.kb.store.get_meta(META_PREFIX + "version") or 0) + 1
@@ -416,7 +145,7 @@ class ExtensionRegistry:
         """
         parent = str(parent_type if parent_type is not None else parent_kind)
         what = f"node type {name!r}"
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
             raise ValidationError(f"{what}: a type name is letters, digits and underscores")
         kinds = {k.value for k in NodeKind}
         s = self._s
@@ -427,7 +156,7 @@ class ExtensionRegistry:
             )
         if parent != name and parent in s.node_types and self._walk_is_a(s, parent, name):
             raise ValidationError(f"{what}: parent {parent!r} is already a subtype of {name!r}")
-        props = _schema(schema, required, what)
+        props = property_schema(schema, required, what)
         with self.batch():
             s = self._s
             old = s.node_types.get(name)
@@ -481,9 +210,9 @@ class ExtensionRegistry:
         walks ``inverse`` automatically and edges may be written under it.
         """
         what = f"edge type {name!r}"
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
             raise ValidationError(f"{what}: a type name is letters, digits and underscores")
-        if inverse is not None and (not _NAME.match(inverse) or inverse == name):
+        if inverse is not None and (not NAME_PATTERN.match(inverse) or inverse == name):
             raise ValidationError(f"{what}: inverse {inverse!r} must be another valid name")
         try:
             sem = RelationSemantics(str(semantics).upper())
@@ -491,7 +220,7 @@ class ExtensionRegistry:
             raise ValidationError(
                 f"{what}: unknown semantics {semantics!r}; use one of {[s.value for s in RelationSemantics]}"
             ) from None
-        props = _schema(properties_schema, required, what)
+        props = property_schema(properties_schema, required, what)
         g = self.kb.state.graph
         inverse_of = {rt.inverse: rt.name for rt in g.rel_types.values() if rt.inverse}
         if name in inverse_of:
@@ -528,8 +257,8 @@ class ExtensionRegistry:
                     merged[key] = spec
                 spec_new = EdgeTypeSpec(
                     name=name,
-                    source_types=_merge_types(old.source_types, list(source_types or [])),
-                    target_types=_merge_types(old.target_types, list(target_types or [])),
+                    source_types=merge_endpoint_types(old.source_types, list(source_types or [])),
+                    target_types=merge_endpoint_types(old.target_types, list(target_types or [])),
                     properties=merged,
                     inverse=old.inverse or inverse,
                     semantics=old.semantics,
@@ -553,7 +282,7 @@ class ExtensionRegistry:
                 s.edge_types[name] = spec_new
                 self._put(f"edge.{name}", spec_new.model_dump(mode="json"))
             rt = spec_new.relation_type()
-            if existing_rt is None or _rt_key(existing_rt) != _rt_key(rt):
+            if existing_rt is None or relation_key(existing_rt) != relation_key(rt):
                 assert self._pending is not None
                 self._pending.relation_types[name] = rt
         return self._s.edge_types[name]
@@ -657,7 +386,7 @@ class ExtensionRegistry:
         return self._s.pipelines[key]
 
     # ----------------------------------------------------------- extensions
-    def register_extension(self, extension: SemanticMemoryExtension | _Registers) -> None:
+    def register_extension(self, extension: SemanticMemoryExtension | Registers) -> None:
         """Run an extension's ``register`` in one batch (all of it is registered, or none)."""
         name = getattr(extension, "name", "")
         if not isinstance(name, str) or not name:
@@ -682,7 +411,7 @@ class ExtensionRegistry:
     # -------------------------------------------------------------- loading
     def load(self, *, restore: bool = True) -> None:
         """Read registrations from the store; with ``restore``, re-import extensions and parsers."""
-        state = _State()
+        state = RegistryState()
         for key, value in self.kb.store.meta_items(META_PREFIX):
             kind, _, name = key[len(META_PREFIX) :].partition(".")
             try:
@@ -731,8 +460,8 @@ class ExtensionRegistry:
             if ctype in self._state.parsers or spec.parser is None:
                 continue
             try:
-                parser = _instantiate(spec.parser, "parse")
-                decomposer = _instantiate(spec.decomposer, "decompose") if spec.decomposer else None
+                parser = instantiate(spec.parser, "parse")
+                decomposer = instantiate(spec.decomposer, "decompose") if spec.decomposer else None
             except Exception as exc:
                 log.warning("pipeline %r could not be restored: %s", ctype, exc)
                 continue
@@ -745,146 +474,6 @@ class ExtensionRegistry:
                         self._state.validations[name] = fn
                 except Exception as exc:
                     log.warning("validation of node type %r could not be restored: %s", name, exc)
-
-    # -------------------------------------------------------------- lookups
-    @property
-    def node_types(self) -> dict[str, NodeTypeSpec]:
-        return dict(self._s.node_types)
-
-    @property
-    def edge_types(self) -> dict[str, EdgeTypeSpec]:
-        return dict(self._s.edge_types)
-
-    @property
-    def vocabularies(self) -> dict[str, Vocabulary]:
-        return dict(self._s.vocabularies)
-
-    @property
-    def pipelines(self) -> dict[str, PipelineSpec]:
-        return dict(self._s.pipelines)
-
-    @property
-    def extensions(self) -> list[str]:
-        return sorted(self._s.extensions)
-
-    @property
-    def strict(self) -> bool:
-        return self._s.strict
-
-    def node_type(self, name: str) -> NodeTypeSpec | None:
-        return self._s.node_types.get(name)
-
-    def edge_type(self, name: str) -> EdgeTypeSpec | None:
-        return self._s.edge_types.get(name)
-
-    def pipeline(self, content_type: str) -> tuple[ContentParser, Decomposer | None] | None:
-        return self._s.parsers.get(content_type.strip().lower())
-
-    def content_type_for_suffix(self, suffix: str) -> str | None:
-        suffix = suffix.lower()
-        for ctype, spec in self._s.pipelines.items():
-            if suffix in spec.extensions:
-                return ctype
-        return None
-
-    @staticmethod
-    def _walk_is_a(s: _State, label: str, ancestor: str) -> bool:
-        seen: set[str] = set()
-        cur: str | None = label
-        while cur is not None and cur not in seen:
-            if cur == ancestor:
-                return True
-            seen.add(cur)
-            spec = s.node_types.get(cur)
-            cur = spec.parent if spec is not None else None
-        return False
-
-    def is_a(self, label: str, ancestor: str) -> bool:
-        """``label`` is ``ancestor`` or below it (through registered parents, up to the universal kind)."""
-        if label == ancestor:
-            return True
-        if self._pending is not None:
-            return self._walk_is_a(self._pending.state, label, ancestor)
-        key = (label, ancestor)
-        hit = self._is_a_cache.get(key)
-        if hit is None:
-            hit = self._is_a_cache[key] = self._walk_is_a(self._state, label, ancestor)
-        return hit
-
-    def kind_of(self, label: str) -> NodeKind | None:
-        """The universal kind above a label (a kind label is its own kind); None when unregistered."""
-        s = self._s
-        seen: set[str] = set()
-        cur: str | None = label
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            spec = s.node_types.get(cur)
-            if spec is None:
-                break
-            cur = spec.parent
-            if cur == spec.name:
-                break
-        try:
-            return NodeKind(cur) if cur is not None else None
-        except ValueError:
-            return None
-
-    def ancestors(self, label: str) -> list[str]:
-        """``label`` and every registered parent above it, nearest first."""
-        out: list[str] = []
-        cur: str | None = label
-        while cur is not None and cur not in out:
-            out.append(cur)
-            spec = self._s.node_types.get(cur)
-            cur = spec.parent if spec is not None else None
-        return out
-
-    def _synonyms(self) -> dict[str, set[str]]:
-        if self._synonym_index is None:
-            from cef.extract.normalize import normalize_name
-
-            index: dict[str, set[str]] = {}
-            for vocab in self._s.vocabularies.values():
-                for term, words in vocab.synonyms.items():
-                    canon = normalize_name(term)
-                    for w in [term, *words]:
-                        index.setdefault(normalize_name(w), set()).add(canon)
-                for ext in vocab.class_extensions:
-                    index.setdefault(normalize_name(ext.term), set()).add(normalize_name(ext.term))
-            self._synonym_index = index
-        return self._synonym_index
-
-    def canonical_terms(self, word: str) -> set[str]:
-        """The canonical terms a word (or phrase) stands for (itself excluded unless canonical)."""
-        from cef.extract.normalize import normalize_name
-
-        return set(self._synonyms().get(normalize_name(word), set()))
-
-    def synonyms_of(self, term: str) -> list[str]:
-        """Every other word registered for a canonical term."""
-        from cef.extract.normalize import normalize_name
-
-        canon = normalize_name(term)
-        out: list[str] = []
-        for vocab in self._s.vocabularies.values():
-            for t, words in vocab.synonyms.items():
-                if normalize_name(t) == canon:
-                    out.extend(words)
-        return list(dict.fromkeys(out))
-
-    def vocabulary_words(self) -> dict[str, set[str]]:
-        """Normalized word or phrase → canonical terms (for query understanding)."""
-        return {k: set(v) for k, v in self._synonyms().items()}
-
-    def class_of_term(self, term: str) -> ClassExtension | None:
-        from cef.extract.normalize import normalize_name
-
-        key = normalize_name(term)
-        for vocab in self._s.vocabularies.values():
-            for ext in vocab.class_extensions:
-                if normalize_name(ext.term) == key:
-                    return ext
-        return None
 
     # ----------------------------------------------------------- validation
     def validate(
@@ -906,11 +495,11 @@ class ExtensionRegistry:
                 for label in self.ancestors(node.label):
                     parent_spec = s.node_types.get(label)
                     if parent_spec is not None:
-                        _check_props(node.properties, parent_spec.properties, where)
+                        check_properties(node.properties, parent_spec.properties, where)
                 for label in self.ancestors(node.label):
                     check = s.validations.get(label)
                     if check is not None:
-                        _run_validation(check, node, where)
+                        run_validation(check, node, where)
             if node.version > 1 and self.is_a(node.label, NodeKind.OBSERVATION.value):
                 raise ValidationError(
                     f"{where}: observations are immutable; record a new observation instead"
@@ -918,37 +507,6 @@ class ExtensionRegistry:
         for i, edge in enumerate(edges):
             espec = s.edge_types.get(edge.relation_type)
             if espec is not None and espec.properties:
-                _check_props(
+                check_properties(
                     edge.properties, espec.properties, f"edge {edge.id!r} (edges[{i}], {edge.relation_type})"
                 )
-
-
-def _rt_key(rt: RelationType) -> tuple[Any, ...]:
-    return (
-        rt.semantics,
-        rt.inverse,
-        rt.bidirectional,
-        tuple(rt.source_types),
-        tuple(rt.target_types),
-    )
-
-
-def _run_validation(check: NodeValidation, node: Node, where: str) -> None:
-    try:
-        verdict = check(node)
-    except (ValueError, TypeError, ValidationError) as exc:
-        raise InvalidPropertyError(f"{where}: {exc}") from exc
-    if verdict is False:
-        raise InvalidPropertyError(f"{where}: refused by the validation of its type")
-    if isinstance(verdict, str) and verdict:
-        raise InvalidPropertyError(f"{where}: {verdict}")
-
-
-def _instantiate(path: str, method: str) -> Any:
-    cls = load_object(path)
-    if not isinstance(cls, type):
-        raise ConfigurationError(f"{path} is not a class")
-    obj = cls()
-    if not callable(getattr(obj, method, None)):
-        raise ConfigurationError(f"{path} has no {method}() method")
-    return obj

@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import cef
-from cef.engine.kb import KnowledgeBase
+from cef import GraphQuery, KnowledgeBase, SearchStrategy
 from cef.engine.state import ProgressFn
 from cef.errors import CefError
-from cef.model import GraphQuery, SearchStrategy
 
 __all__ = [
     "COMPARED",

@@ -1,4 +1,4 @@
-"""``cef bench curated``: questions with gold answers and gold relation paths over a curated graph file."""
+"""``python bench/cli.py curated``: questions with gold answers and gold relation paths over a curated graph file."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
+from cef import SearchStrategy
 from cef.cli.common import cli_errors, err_console, progress_bar
-from cef.model import SearchStrategy
 
 
 def curated(
@@ -55,9 +55,9 @@ def curated(
     goes to retrieve() with the default settings; answers are read from the
     ranked answer nodes, paths from their typed paths.
 
-    Example:  cef bench curated --graph examples/services/graph.yaml --questions examples/services/questions.yaml
+    Example:  python bench/cli.py curated --graph examples/services/graph.yaml --questions examples/services/questions.yaml
     """
-    from cef.bench.curated import format_table, run_benchmark
+    from bench.harness.curated import format_table, run_benchmark
 
     with cli_errors(), tempfile.TemporaryDirectory(prefix="cef-bench-") as tmp, progress_bar(progress) as bar:
         report = run_benchmark(

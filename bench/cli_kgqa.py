@@ -1,4 +1,4 @@
-"""``cef bench kgqa``: knowledge-graph question answering over a triple file (pattern and text modes)."""
+"""``python bench/cli.py kgqa``: knowledge-graph question answering over a triple file (pattern and text modes)."""
 
 from __future__ import annotations
 
@@ -80,9 +80,9 @@ def kgqa(
     reaches in the loaded triples (some may be missing). The run file is what
     ../shared/bench/score.py entities reads.
 
-    Example:  cef bench kgqa --kb ../shared/bench/metaqa/kb.tsv.gz --questions ../shared/bench/metaqa/questions_2hop.jsonl.gz --mode text --out run.jsonl
+    Example:  python bench/cli.py kgqa --kb ../shared/bench/metaqa/kb.tsv.gz --questions ../shared/bench/metaqa/questions_2hop.jsonl.gz --mode text --out run.jsonl
     """
-    from cef.bench.kgqa import Mode, format_table, hops_label, question_files, run_benchmark, write_run
+    from bench.harness.kgqa import Mode, format_table, hops_label, question_files, run_benchmark, write_run
 
     files = [(hops_label(p), p) for p in questions or []]
     if all_files:
@@ -134,20 +134,4 @@ def kgqa(
     typer.echo(format_table(report.scores))
 
 
-def _bench_group(app: typer.Typer) -> typer.Typer:
-    """The app's ``bench`` group (``cef.cli.bench`` adds it); created here when it is missing."""
-    for info in app.registered_groups:
-        inst = info.typer_instance
-        if info.name == "bench" or (inst is not None and inst.info.name == "bench"):
-            assert inst is not None
-            return inst
-    group = typer.Typer(name="bench", help="Benchmarks.", no_args_is_help=True)
-    app.add_typer(group)
-    return group
-
-
-def register(app: typer.Typer) -> None:
-    _bench_group(app).command("kgqa")(kgqa)
-
-
-__all__ = ["register"]
+__all__ = ["kgqa"]

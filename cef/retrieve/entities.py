@@ -1,0 +1,389 @@
+"""Entities of the text graph at query time: the entity index (names, gazetteer, resolver) and query linking.
+
+The index is built once per graph version from the ``Entity`` nodes ingest
+wrote (:mod:`cef.schema.textgraph`) and cached per engine; :func:`link_query_entities`
+finds the entities a question names (NER, gazetteer, fuzzy names).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cef.errors import CefError
+from cef.extract.base import Mention
+from cef.extract.normalize import alias_keys, normalize_name
+from cef.extract.resolve import NameResolver, Resolved
+from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
+from cef.graph.index import GraphIndex
+from cef.graph.push import PushGraph
+from cef.model import Node
+from cef.retrieve.presets import EntityLinkingSettings
+from cef.schema.textgraph import (
+    CO_OCCURS_WITH,
+    CONTAINER_LABELS,
+    ENTITY_LABEL,
+    MENTIONS,
+    TITLE_TYPE,
+)
+
+if TYPE_CHECKING:
+    from scipy import sparse
+
+    from cef.retrieve.ports import EngineView
+
+__all__ = ["TEXT_RELATIONS", "EntityIndex", "LinkedEntity", "entity_index", "link_query_entities"]
+
+log = logging.getLogger(__name__)
+
+#: relations that are not traversed as facts between entities
+TEXT_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH})
+
+
+@dataclass(frozen=True)
+class LinkedEntity:
+    """A graph node the question names: ``how`` is ``exact``, ``alias``, ``fuzzy`` or ``target``."""
+
+    pos: int
+    node_id: str
+    name: str
+    mention: str
+    confidence: float
+    how: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "name": self.name,
+            "mention": self.mention,
+            "confidence": round(self.confidence, 4),
+            "how": self.how,
+        }
+
+
+@dataclass
+class EntityIndex:
+    """Names and the MENTIONS graph of one graph generation (what the graph strategies read).
+
+    Positions are :class:`~cef.graph.index.GraphIndex` node positions.
+    ``passages`` are the nodes with MENTIONS edges out (chunk holders), in
+    position order; ``passage_entities[i]`` the entity positions passage ``i``
+    links to; ``ent_ptr``/``ent_passage``/``ent_weight``/``ent_edge`` a CSR
+    from entity position to the passages that mention it (weight, edge position);
+    ``title_owners`` maps an entity position to the passages it titles.
+    """
+
+    stamp: tuple[int, int]
+    gazetteer: Gazetteer
+    key_index: dict[str, int]
+    names: dict[int, str]
+    types: dict[int, list[str]]
+    matrix: sparse.csr_matrix | None = None
+    push: PushGraph | None = None
+    passages: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    passage_index: dict[int, int] = field(default_factory=dict)
+    passage_entities: list[np.ndarray] = field(default_factory=list)
+    df: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ent_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    ent_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ent_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ent_edge: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    title_owners: dict[int, list[int]] = field(default_factory=dict)
+    chunk_ids: list[str] = field(default_factory=list)  # grouped by passage
+    chunk_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    passage_chunks: list[list[str]] = field(default_factory=list)
+    extractor: SpacyEntityExtractor | None = None
+    ner_failed: bool = False
+    exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
+    resolver: NameResolver = field(default_factory=NameResolver)  # names -> node ids (exact … partial)
+
+    @property
+    def has_mentions(self) -> bool:
+        return self.matrix is not None and len(self.passages) > 0
+
+    def passages_of(self, entity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(passage indices, edge weights, edge positions) of the passages that mention an entity."""
+        if entity + 1 >= len(self.ent_ptr):
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, np.zeros(0), empty
+        a, b = int(self.ent_ptr[entity]), int(self.ent_ptr[entity + 1])
+        return self.ent_passage[a:b], self.ent_weight[a:b], self.ent_edge[a:b]
+
+
+_cache: weakref.WeakKeyDictionary[EngineView, EntityIndex] = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def entity_index(state: EngineView) -> EntityIndex:
+    """The :class:`EntityIndex` of the engine's current graph (rebuilt when the graph changed)."""
+    g = state.graph
+    stamp = (id(g), g.generation)
+    with _cache_lock:
+        cur = _cache.get(state)
+        if cur is not None and cur.stamp == stamp:
+            return cur
+    built = _build(state, g, stamp)
+    with _cache_lock:
+        _cache[state] = built
+    return built
+
+
+def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIndex:
+    from scipy import sparse
+
+    n = len(g.node_ids)
+    alive = g.e_alive.view[: len(g.edge_ids)]
+    code = g.relations.get(MENTIONS)
+    edges = np.zeros(0, dtype=np.int64)
+    if code is not None:
+        edges = np.flatnonzero(alive & (g.e_rel.view[: len(alive)] == code)).astype(np.int64)
+    src = g.e_src.view[edges].astype(np.int64)
+    dst = g.e_dst.view[edges].astype(np.int64)
+    w = g.e_weight.view[edges].astype(np.float64)
+    keep = g.node_alive.view[src] & g.node_alive.view[dst] if len(edges) else np.zeros(0, dtype=bool)
+    edges, src, dst, w = edges[keep], src[keep], dst[keep], w[keep]
+
+    entity_pos = np.unique(dst)
+    mention_targets = set(entity_pos.tolist())
+    other = [
+        p
+        for p in np.flatnonzero(g.node_alive.view[:n]).tolist()
+        if p not in mention_targets and g.label_of(p) not in CONTAINER_LABELS
+    ]
+    nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
+    title_of: dict[int, list[int]] = {}
+    passages = np.unique(src)
+    pidx = {int(p): i for i, p in enumerate(passages.tolist())}
+    if len(edges):
+        for rec in state.store.get_edges([g.edge_ids[int(e)] for e in edges]):
+            if rec.properties.get("title") is True:
+                sp, tp = g.pos(rec.source), g.pos(rec.target)
+                if sp is not None and tp is not None and sp in pidx:
+                    title_of.setdefault(tp, []).append(pidx[sp])
+
+    gaz = Gazetteer(require_capital=False)
+    resolver = NameResolver()
+    key_index: dict[str, int] = {}
+    names: dict[int, str] = {}
+    types: dict[int, list[str]] = {}
+
+    def describe(pos: int) -> Node | None:
+        node = nodes.get(g.node_ids[pos])
+        if node is None:
+            return None
+        names[pos] = node.name
+        raw = node.properties.get("types")
+        extra = [t for t in raw if isinstance(t, str)] if isinstance(raw, list) else []
+        types[pos] = list(dict.fromkeys([node.label, *extra]))
+        return node
+
+    # 1. every entity of the MENTIONS graph by its key (the research recipe's query gazetteer)
+    for p in entity_pos.tolist():
+        node = describe(p)
+        if node is None:
+            continue
+        key = _entity_key(node)
+        resolver.add(
+            node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
+        )
+        if key:
+            key_index.setdefault(key, p)
+            gaz.add(key, "ENTITY", node.id, aliases=False)
+        for alias in node.aliases:
+            ak = normalize_name(alias)
+            if ak:
+                key_index.setdefault(ak, p)
+    # 2. titles, with their alias keys (``WUIN (FM)`` is also ``wuin``)
+    for p in title_of:
+        node = nodes.get(g.node_ids[p])
+        if node is not None:
+            gaz.add(node.name, TITLE_TYPE, node.id)
+    # 3. every other named node (domain nodes of a curated graph)
+    for p in other:
+        node = describe(p)
+        if node is None or (node.name == node.id and "name" not in node.properties):
+            continue
+        for name in [node.name, *node.aliases]:
+            gaz.add(name, node.label, node.id)
+            for key in alias_keys(name):
+                key_index.setdefault(key, p)
+        resolver.add(
+            node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
+        )
+
+    index = EntityIndex(
+        stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types, resolver=resolver
+    )
+    if not len(edges):
+        return index
+    rows = np.concatenate([src, dst])
+    cols = np.concatenate([dst, src])
+    index.matrix = sparse.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
+    index.push = PushGraph.from_matrix(index.matrix)
+    index.passages = passages
+    index.passage_index = pidx
+    order = np.lexsort((dst, src))
+    s_sorted, d_sorted = src[order], dst[order]
+    bounds = [*np.searchsorted(s_sorted, passages, side="left").tolist(), len(s_sorted)]
+    index.passage_entities = [np.unique(d_sorted[bounds[i] : bounds[i + 1]]) for i in range(len(passages))]
+    pairs = np.unique(np.stack([dst, src], axis=1), axis=0)
+    index.df = np.bincount(pairs[:, 0], minlength=n).astype(np.float64)
+    order = np.argsort(dst, kind="stable")
+    index.ent_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=index.ent_ptr[1:])
+    index.ent_passage = np.array([pidx[int(s)] for s in src[order].tolist()], dtype=np.int64)
+    index.ent_weight = w[order]
+    index.ent_edge = edges[order]
+    index.title_owners = title_of
+    holder_ids = [g.node_ids[int(p)] for p in passages]
+    linked = state.store.chunks_for_nodes(holder_ids)
+    index.passage_chunks = [sorted(linked.get(h, [])) for h in holder_ids]
+    index.chunk_ids = [c for cs in index.passage_chunks for c in cs]
+    index.chunk_passage = np.repeat(
+        np.arange(len(passages), dtype=np.int64), [len(cs) for cs in index.passage_chunks]
+    )
+    return index
+
+
+def _extracted(node: Node) -> bool:
+    return node.label == ENTITY_LABEL and node.id.startswith("entity:")
+
+
+def _entity_key(node: Node) -> str:
+    if node.id.startswith("entity:") and node.label == ENTITY_LABEL:
+        return node.id[len("entity:") :]
+    return normalize_name(node.name)
+
+
+# ----------------------------------------------------------------------------- linking
+def _query_mentions(index: EntityIndex, text: str) -> list[Mention]:
+    """NER ∪ gazetteer mentions of a question (gazetteer only when spaCy is not installed, or when the
+    gazetteer's matches already cover every capitalized word NER could read as a name: then NER adds
+    nothing, and a cold process skips loading spaCy)."""
+    gaz = index.gazetteer.match(text, case_sensitive=True) or index.gazetteer.match(
+        text, case_sensitive=False
+    )
+    if gaz and _names_covered(text, gaz):
+        return gaz
+    if index.extractor is None and not index.ner_failed:
+        index.extractor = SpacyEntityExtractor(titles_as_entities=False, gazetteer=index.gazetteer)
+    if index.extractor is not None:
+        try:
+            return index.extractor.extract_query(text)
+        except CefError as exc:  # the nlp extra is missing: names from the graph still work
+            log.info("query NER unavailable (%s); matching graph names only", exc)
+            index.ner_failed = True
+            index.extractor = None
+    return gaz
+
+
+_CAPITALIZED = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+
+
+def _names_covered(text: str, mentions: list[Mention]) -> bool:
+    """Whether every capitalized word of ``text`` (but a stopword, e.g. a question word) lies in a mention."""
+    stop = spacy_stopwords()
+    spans = [(m.start, m.end) for m in mentions if m.start >= 0]
+    for w in _CAPITALIZED.finditer(text):
+        word = w.group()
+        if not word[0].isupper() or word.lower() in stop:
+            continue
+        if not any(a <= w.start() and w.end() <= b for a, b in spans):
+            return False
+    return True
+
+
+def link_query_entities(
+    index: EntityIndex,
+    state: EngineView,
+    text: str,
+    settings: EntityLinkingSettings,
+    cache: dict[tuple[str, str], list[LinkedEntity]] | None = None,
+) -> list[LinkedEntity]:
+    """Graph nodes a question names, best link per node, in order of position (``cache``: one
+    query's earlier answers, so the strategies of one route run NER once)."""
+    if cache is not None:
+        key = (text, settings.model_dump_json())
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = _link_query_entities(index, state, text, settings)
+        return list(hit)
+    return _link_query_entities(index, state, text, settings)
+
+
+def _link_query_entities(
+    index: EntityIndex, state: EngineView, text: str, settings: EntityLinkingSettings
+) -> list[LinkedEntity]:
+    g = state.graph
+    found: dict[int, LinkedEntity] = {}
+
+    def add(pos: int | None, m: Mention, conf: float, how: str) -> None:
+        if pos is None or not g.node_alive[pos]:
+            return
+        if settings.entity_types and not set(settings.entity_types) & set(index.types.get(pos, [])):
+            return
+        cur = found.get(pos)
+        if cur is None or conf > cur.confidence:
+            found[pos] = LinkedEntity(pos, g.node_ids[pos], index.names.get(pos, m.text), m.text, conf, how)
+
+    for m in _query_mentions(index, text):
+        pos = index.key_index.get(m.normalized)
+        how = "exact"
+        if pos is None:
+            how = "alias"
+            for ak in alias_keys(m.text):
+                pos = index.key_index.get(ak)
+                if pos is not None:
+                    break
+        if pos is not None:
+            add(pos, m, m.confidence, how)
+        elif settings.fuzzy:
+            before = len(found)
+            for nm in index.gazetteer.lookup(
+                m.text, cutoff=settings.fuzzy_cutoff, limit=settings.fuzzy_limit
+            ):
+                hit = index.key_index.get(nm.key)
+                if hit is None and nm.entry.ref is not None:
+                    hit = g.pos(nm.entry.ref)
+                add(hit, m, nm.score * settings.fuzzy_confidence, "fuzzy")
+            if len(found) == before:  # "Dr. Chen": the words of exactly one curated node's name
+                got = index.resolver.resolve(m.text, hint=m.type, fuzzy=False)
+                if got is not None:
+                    add(g.pos(got.node_id), m, got.score * m.confidence, got.how)
+    if not found and settings.fuzzy:
+        for m, got in _misspelled_names(index, text, settings.fuzzy_cutoff):
+            add(g.pos(got.node_id), m, got.score * settings.fuzzy_confidence, got.how)
+    return [found[p] for p in sorted(found)]
+
+
+_QWORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*", re.UNICODE)
+
+
+def _misspelled_names(index: EntityIndex, text: str, cutoff: float) -> list[tuple[Mention, Resolved]]:
+    """Names a question misspells ("warfarine", "atrial fibrilation"): runs of 1-3 words that no
+    extractor found, matched fuzzily against curated node names, longest first, non-overlapping."""
+    words = [(m.group(), m.start(), m.end()) for m in _QWORD.finditer(text)]
+    out: list[tuple[Mention, Resolved]] = []
+    taken: set[int] = set()
+    stop = spacy_stopwords()
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            if taken.intersection(range(i, i + n)):
+                continue
+            span = words[i : i + n]
+            phrase = text[span[0][1] : span[-1][2]]
+            if len(phrase) < 5 or normalize_name(phrase) in stop:
+                continue
+            got = index.resolver.resolve(phrase, fuzzy=True, partial=False)
+            if got is None or got.how != "fuzzy" or got.score < cutoff:
+                continue
+            taken.update(range(i, i + n))
+            m = Mention(phrase, got.key, "FUZZY", span[0][1], span[-1][2], got.score, "fuzzy")
+            out.append((m, got))
+    return out

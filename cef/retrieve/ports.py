@@ -1,0 +1,47 @@
+"""What the retrieval stages read of the engine: a narrow, read-only view of its state.
+
+:class:`~cef.engine.state.EngineState` satisfies :class:`EngineView`; the stages
+depend on this Protocol, not on the engine, so the arrows point one way
+(``engine`` → ``retrieve``, never back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from cef.embed.base import Embedder
+    from cef.graph.index import GraphIndex
+    from cef.model import Node
+    from cef.store.base import RecordStore, VectorIndex, WriteSet
+
+__all__ = ["EngineView"]
+
+
+class EngineView(Protocol):
+    """The engine state as retrieval reads it: records, graph, vectors, and a consistent read."""
+
+    store: RecordStore
+    embedder: Embedder | None
+    graph: GraphIndex
+    node_vectors: VectorIndex
+    chunk_vectors: VectorIndex
+    #: the change-feed position the in-memory indexes reflect
+    seq: int
+    #: callbacks run after every committed write (caches subscribe to forget what changed)
+    listeners: list[Callable[[WriteSet], None]]
+
+    def get_nodes(self, ids: Sequence[str]) -> list[Node]:
+        """Node records by id, in order (missing ids are left out)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold the engine for a consistent read."""
+        ...
+
+    def vectors_path(self, kind: str) -> Path | None:
+        """Where vectors of ``kind`` are kept between runs beside the store (None: never kept)."""
+        ...
