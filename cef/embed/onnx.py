@@ -126,7 +126,7 @@ def _export_float32(model_dir: Path, target: Path) -> None:
         raise MissingExtraError(
             "exporting all-MiniLM-L6-v2 to ONNX (once; later runs use the cached file)", "embeddings", "torch"
         ) from exc
-    from cef.embed.minilm import no_progress_bars, offline_env
+    from cef.embed.offline import no_progress_bars, offline_env
 
     with offline_env(), no_progress_bars():
         model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)

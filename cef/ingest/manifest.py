@@ -30,7 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cef.engine.kb import KnowledgeBase
 
 __all__ = [
     "KINDS",
@@ -39,6 +42,7 @@ __all__ = [
     "file_key",
     "is_part",
     "iter_entries",
+    "manifest_entries",
     "part_key",
     "union_ids",
 ]
@@ -139,3 +143,8 @@ def iter_entries(items: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[s
     for key, value in items:
         if key.startswith(MANIFEST_PREFIX) and isinstance(value, dict):
             yield key, value
+
+
+def manifest_entries(kb: KnowledgeBase) -> list[tuple[str, dict[str, Any]]]:
+    """Every manifest entry of the knowledge base: file headers and the parts of streamed files."""
+    return list(iter_entries(kb.store.meta_items(MANIFEST_PREFIX)))

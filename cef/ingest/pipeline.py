@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
 from cef.errors import CefError, ParseError
-from cef.extract.normalize import alias_keys
 from cef.ingest.manifest import (
     KINDS,
     MANIFEST_PREFIX,
@@ -37,14 +36,16 @@ from cef.ingest.manifest import (
     file_key,
     is_part,
     iter_entries,
+    manifest_entries,
     part_key,
     union_ids,
 )
+from cef.ingest.merge import merge_extracted
 from cef.ingest.parsers.base import BatchParser, ParseContext, ParsedDocument, ParseOptions, Parser
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
-from cef.model import Batch, Edge, stable_id
-from cef.schema.textgraph import CONTAINER_LABELS, MENTIONS, SHARED_LABELS
+from cef.model import Batch
+from cef.schema.textgraph import SHARED_LABELS
 
 if TYPE_CHECKING:
     from cef.llm.base import LLMClient
@@ -430,65 +431,6 @@ def _with_last(items: Iterator[ParsedDocument]) -> Iterator[tuple[ParsedDocument
         cur = nxt
 
 
-@dataclass
-class Merge:
-    """Extracted entities folded into curated nodes that arrived later: their edges re-pointed
-    (``edges``), the entities to remove (``merged``) and other files' manifests renamed."""
-
-    edges: list[Edge] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)
-    manifests: dict[str, Any] = field(default_factory=dict)
-
-
-def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
-    """Fold ``Entity`` nodes extracted from text earlier into the curated nodes of ``batch`` that
-    carry the same name (or alias): every edge of the entity moves to the curated node (self
-    loops dropped), the entity goes, and the manifests of the files that wrote those edges and
-    that entity are renamed so that their next re-ingest replaces them cleanly."""
-    from cef.schema.textgraph import entity_id, is_extracted
-
-    out = Merge()
-    g = kb.state.graph
-    targets: dict[str, str] = {}  # entity id -> curated node id
-    for node in batch.nodes:
-        if is_extracted(node) or node.label in CONTAINER_LABELS:
-            continue
-        for name in [node.name, *node.aliases]:
-            for key in alias_keys(name):
-                eid = entity_id(key)
-                pos = g.pos(eid)
-                if eid != node.id and pos is not None and g.label_of(pos) in SHARED_LABELS:
-                    targets.setdefault(eid, node.id)
-    if not targets:
-        return out
-    renamed: dict[str, str] = {}
-    for edge in kb.store.get_edges(kb.store.edges_for_nodes(sorted(targets))):
-        src = targets.get(edge.source, edge.source)
-        dst = targets.get(edge.target, edge.target)
-        if src == dst:
-            continue
-        chunk_id = edge.properties.get("chunk_id")
-        if edge.relation_type == MENTIONS and isinstance(chunk_id, str):
-            new_id = stable_id("mentions", chunk_id, dst)  # what re-ingesting the chunk gives
-        else:
-            new_id = stable_id("merged", edge.id, src, dst)
-        renamed[edge.id] = new_id
-        out.edges.append(edge.model_copy(update={"id": new_id, "source": src, "target": dst}))
-    out.merged = sorted(targets)
-    for key, manifest in _manifests(kb):
-        if file_key(key) == mkey:
-            continue
-        edges = manifest.get("edges", [])
-        nodes = manifest.get("nodes", [])
-        if any(e in renamed for e in edges) or any(n in targets for n in nodes):
-            out.manifests[key] = {
-                **manifest,
-                "edges": list(dict.fromkeys(renamed.get(e, e) for e in edges)),
-                "nodes": [n for n in nodes if n not in targets],
-            }
-    return out
-
-
 def _gone(
     old: Iterable[str] | None, new: Iterable[str], kb: KnowledgeBase | None = None, mkey: str = ""
 ) -> list[str]:
@@ -504,7 +446,7 @@ def _gone(
 def _claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
     """Node ids some other file's manifest still lists (shared entities, nodes referenced by many files)."""
     claimed: set[str] = set()
-    for key, manifest in _manifests(kb):
+    for key, manifest in manifest_entries(kb):
         if file_key(key) != mkey:
             claimed.update(ids.intersection(manifest.get("nodes", [])))
     return claimed
@@ -556,15 +498,10 @@ def _shared_removals(
         return sorted(out)
 
 
-def _manifests(kb: KnowledgeBase) -> list[tuple[str, dict[str, Any]]]:
-    """Every manifest entry: file headers and the parts of streamed files."""
-    return list(iter_entries(kb.store.meta_items(MANIFEST_PREFIX)))
-
-
 def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOutcome]:
     prefix = _manifest_key(key, "")
     outcomes = []
-    entries = [(k, v) for k, v in _manifests(kb) if k.startswith(prefix)]
+    entries = [(k, v) for k, v in manifest_entries(kb) if k.startswith(prefix)]
     for mkey, _ in entries:
         if is_part(mkey) or mkey[len(prefix) :] in seen:
             continue
@@ -612,4 +549,4 @@ def _default_enricher() -> Enricher | None:
 
 
 def manifest_summary(kb: KnowledgeBase) -> str:
-    return json.dumps({k: v.get("fingerprint") for k, v in _manifests(kb)}, indent=2)
+    return json.dumps({k: v.get("fingerprint") for k, v in manifest_entries(kb)}, indent=2)

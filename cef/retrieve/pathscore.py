@@ -29,18 +29,34 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cef.retrieve.pathwords import (
+    FUNCTION_WORDS,
+    MASK,
+    PREPOSITIONS,
+    SHARING_CUE,
+    WH_WORDS,
+    WORD,
+    Hop,
+    Lemmatize,
+    RelationPath,
+    content_words,
+    default_lemmatizer,
+    hop_order,
+    masked_question,
+    relation_words,
+    shared_relation,
+    stem_match,
+)
 from cef.retrieve.presets import PathSettings
 
 if TYPE_CHECKING:
@@ -49,130 +65,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Hop", "PathScorer", "RelationPath", "masked_question", "path_scorer", "relation_words"]
+__all__ = ["PathScorer", "path_scorer", "schema_paths"]
 
 
-@dataclass(frozen=True)
-class Hop:
-    """One hop of a relation path: ``relation`` walked source → target (``forward``) or back."""
-
-    relation: str
-    forward: bool
-
-
-RelationPath = tuple[Hop, ...]
 #: texts -> their vectors, one row each (None without an embedder)
 EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
-#: words that ask for things sharing a neighbour ("same director", "co-starred", "also appear")
-SHARING_CUE = re.compile(r"\b(?:same|share[sd]?|sharing|also|together|co-\w+)\b", re.IGNORECASE)
-#: function words that name no relation
-_FUNCTION = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "by",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "has",
-        "have",
-        "had",
-        "its",
-        "it",
-        "as",
-        "and",
-        "or",
-        "that",
-        "this",
-        "these",
-        "those",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-    ]
-)
-#: function words that relate two things: relation words on both sides of one are two namings
-_PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
-#: how far a deep path's embedding terms may rise above their estimate from its prefix
 _ESTIMATE_SLACK = 0.25
-_WH = frozenset(["which", "what", "whose", "whom", "who"])
 _EXAMPLES = 5
-_MASK = "X"
-
-
-def relation_words(name: str) -> list[str]:
-    """``directed_by`` → ``["directed", "by"]``; ``hasGenre`` → ``["has", "genre"]``."""
-    return [w.lower() for w in _CAMEL.sub("_", name).replace("-", "_").split("_") if w]
-
-
-def _content(words: Sequence[str]) -> list[str]:
-    return [w for w in words if w not in _FUNCTION and len(w) > 1]
-
-
-def _stem_match(a: str, b: str, la: str, lb: str) -> bool:
-    """``a`` (a question word) names ``b`` (a relation word): same lemma, a common prefix of >= 3
-    letters covering half the shorter word, or ``b``'s first 4 letters inside a long compound
-    (``screenwriter`` names ``written``)."""
-    if la == lb or a == b:
-        return True
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    if n >= 3 and n >= 0.5 * min(len(a), len(b)):
-        return True
-    return len(b) >= 4 and len(a) >= 8 and b[:4] in a[2:]
-
-
-Lemmatize = Callable[[str], list[tuple[str, str]]]
-
-
-def surface_tokens(text: str) -> list[tuple[str, str]]:
-    """(token, lemma) pairs without a lemmatizer: the lemma is the lower-case token."""
-    return [(w.lower(), w.lower()) for w in _WORD.findall(text)]
-
-
-@lru_cache(maxsize=1)
-def default_lemmatizer() -> Lemmatize:
-    """spaCy's lemmas when the ``nlp`` extra is installed, else lower-case tokens."""
-    try:
-        import spacy
-
-        from cef.extract.spacy_ner import DEFAULT_MODEL
-
-        nlp = spacy.load(DEFAULT_MODEL, exclude=["parser", "ner"])
-    except (ImportError, OSError):
-        return surface_tokens
-
-    def lemmas(text: str) -> list[tuple[str, str]]:
-        return [(t.text.lower(), t.lemma_.lower()) for t in nlp(text) if not (t.is_punct or t.is_space)]
-
-    return lemmas
 
 
 @dataclass
@@ -207,8 +107,10 @@ class PathScorer:
         rt = self.graph.rel_types.get(relation)
         fwd = relation_words(relation)
         inv = relation_words(rt.inverse) if rt is not None and rt.inverse else None
-        desc = _content([w.lower() for w in _WORD.findall(rt.description or "")]) if rt is not None else []
-        cue_words = list(dict.fromkeys(_content([*fwd, *(inv or [])])))
+        desc = (
+            content_words([w.lower() for w in WORD.findall(rt.description or "")]) if rt is not None else []
+        )
+        cue_words = list(dict.fromkeys(content_words([*fwd, *(inv or [])])))
         soft_words = [w for w in dict.fromkeys(desc) if w not in cue_words]
         lem = self.lemmatize
         cur = _RelationWords(
@@ -358,12 +260,12 @@ class PathScorer:
         s = self.settings
         masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
-        at = next((i for i, (t, _) in enumerate(tokens) if t == _MASK.lower()), None)
+        at = next((i for i, (t, _) in enumerate(tokens) if t == MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
         where: dict[str, list[int]] = {}
         strong: dict[str, list[int]] = {}
         cues = self._cues(tokens, at, {h.relation for p in paths for h in p}, where, strong)
-        shared = _shared_relation(tokens, where) if sharing else None
+        shared = shared_relation(tokens, where) if sharing else None
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -459,8 +361,8 @@ class PathScorer:
         """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
         Words naming one relation next to each other are one naming ("starred which actors"); the
-        anchor, another content word, a preposition or a repeat of the same relation word starts a
-        new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
+        anchor, another content word, a preposition between two name words or a repeat of the same
+        relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
         twice, so does "written by the writer of X"). Description words count half. ``where``
         receives the token positions of the namings, ``strong`` those of name (not description) words.
         """
@@ -476,21 +378,21 @@ class PathScorer:
                 if i == at:
                     run = None
                     continue
-                if t in _FUNCTION or len(t) < 2:
-                    if t in _PREPOSITIONS:
+                if t in FUNCTION_WORDS or len(t) < 2:
+                    if t in PREPOSITIONS:
                         split = True
-                    elif t in _WH:
+                    elif t in WH_WORDS:
                         split = False  # "released in which years": one naming
                     continue
-                hit = next((k for k, (cw, cl) in enumerate(w.cue) if _stem_match(t, cw, lem, cl)), None)
+                hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
                 weight = 1.0
                 if hit is None:
-                    soft = next((k for k, (cw, cl) in enumerate(w.soft) if _stem_match(t, cw, lem, cl)), None)
+                    soft = next((k for k, (cw, cl) in enumerate(w.soft) if stem_match(t, cw, lem, cl)), None)
                     if soft is None:
                         run = None
                         continue
                     hit, weight = len(w.cue) + soft, 0.5
-                if run is not None and hit not in run and not split:
+                if run is not None and hit not in run and (not split or weight < 1.0 or run_weight < 1.0):
                     run.add(hit)
                     if weight > run_weight:  # a naming counts as its strongest word
                         count += weight - run_weight
@@ -542,73 +444,7 @@ class PathScorer:
                     named[a.relation] += 0.5
                     break
         explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
-        return explained, _hop_order(path, dists or {})
-
-
-def masked_question(question: str, span: tuple[int, int] | None) -> str:
-    """The question with the anchor's mention (``span``) replaced by a placeholder."""
-    masked = f"{question[: span[0]]} {_MASK} {question[span[1] :]}" if span else question
-    return " ".join(masked.split())
-
-
-def _hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
-    """+1 when two or more of the path's hops are named on one side of the anchor, outward from it
-    in walking order; -1 when a hop is named nearer the anchor, on its side, than a hop walked
-    before it; else 0.
-
-    English names a chain of relations outward from the thing it starts at ("the films *starred*
-    by the *director* of X" walks X -> director -> films -> starred), so on each side of the anchor
-    the hop walked first is named nearest it. Across sides nothing is told: "the films that share
-    directors with X were *released* when" walks the left side first, "the drugs that *interact*
-    with the drug X was *prescribed*" the right. ``dists`` holds signed distances (negative: before
-    the anchor). Each hop takes its relation's nearest unused naming not nearer than the previous
-    hop on that side (on the side of the previous hop first); a hop walking straight back along the
-    previous relation may reuse its naming ("films by the director of X": one word, there and back).
-    The hops named on one side form one stretch of the walk: a walk that leaves a side and comes
-    back to it reads the question out of order."""
-    used: dict[str, set[int]] = {}
-    last = {-1: 0, 1: 0}  # per side, the distance of the last naming a hop took
-    sides: list[int] = []  # the side of each named hop, in walking order
-    prev: Hop | None = None
-    for h in path:
-        names = dists.get(h.relation)
-        back = prev is not None and prev.relation == h.relation and prev.forward != h.forward
-        prev = h
-        if not names:
-            continue
-        taken = used.setdefault(h.relation, set())
-        free = [(abs(d), 1 if d > 0 else -1, d) for d in names if d not in taken]
-        ok = [x for x in free if x[0] >= last[x[1]]]
-        if not ok:
-            if back and taken:
-                continue  # there and back: the naming of the previous hop
-            if free:
-                return -1.0  # named, but nearer the anchor than a hop walked before it on that side
-            continue
-        here = [x for x in ok if sides and x[1] == sides[-1]]
-        dist, side, d = min(here or ok)
-        if sides and side != sides[-1] and side in sides:
-            return -1.0  # the walk goes back to a side it left: the two chains interleave
-        taken.add(d)
-        last[side] = dist
-        sides.append(side)
-    return 1.0 if max(sides.count(-1), sides.count(1)) >= 2 else 0.0
-
-
-def _shared_relation(tokens: list[tuple[str, str]], where: dict[str, list[int]]) -> str | None:
-    """The relation a sharing word is about: the one named closest to it (within 3 words; a naming
-    after the word wins a tie: "share actors", "whose directors also directed")."""
-    marks = [i for i, (t, _) in enumerate(tokens) if SHARING_CUE.fullmatch(t)]
-    best: tuple[int, int, str] | None = None
-    for r, positions in where.items():
-        for m in marks:
-            for p in positions:
-                d = abs(p - m)
-                if d <= 3:
-                    key = (d, 0 if p > m else 1, r)
-                    if best is None or key < best:
-                        best = key
-    return best[2] if best is not None else None
+        return explained, hop_order(path, dists or {})
 
 
 def schema_paths(

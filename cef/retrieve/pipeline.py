@@ -117,7 +117,8 @@ def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
     the entity index and query NER, and the vectors of the relation paths the schema allows (up
     to ``path_texts``). Returns seconds per part."""
     from cef.retrieve.entities import entity_index, link_query_entities
-    from cef.retrieve.pathscore import default_lemmatizer, path_scorer
+    from cef.retrieve.pathscore import path_scorer
+    from cef.retrieve.pathwords import default_lemmatizer
     from cef.retrieve.presets import EntityLinkingSettings
     from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
 

@@ -51,7 +51,8 @@ from cef.model import (
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.entities import EntityIndex, entity_index, link_query_entities
-from cef.retrieve.pathscore import Hop, PathScorer, RelationPath, masked_question, path_scorer
+from cef.retrieve.pathscore import PathScorer, path_scorer
+from cef.retrieve.pathwords import Hop, RelationPath, masked_question
 from cef.retrieve.presets import PathSettings, settings_for
 from cef.schema.textgraph import CONTAINER_LABELS, TEXT_GRAPH_RELATIONS
 

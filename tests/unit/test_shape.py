@@ -188,7 +188,6 @@ ALLOWED_DRIVER_IMPORTS: dict[tuple[str, str], str] = {
         "cef.memory.memory",
         "spacy",
     ): "the memory-on-retrieve branch moves memory onto cef.extract's one text module",
-    ("cef.retrieve.pathscore", "spacy"): "the lemmatizer moves behind cef.extract with the route rework",
 }
 
 

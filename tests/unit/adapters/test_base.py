@@ -149,8 +149,12 @@ def test_hits_carry_score_ids_strategy_and_path(clinical_kb: cef.KnowledgeBase) 
     opts = CefRetrieverOptions(knowledge_base=clinical_kb, strategy="paths")
     found = opts.search(JOHN_DRUGS, 5)
     result = clinical_kb.retrieve(opts.graph_query(JOHN_DRUGS, 5))
-    assert [h.id for h in found] == [rc.chunk.id for rc in result.results]
-    for hit, rc in zip(found, result.results, strict=True):
+    chunk_hits = [h for h in found if h.metadata["chunk_id"] is not None]
+    assert [h.id for h in chunk_hits] == [rc.chunk.id for rc in result.results]
+    # answer nodes without chunks follow the chunks
+    assert found[: len(chunk_hits)] == chunk_hits
+    assert [h.id for h in found[len(chunk_hits) :]] == [a.node.id for a in result.nodes if not a.chunk_ids]
+    for hit, rc in zip(chunk_hits, result.results, strict=True):
         m = hit.metadata
         assert set(CEF_METADATA_KEYS) <= m.keys()
         assert (m["score"], m["chunk_id"], m["node_id"]) == (rc.score, rc.chunk.id, rc.chunk.node_id)
@@ -161,7 +165,7 @@ def test_hits_carry_score_ids_strategy_and_path(clinical_kb: cef.KnowledgeBase) 
         assert m["kind"] == rc.chunk.metadata["kind"]  # the chunk's own metadata is kept
         assert hit.text == rc.chunk.content
     assert found[0].metadata["path"].startswith("John Miller -[PRESCRIBED]-> Warfarin -[INTERACTS_WITH]-> ")
-    assert found == sorted(found, key=lambda h: -h.score)
+    assert chunk_hits == sorted(chunk_hits, key=lambda h: -h.score)
 
 
 def test_answer_nodes_without_chunks_come_after_the_chunks(clinical_kb: cef.KnowledgeBase) -> None:

@@ -73,8 +73,9 @@ def test_query_paths_drawn_with_answers_and_chunks(db: Path, tmp_path: Path) -> 
         re.search(r'<script type="application/json" id="cef-graph">(.*?)</script>', page, re.S)[1]
     )
     view = GraphView.model_validate(data)
-    answers = sorted(n.id for n in view.nodes if "answer" in n.roles)
-    assert answers == ["med-amiodarone", "med-ibuprofen"]
+    answers = {n.id for n in view.nodes if "answer" in n.roles}
+    assert {"med-amiodarone", "med-ibuprofen"} <= answers  # the best path's (weaker paths' follow)
+    assert "med-warfarin" not in answers and "pat-john" not in answers
     assert any(e.kind == "chunk" for e in view.edges)
     assert "John Miller -[PRESCRIBED]-&gt; Warfarin -[INTERACTS_WITH]-&gt; Ibuprofen" in page
     # self-contained: the library is inlined, nothing is fetched

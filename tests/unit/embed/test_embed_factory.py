@@ -90,7 +90,7 @@ def test_missing_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch, module
 
 
 def test_offline_switches_are_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cef.embed.minilm import offline_env
+    from cef.embed.offline import offline_env
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")

@@ -63,4 +63,4 @@ def test_the_default_model_gives_the_same_vectors_in_length_order() -> None:
     ]
     ref = emb.embed(texts)
     got = embed_texts(emb, texts, "texts", step=2)
-    assert np.min(np.sum(ref * got, axis=1)) > 0.9999
+    assert np.min(np.sum(ref * got, axis=1)) > 0.995  # int8 ONNX quantizes activations per batch

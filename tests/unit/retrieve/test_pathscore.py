@@ -10,7 +10,9 @@ import pytest
 
 import cef
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
-from cef.retrieve.pathscore import Hop, _hop_order, path_scorer
+from cef.retrieve.pathscore import path_scorer
+from cef.retrieve.pathwords import Hop
+from cef.retrieve.pathwords import hop_order as _hop_order
 
 TRIPLES = [
     ("Alpha Movie", "directed_by", "Dana Director"),
@@ -98,8 +100,6 @@ def test_a_preposition_between_relation_words_makes_two_namings(movies: cef.Know
 
 
 def test_a_hop_back_along_a_relation_named_once_counts_half(movies: cef.KnowledgeBase) -> None:
-    from cef.retrieve.pathscore import path_scorer
-
     scorer = path_scorer(movies.retriever.state)
     cues = {D: (1.0, 2), S: (1.0, 6)}
     there_and_back = (Hop(D, True), Hop(D, False), Hop(S, True))

@@ -1,0 +1,187 @@
+"""The words of relation paths and of questions: how a question word names a relation hop.
+
+A question word names a relation when it shares a stem with one of the relation's name words
+(same lemma, or a common prefix of at least 3 letters and half the shorter word: "acted"/"actors",
+"written"/"writer"; or inside a compound: "screenwriter"). Hops named outward from the anchor
+read in walking order (:func:`hop_order`); a sharing word ("same", "share", "also", "co-") is
+about the relation named next to it (:func:`shared_relation`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cef.extract.lemmas import Lemmatize, default_lemmatizer, surface_tokens
+
+__all__ = [
+    "SHARING_CUE",
+    "Hop",
+    "Lemmatize",
+    "RelationPath",
+    "default_lemmatizer",
+    "hop_order",
+    "masked_question",
+    "relation_words",
+    "shared_relation",
+    "surface_tokens",
+]
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One hop of a relation path: ``relation`` walked source → target (``forward``) or back."""
+
+    relation: str
+    forward: bool
+
+
+RelationPath = tuple[Hop, ...]
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
+#: words that ask for things sharing a neighbour ("same director", "co-starred", "also appear")
+SHARING_CUE = re.compile(r"\b(?:same|share[sd]?|sharing|also|together|co-\w+)\b", re.IGNORECASE)
+#: function words that name no relation
+FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "by",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "its",
+        "it",
+        "as",
+        "and",
+        "or",
+        "that",
+        "this",
+        "these",
+        "those",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+    ]
+)
+#: function words that relate two things: relation words on both sides of one are two namings
+PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
+#: how far a deep path's embedding terms may rise above their estimate from its prefix
+WH_WORDS = frozenset(["which", "what", "whose", "whom", "who"])
+MASK = "X"
+
+
+def relation_words(name: str) -> list[str]:
+    """``directed_by`` → ``["directed", "by"]``; ``hasGenre`` → ``["has", "genre"]``."""
+    return [w.lower() for w in _CAMEL.sub("_", name).replace("-", "_").split("_") if w]
+
+
+def content_words(words: Sequence[str]) -> list[str]:
+    return [w for w in words if w not in FUNCTION_WORDS and len(w) > 1]
+
+
+def stem_match(a: str, b: str, la: str, lb: str) -> bool:
+    """``a`` (a question word) names ``b`` (a relation word): same lemma, a common prefix of >= 3
+    letters covering half the shorter word, or ``b``'s first 4 letters inside a long compound
+    (``screenwriter`` names ``written``)."""
+    if la == lb or a == b:
+        return True
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    if n >= 3 and n >= 0.5 * min(len(a), len(b)):
+        return True
+    return len(b) >= 4 and len(a) >= 8 and b[:4] in a[2:]
+
+
+def masked_question(question: str, span: tuple[int, int] | None) -> str:
+    """The question with the anchor's mention (``span``) replaced by a placeholder."""
+    masked = f"{question[: span[0]]} {MASK} {question[span[1] :]}" if span else question
+    return " ".join(masked.split())
+
+
+def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
+    """+1 when two or more of the path's hops are named on one side of the anchor, outward from it
+    in walking order; -1 when a hop is named nearer the anchor, on its side, than a hop walked
+    before it; else 0.
+
+    English names a chain of relations outward from the thing it starts at ("the films *starred*
+    by the *director* of X" walks X -> director -> films -> starred), so on each side of the anchor
+    the hop walked first is named nearest it. Across sides nothing is told: "the films that share
+    directors with X were *released* when" walks the left side first, "the drugs that *interact*
+    with the drug X was *prescribed*" the right. ``dists`` holds signed distances (negative: before
+    the anchor). Each hop takes its relation's nearest unused naming not nearer than the previous
+    hop on that side (on the side of the previous hop first); a hop walking straight back along the
+    previous relation may reuse its naming ("films by the director of X": one word, there and back).
+    The hops named on one side form one stretch of the walk: a walk that leaves a side and comes
+    back to it reads the question out of order."""
+    used: dict[str, set[int]] = {}
+    last = {-1: 0, 1: 0}  # per side, the distance of the last naming a hop took
+    sides: list[int] = []  # the side of each named hop, in walking order
+    prev: Hop | None = None
+    for h in path:
+        names = dists.get(h.relation)
+        back = prev is not None and prev.relation == h.relation and prev.forward != h.forward
+        prev = h
+        if not names:
+            continue
+        taken = used.setdefault(h.relation, set())
+        free = [(abs(d), 1 if d > 0 else -1, d) for d in names if d not in taken]
+        ok = [x for x in free if x[0] >= last[x[1]]]
+        if not ok:
+            if back and taken:
+                continue  # there and back: the naming of the previous hop
+            if free:
+                return -1.0  # named, but nearer the anchor than a hop walked before it on that side
+            continue
+        here = [x for x in ok if sides and x[1] == sides[-1]]
+        dist, side, d = min(here or ok)
+        if sides and side != sides[-1] and side in sides:
+            return -1.0  # the walk goes back to a side it left: the two chains interleave
+        taken.add(d)
+        last[side] = dist
+        sides.append(side)
+    return 1.0 if max(sides.count(-1), sides.count(1)) >= 2 else 0.0
+
+
+def shared_relation(tokens: list[tuple[str, str]], where: dict[str, list[int]]) -> str | None:
+    """The relation a sharing word is about: the one named closest to it (within 3 words; a naming
+    after the word wins a tie: "share actors", "whose directors also directed")."""
+    marks = [i for i, (t, _) in enumerate(tokens) if SHARING_CUE.fullmatch(t)]
+    best: tuple[int, int, str] | None = None
+    for r, positions in where.items():
+        for m in marks:
+            for p in positions:
+                d = abs(p - m)
+                if d <= 3:
+                    key = (d, 0 if p > m else 1, r)
+                    if best is None or key < best:
+                        best = key
+    return best[2] if best is not None else None
