@@ -427,7 +427,9 @@ class PatternExecutor:
         end_mask: np.ndarray | None,
         stop_after: int | None,
     ) -> _Run:
-        warnings = self._check_names(pattern)
+        warnings = [f"pattern '{pattern.pattern_id}': {w}" for w in pattern.problems()] + self._check_names(
+            pattern
+        )
         starts = self._starts(pattern, start_nodes, seeds, warnings)
         plan = self._plan(pattern, end_mask)
         found = walk(
