@@ -37,7 +37,7 @@ SETTINGS = ServerSettings(writable=True)
 DEFINITIONS = {
     d.name: d for d in tool_definitions(None, SETTINGS, writable=True, context_model=ContextRequest)
 }
-EXAMPLES = int(os.environ.get("CEF_SCHEMA_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("CEF_SCHEMA_EXAMPLES", "50"))
 
 pytestmark = pytest.mark.slow
 
