@@ -89,7 +89,11 @@ class RelationType(_Record):
     name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     semantics: RelationSemantics = RelationSemantics.ASSOCIATION
     bidirectional: bool = False
-    inverse: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    inverse: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="the name of walking it backward; a relation that is its own inverse is bidirectional",
+    )
     description: str = ""
     parent_end: Literal["source", "target"] | None = None
     source_types: list[str] = Field(default_factory=list)
@@ -100,10 +104,8 @@ class RelationType(_Record):
     def _defaults(self) -> RelationType:
         if self.parent_end is None and self.semantics.is_structural:
             self.parent_end = "source" if self.semantics is RelationSemantics.CONTAINMENT else "target"
-        if self.inverse is not None and self.inverse == self.name and not self.bidirectional:
-            raise ValueError(
-                f"relation type {self.name!r} is its own inverse: declare it bidirectional instead"
-            )
+        if self.inverse is not None and self.inverse == self.name:  # its own inverse: symmetric
+            self.bidirectional = True
         _check_json(self.metadata, "metadata")
         return self
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic.config import JsonValue
 
 JsonScalar = str | int | float | bool | None
 
@@ -111,6 +112,16 @@ _SYMBOLS = {
 }
 
 
+_TEXT_TYPES = frozenset(
+    {
+        ConstraintType.CONTAINS,
+        ConstraintType.STARTS_WITH,
+        ConstraintType.ENDS_WITH,
+        ConstraintType.REGEX_MATCH,
+    }
+)
+
+
 class ConstraintTarget(_LenientEnum):
     """What a constraint tests: the node a step reaches, or the edge it walks."""
 
@@ -158,6 +169,78 @@ def parse_time(value: JsonScalar) -> float:
     return moment.timestamp()
 
 
+_EDGE_NUMBERS = [*EDGE_NUMERIC, *(p[1:] for p in EDGE_NUMERIC)]
+_EDGE_PROPERTIES = [*_EDGE_NUMBERS, *EDGE_TEXT, *(p[1:] for p in EDGE_TEXT)]
+_EDGE_TIMES = [*EDGE_TIMES, *(p[1:] for p in EDGE_TIMES)]
+_SCALAR = {"type": ["string", "number", "boolean"]}
+
+
+def _when(
+    condition: dict[str, Any], then: dict[str, Any], otherwise: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``if`` every property in ``condition`` is present and matches, ``then`` holds (else ``otherwise``)."""
+    rule = {"if": {"required": sorted(condition), "properties": condition}, "then": then}
+    return rule if otherwise is None else {**rule, "else": otherwise}
+
+
+def _value(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": ["value"], "properties": {"value": schema}}
+
+
+#: the rules ``Constraint._check`` enforces, stated as JSON Schema (``if``/``then``) so that the
+#: published schema (REST OpenAPI, MCP tool input) accepts exactly what validation accepts
+CONSTRAINT_RULES: list[JsonValue] = [
+    _when(
+        {"type": {"enum": ["GREATER_THAN", "LESS_THAN", "GREATER_THAN_EQUALS", "LESS_THAN_EQUALS"]}},
+        _value({"type": ["string", "number"]}),
+    ),
+    _when({"type": {"enum": ["STARTS_WITH", "ENDS_WITH"]}}, _value({"type": "string"})),
+    _when({"type": {"const": "REGEX_MATCH"}}, _value({"type": "string", "format": "regex"})),
+    _when({"type": {"const": "CONTAINS"}}, _value(_SCALAR)),
+    _when(
+        {"target": {"const": "EDGE"}},
+        {
+            "required": ["property"],
+            "properties": {"property": {"enum": _EDGE_PROPERTIES}, "node_label": {"type": "null"}},
+        },
+        {"properties": {"property": {"anyOf": [{"pattern": "^[^@]"}, {"enum": list(NODE_BUILTINS)}]}}},
+    ),
+    _when(
+        {"target": {"const": "EDGE"}, "property": {"enum": _EDGE_NUMBERS}},
+        {"properties": {"type": {"enum": [t.value for t in ConstraintType if t not in _TEXT_TYPES]}}},
+    ),
+    _when(
+        {
+            "target": {"const": "EDGE"},
+            "property": {"enum": ["weight", "@weight", "confidence", "@confidence"]},
+        },
+        _value({"anyOf": [{"type": "number"}, {"type": "array", "items": {"type": "number"}}]}),
+    ),
+    _when(
+        {"target": {"const": "EDGE"}, "property": {"enum": _EDGE_TIMES}},
+        {
+            "properties": {
+                "value": {
+                    "anyOf": [
+                        {"type": ["number", "null"]},
+                        {"type": "string", "format": "date-time"},
+                        {
+                            "type": "array",
+                            "items": {
+                                "anyOf": [
+                                    {"type": ["number", "null"]},
+                                    {"type": "string", "format": "date-time"},
+                                ]
+                            },
+                        },
+                    ]
+                }
+            }
+        },
+    ),
+]
+
+
 class Constraint(_Model):
     """A condition every matched path must meet, checked while walking (failing paths are dropped early).
 
@@ -168,6 +251,8 @@ class Constraint(_Model):
     (the name as walked, inverse name when walked backward), ``@id`` or ``@scope``.
     A missing property fails every type except NOT_IN (and PROPERTY_EQUALS null).
     """
+
+    model_config = ConfigDict(json_schema_extra={"allOf": CONSTRAINT_RULES})
 
     type: ConstraintType = Field(
         description=(
@@ -205,15 +290,11 @@ class Constraint(_Model):
         ge=0,
         description=(
             "pattern-level constraints only: the 0-based index of the step whose reached node (or walked "
-            "edge) is checked; null = every step. The start node is checked by 'start' instead"
+            "edge) is checked; null = every step. The start node is checked by 'start' instead. An at_step "
+            "past the pattern's last step checks nothing (the result's warnings say so)"
         ),
     )
     ignore_case: bool = Field(default=False, description="compare strings case-insensitively")
-
-    @field_validator("property")
-    @classmethod
-    def _strip(cls, v: str) -> str:
-        return v.strip()
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -322,18 +403,19 @@ class TraversalStep(_Model):
         description="OUTGOING: source→target as stored; INCOMING: against the edge; BOTH: either way",
     )
     constraints: list[Constraint] = Field(
-        default_factory=list, description="conditions on this step's reached node or walked edge (no at_step)"
+        default_factory=list,
+        description="conditions on this step's reached node or walked edge (they apply to this step: at_step is "
+        "ignored here, with a warning)",
     )
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        for c in self.constraints:
-            if c.at_step is not None:
-                raise ValueError(
-                    "constraints inside a step apply to that step: leave at_step unset "
-                    "(at_step is for the pattern's own constraints list)"
-                )
-        return self
+    def problems(self, index: int) -> list[str]:
+        """What of this step checks nothing (each becomes a warning of the search)."""
+        return [
+            f"step {index}: constraint {c.describe()} has at_step={c.at_step}; constraints inside a step "
+            "apply to that step (at_step is ignored here; it is for the pattern's own constraints)"
+            for c in self.constraints
+            if c.at_step is not None
+        ]
 
     @property
     def relation_names(self) -> list[str] | None:
@@ -354,24 +436,40 @@ class TraversalStep(_Model):
         return f"{src}{arrow}{dst}"
 
 
+#: a node property a start may match: a name, dotted for nested values, or a built-in (@id, @label, @scope)
+_PROPERTY_NAME = r"^(?:[^@][\s\S]*|@id|@label|@scope)$"
+PropertyName = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=_PROPERTY_NAME)]
+
+
 class PatternStart(_Model):
     """Where paths begin: explicit node ids, and/or every node with a label (optionally filtered)."""
 
     node_ids: list[str] = Field(default_factory=list, description="start at these node ids")
     label: str | None = Field(default=None, description="start at nodes with this label")
-    properties: dict[str, JsonScalar] = Field(
-        default_factory=dict, description="start nodes must have these property values (exact match)"
+    properties: dict[PropertyName, JsonScalar] = Field(
+        default_factory=dict,
+        description="start nodes must have these property values (exact match); keys as a constraint's property",
+        json_schema_extra={"propertyNames": {"minLength": 1, "maxLength": 256, "pattern": _PROPERTY_NAME}},
     )
     constraints: list[Constraint] = Field(
-        default_factory=list, description="further NODE conditions on the start"
+        default_factory=list,
+        description="further NODE conditions on the start (EDGE constraints check nothing here: the start "
+        "walks no edge; at_step is ignored; both with a warning)",
     )
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
+    def problems(self) -> list[str]:
+        """What of the start checks nothing (each becomes a warning of the search)."""
+        out = []
         for c in self.constraints:
-            if c.target is not ConstraintTarget.NODE or c.at_step is not None:
-                raise ValueError("start constraints test the start node: target NODE, no at_step")
-        return self
+            if c.target is not ConstraintTarget.NODE:
+                out.append(
+                    f"start constraint {c.describe()} tests an edge, and the start walks none: ignored"
+                )
+            elif c.at_step is not None:
+                out.append(
+                    f"start constraint {c.describe()} has at_step={c.at_step}: ignored (it tests the start)"
+                )
+        return out
 
     def all_constraints(self) -> list[Constraint]:
         eq = [Constraint.property_equals(None, k, v) for k, v in self.properties.items()]
@@ -380,6 +478,17 @@ class PatternStart(_Model):
 
 class HybridWeights(_Model):
     """Weights of the HYBRID ranking (each component is scaled to 0..1 over the candidates first)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={  # the rule of _positive: not all four given as 0
+            "not": {
+                "required": ["path_length", "edge_weight", "node_centrality", "semantic"],
+                "properties": {
+                    k: {"const": 0} for k in ("path_length", "edge_weight", "node_centrality", "semantic")
+                },
+            }
+        }
+    )
 
     path_length: float = Field(default=0.2, ge=0.0, description="shorter paths score higher")
     edge_weight: float = Field(
@@ -452,15 +561,22 @@ class GraphPattern(_Model):
     def _aware(cls, v: datetime | None) -> datetime | None:
         return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        for c in self.constraints:
-            if c.at_step is not None and c.at_step >= len(self.steps):
-                raise ValueError(
-                    f"constraint at_step={c.at_step} but the pattern has {len(self.steps)} steps "
-                    f"(at_step counts steps from 0)"
-                )
-        return self
+    def problems(self) -> list[str]:
+        """Parts of the pattern that check nothing, for the search's warnings: a constraint pinned to a step
+        the pattern does not have, a step constraint with at_step, an edge constraint on the start.
+
+        These are not validation errors: the published JSON Schema cannot state them, and a schema-valid
+        pattern is accepted (it runs, and says what it ignored)."""
+        out = self.start.problems()
+        for i, step in enumerate(self.steps):
+            out += step.problems(i)
+        out += [
+            f"constraint {c.describe()} has at_step={c.at_step} but the pattern has {len(self.steps)} step(s) "
+            "(at_step counts steps from 0): it checks nothing"
+            for c in self.constraints
+            if c.at_step is not None and c.at_step >= len(self.steps)
+        ]
+        return out
 
     @classmethod
     def single_hop(

@@ -310,7 +310,9 @@ class PatternExecutor:
         end_mask: np.ndarray | None,
         stop_after: int | None,
     ) -> MatchRun:
-        warnings = self._check_names(pattern)
+        warnings = [f"pattern '{pattern.pattern_id}': {w}" for w in pattern.problems()] + self._check_names(
+            pattern
+        )
         starts = self._starts(pattern, start_nodes, seeds, warnings)
         plan = self._plan(pattern, end_mask)
         found = walk(
@@ -416,20 +418,42 @@ class PatternExecutor:
         labels |= {c.node_label for c in pattern.constraints} | {
             c.node_label for s in pattern.steps for c in s.constraints
         }
-        unknown = sorted(lb for lb in labels if lb is not None and g.labels.get(lb) is None)
+        rels = {r for s in pattern.steps for r in (s.relation_names or [])}
+        if pattern.scope is None:
+            seen_labels = set(g.labels.names)
+            seen_rels = {
+                *g.relations.names,
+                *g.rel_types,
+                *(rt.inverse for rt in g.rel_types.values() if rt.inverse),
+            }
+        else:  # name only what this scope's and shared records hold (never another scope's names)
+            seen_labels, seen_rels = self._names_in_scope(pattern.scope)
+        unknown = sorted(lb for lb in labels if lb is not None and lb not in seen_labels)
         if unknown:
-            known = ", ".join(sorted(g.labels.names)[:20])
+            known = ", ".join(sorted(seen_labels)[:20])
             out.append(
                 f"pattern '{pattern.pattern_id}': label(s) {unknown} not in the graph (labels: {known})"
             )
-        rels = {r for s in pattern.steps for r in (s.relation_names or [])}
-        unknown = sorted(r for r in rels if not g.known_relation(r) and r not in g.relations)
+        unknown = sorted(r for r in rels if r not in seen_rels)
         if unknown:
-            known = ", ".join(sorted({*g.relations.names, *g.rel_types})[:30])
+            known = ", ".join(sorted(seen_rels)[:30])
             out.append(
                 f"pattern '{pattern.pattern_id}': relation(s) {unknown} not in the graph (relations: {known})"
             )
         return out
+
+    def _names_in_scope(self, scope: str) -> tuple[set[str], set[str]]:
+        """Labels and relation names (with inverse names) of live records of ``scope`` or of none."""
+        g = self.graph
+        code = g.scopes.get(scope)
+        allowed = [-1] if code is None else [-1, code]
+        n, m = len(g.node_ids), len(g.edge_ids)
+        nodes = g.node_alive.view[:n] & np.isin(g.node_scope.view[:n], allowed)
+        edges = g.e_alive.view[:m] & np.isin(g.e_scope.view[:m], allowed)
+        labels = {g.labels.names[c] for c in np.unique(g.node_label.view[:n][nodes])}
+        rels = {g.relations.names[c] for c in np.unique(g.e_rel.view[:m][edges])}
+        rels |= {rt.inverse for name in list(rels) if (rt := g.rel_types.get(name)) and rt.inverse}
+        return labels, rels
 
     # ------------------------------------------------------------------ results
     def _materialize(

@@ -27,6 +27,7 @@ from cef.model import Explanation, GraphPath, Node, RankedChunk, ReasoningContex
 from cef.model.query import MatchedGraphPath
 from cef.patterns import (
     CachedNodeLookup,
+    CombinatorType,
     GraphPattern,
     MatchedPath,
     PatternExecutor,
@@ -149,9 +150,15 @@ def runner_for(state: EngineView) -> PatternRunner:
 
 
 def needs_entry_points(query: PatternQuery) -> bool:
-    """True when the (first) pattern has no start of its own and so starts from the caller's entry points."""
-    first = query.patterns[0] if isinstance(query, QueryCombinator) else query
-    return not (first.start.node_ids or first.start.label or first.steps[0].source_label)
+    """True when a pattern has no start of its own and so starts from the caller's entry points (the first
+    of a SEQUENTIAL combinator; any of an INTERSECTION or UNION, whose patterns all start afresh)."""
+    if not isinstance(query, QueryCombinator):
+        heads = [query]
+    elif query.type is CombinatorType.SEQUENTIAL:
+        heads = query.patterns[:1]
+    else:
+        heads = query.patterns
+    return any(not (p.start.node_ids or p.start.label or p.steps[0].source_label) for p in heads)
 
 
 @dataclass

@@ -5,6 +5,11 @@ source→target labels per relation) plus the registered relation types
 (semantics, inverse, description). Front doors publish it (``get_graph_schema``,
 ``GET /api/v1/schema``) and inject it into tool descriptions so an LLM can
 write a correct query; :class:`SchemaTracker` tells when it changed.
+
+A key bound to data scopes sees the schema of what it may read: its scopes'
+records and the shared (unscoped) ones (``discover_schema(kb, scopes=...)``),
+so one tenant cannot learn another's labels, property names, relation types
+or counts.
 """
 
 from __future__ import annotations
@@ -12,14 +17,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from cef.model import RelationSemantics
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
+    from cef.graph.index import GraphIndex
     from cef.store.base import WriteSet
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "SchemaTracker",
     "describe_schema",
     "discover_schema",
+    "label_counts",
 ]
 
 
@@ -90,8 +99,23 @@ class GraphSchema(_Model):
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def discover_schema(kb: KnowledgeBase, *, samples: int = 2) -> GraphSchema:
-    """Read the live schema of ``kb`` (one consistent read)."""
+#: nodes per label read for their property names (as the stores' ``property_names`` do)
+PROPERTY_SAMPLE = 200
+
+
+def discover_schema(
+    kb: KnowledgeBase, *, samples: int = 2, scopes: Collection[str] | None = None
+) -> GraphSchema:
+    """Read the live schema of ``kb`` (one consistent read).
+
+    ``scopes``: only what the records of these scopes and the shared (unscoped)
+    records show — what a key bound to these scopes may read. Labels, counts,
+    property names and examples come from those nodes; relation types are the
+    registered ones with at least one such edge between two such nodes.
+    ``None``: everything, with every registered relation type.
+    """
+    if scopes is not None:
+        return _scoped_schema(kb, samples, scopes)
     with kb.state.reading():
         store = kb.store
         node_types = []
@@ -116,6 +140,82 @@ def discover_schema(kb: KnowledgeBase, *, samples: int = 2) -> GraphSchema:
                 count=sum(e.count for e in endpoints.get(rt.name, [])),
             )
             for rt in sorted(kb.state.graph.rel_types.values(), key=lambda r: r.name)
+        ]
+    return GraphSchema(node_types=node_types, relation_types=relation_types)
+
+
+def _visible_nodes(g: GraphIndex, scopes: Collection[str]) -> np.ndarray:
+    """A mask over node positions: live nodes of ``scopes`` or of no scope."""
+    allowed = np.array([-1, *(c for s in scopes if (c := g.scopes.get(s)) is not None)], dtype=np.int32)
+    n = len(g.node_ids)
+    mask: np.ndarray = g.node_alive.view[:n] & np.isin(g.node_scope.view[:n], allowed)
+    return mask
+
+
+def label_counts(kb: KnowledgeBase, scopes: Collection[str] | None = None) -> dict[str, int]:
+    """Nodes per label, most frequent first; with ``scopes``, only nodes of those scopes or of none."""
+    if scopes is None:
+        return dict(kb.store.labels())
+    with kb.state.reading():
+        g = kb.state.graph
+        counts = np.bincount(
+            g.node_label.view[: len(g.node_ids)][_visible_nodes(g, scopes)], minlength=len(g.labels)
+        )
+        codes = sorted(np.flatnonzero(counts), key=lambda c: (-int(counts[c]), g.labels.names[c]))
+        return {g.labels.names[c]: int(counts[c]) for c in codes}
+
+
+def _scoped_schema(kb: KnowledgeBase, samples: int, scopes: Collection[str]) -> GraphSchema:
+    """The schema over the records of ``scopes`` and the unscoped ones, read from the graph index."""
+    with kb.state.reading():
+        g = kb.state.graph
+        allowed = np.array([-1, *(c for s in scopes if (c := g.scopes.get(s)) is not None)], dtype=np.int32)
+        n, m = len(g.node_ids), len(g.edge_ids)
+        seen = _visible_nodes(g, scopes)
+        node_label = g.node_label.view[:n]
+        counts = np.bincount(node_label[seen], minlength=len(g.labels))
+        node_types = []
+        for code in sorted(np.flatnonzero(counts), key=lambda c: (-int(counts[c]), g.labels.names[c])):
+            positions = np.flatnonzero(seen & (node_label == code))[:PROPERTY_SAMPLE]
+            nodes = kb.store.get_nodes([g.node_ids[p] for p in positions])
+            names: dict[str, None] = {}
+            for node in nodes:
+                names.update(dict.fromkeys(node.properties))
+            node_types.append(
+                NodeTypeInfo(
+                    label=g.labels.names[code],
+                    count=int(counts[code]),
+                    properties=list(names),
+                    examples=[node.name for node in nodes[:samples]],
+                )
+            )
+        src, dst = g.e_src.view[:m], g.e_dst.view[:m]
+        ok = g.e_alive.view[:m] & np.isin(g.e_scope.view[:m], allowed)
+        ok[ok] = seen[src[ok]] & seen[dst[ok]]
+        triples = np.stack([g.e_rel.view[:m][ok], node_label[src[ok]], node_label[dst[ok]]], axis=1)
+        endpoints: dict[str, list[EndpointInfo]] = {}
+        if len(triples):
+            found, sizes = np.unique(triples, axis=0, return_counts=True)
+            order = sorted(range(len(found)), key=lambda i: -int(sizes[i]))
+            for i in order:
+                rel, s_code, t_code = (int(x) for x in found[i])
+                endpoints.setdefault(g.relations.names[rel], []).append(
+                    EndpointInfo(
+                        source=g.labels.names[s_code], target=g.labels.names[t_code], count=int(sizes[i])
+                    )
+                )
+        relation_types = [
+            RelationTypeInfo(
+                name=rt.name,
+                semantics=rt.semantics,
+                description=rt.description,
+                bidirectional=rt.bidirectional,
+                inverse=rt.inverse,
+                endpoints=endpoints[rt.name],
+                count=sum(e.count for e in endpoints[rt.name]),
+            )
+            for rt in sorted(g.rel_types.values(), key=lambda r: r.name)
+            if rt.name in endpoints
         ]
     return GraphSchema(node_types=node_types, relation_types=relation_types)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cef.errors import CefError, NotFoundError
 from cef.server.settings import ApiKey, Scope
+
+if TYPE_CHECKING:
+    from cef.model import GraphQuery
 
 __all__ = [
     "API_KEY_HEADER",
@@ -17,6 +20,7 @@ __all__ = [
     "KeyRing",
     "owned",
     "read_scope",
+    "scoped_query",
     "visible",
     "write_scope",
 ]
@@ -95,6 +99,28 @@ def read_scope(grant: ApiKey | None, requested: str | None) -> str | None:
     if requested not in grant.scopes:
         raise ForbiddenError(f"this API key may not read scope {requested!r}")
     return requested
+
+
+def scoped_query(grant: ApiKey | None, query: GraphQuery) -> GraphQuery:
+    """``query`` run in the key's scope (:func:`read_scope`), its graph patterns too: a pattern of a
+    scoped key walks only its scope's and shared records (a pattern naming a scope the key may not
+    read is refused)."""
+    from cef.model.patterns import QueryCombinator
+
+    scope = read_scope(grant, query.scope)
+    if grant is None or grant.scopes is None or not query.patterns:
+        return query.model_copy(update={"scope": scope})
+    patterns: list[Any] = []
+    for item in query.patterns:
+        inner = item.patterns if isinstance(item, QueryCombinator) else [item]
+        for p in inner:
+            if p.scope is not None and p.scope not in grant.scopes:
+                raise ForbiddenError(f"pattern {p.pattern_id!r}: this API key may not read scope {p.scope!r}")
+        bound = [p if p.scope is not None else p.model_copy(update={"scope": scope}) for p in inner]
+        patterns.append(
+            item.model_copy(update={"patterns": bound}) if isinstance(item, QueryCombinator) else bound[0]
+        )
+    return query.model_copy(update={"scope": scope, "patterns": patterns})
 
 
 def visible(grant: ApiKey | None, scope: str | None) -> bool:

@@ -51,7 +51,7 @@ def explorer_api(
     """The read-only routes of the explorer (mounted under ``/api/v1``); ``reader`` is the
     dependency that checks a read key and returns its grant (scopes); ``route_class`` the API's
     (strict JSON bodies)."""
-    from cef.server.auth import ApiKey, read_scope, visible
+    from cef.server.auth import ApiKey, scoped_query, visible
 
     api = APIRouter(tags=["explorer"], route_class=route_class)
     kb = svc.kb
@@ -66,7 +66,7 @@ def explorer_api(
     async def explore(query: graph_query, grant: Grant) -> ExploreResponse:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks and the subgraph behind them (anchors, typed paths,
         answer nodes, chunks), ready to draw."""
-        scoped = query.model_copy(update={"scope": read_scope(grant, query.scope)})  # type: ignore[attr-defined]
+        scoped = scoped_query(grant, query)
         result = await svc.retrieve_knowledge(scoped)
         graph = await svc.run(lambda: result_view(kb, result))
         return ExploreResponse(result=result, graph=graph)

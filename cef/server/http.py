@@ -35,9 +35,18 @@ from starlette.types import Scope as AsgiScope
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
-from cef.model import Batch, Chunk, Edge, GraphQuery, Node, SearchResult
+from cef.model import Batch, Chunk, Edge, Node, SearchResult
 from cef.schema.discovery import GraphSchema
-from cef.server.auth import API_KEY_HEADER, OPEN, KeyRing, owned, read_scope, visible, write_scope
+from cef.server.auth import (
+    API_KEY_HEADER,
+    OPEN,
+    KeyRing,
+    owned,
+    read_scope,
+    scoped_query,
+    visible,
+    write_scope,
+)
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.service import CefService, WriteResult
@@ -241,8 +250,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     @api.post("/retrieve", response_model=SearchResult, dependencies=read, tags=["retrieval"])
     async def retrieve(query: graph_query, grant: Reader) -> SearchResult:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks with the paths that explain them."""
-        scoped: GraphQuery = query.model_copy(update={"scope": read_scope(grant, query.scope)})  # type: ignore[attr-defined]
-        return await svc.retrieve_knowledge(scoped)
+        return await svc.retrieve_knowledge(scoped_query(grant, query))
 
     if svc.context is not None:
         request_model = svc.context.request_model
@@ -257,8 +265,9 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.get("/schema", response_model=GraphSchema, dependencies=read, tags=["schema"])
     async def schema(grant: Reader) -> GraphSchema:
-        """Node types (properties, counts) and relation types (semantics, observed endpoints)."""
-        return await svc.graph_schema()
+        """Node types (properties, counts) and relation types (semantics, observed endpoints); a key
+        bound to scopes sees only what its scopes' records and shared (unscoped) records show."""
+        return await svc.graph_schema(grant)
 
     # -------------------------------------------------------------- nodes
     @api.post(

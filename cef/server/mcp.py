@@ -5,7 +5,8 @@ examples in their descriptions. When a write (through a write tool, or by
 another process, seen by polling the change feed) changes the schema, the
 descriptions are rebuilt and every connected client is sent
 ``notifications/tools/list_changed`` (and ``subscriptions/listen`` streams
-get the same event). Every failure of a call comes back as a tool error
+get the same event). A caller whose API key is bound to data scopes is
+listed tools whose descriptions show only its scopes' (and shared) schema. Every failure of a call comes back as a tool error
 (``isError``) with a readable message::
 
     server = CefMcpServer(kb, ServerSettings(writable=True))
@@ -33,7 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError
-from cef.schema.discovery import SchemaTracker
+from cef.schema.discovery import SchemaTracker, discover_schema
 from cef.server.auth import API_KEY_HEADER, KeyRing
 from cef.server.errors import body
 from cef.server.service import CefService
@@ -123,9 +124,20 @@ class CefMcpServer:
             self._tools = (fingerprint, [types.Tool.model_validate(d.to_mcp()) for d in defs])
         return self._tools[1]
 
+    def scoped_tools(self, scopes: tuple[str, ...]) -> list[types.Tool]:
+        """The tools as a key bound to ``scopes`` sees them: their descriptions carry only the schema of
+        its scopes' and shared records (read now; nothing of another tenant's data)."""
+        schema = discover_schema(self.kb, samples=self.settings.schema_samples, scopes=scopes)
+        context = self.service.context.request_model if self.service.context else None
+        defs = tool_definitions(schema, self.settings, writable=self.writable, context_model=context)
+        return [types.Tool.model_validate(d.to_mcp()) for d in defs]
+
     async def _list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        grant = self._grant(ctx)
+        if grant is not None and grant.scopes is not None:
+            return types.ListToolsResult(tools=await self.service.run(self.scoped_tools, grant.scopes))
         return types.ListToolsResult(tools=self.tools())
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:

@@ -30,8 +30,8 @@ from cef.model import (
     SearchStrategy,
     TraversalHint,
 )
-from cef.schema.discovery import GraphSchema, discover_schema
-from cef.server.auth import owned, read_scope, write_scope
+from cef.schema.discovery import GraphSchema, discover_schema, label_counts
+from cef.server.auth import owned, read_scope, scoped_query, write_scope
 from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
 from cef.server.settings import ApiKey, ServerSettings
@@ -362,12 +362,11 @@ class CefService:
         hints = req.graphHints
         depth = hints.depth if hints is not None else self.settings.default_depth
         self.check_depth(depth, "graphHints.depth")
-        q = await self.run(self._context_query, req, depth)
-        q = q.model_copy(update={"scope": scope})
+        q = await self.run(self._context_query, req, depth, scope)
         key = ("context", req.model_dump_json(), depth, scope)
         return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK, tags=None)
 
-    def _context_query(self, req: RetrieveContextInput, depth: int) -> GraphQuery:
+    def _context_query(self, req: RetrieveContextInput, depth: int, scope: str | None) -> GraphQuery:
         text = req.textQuery
         extra = [k for k in req.semanticKeywords if k.strip() and k.lower() not in text.lower()]
         if extra:
@@ -377,8 +376,9 @@ class CefService:
         hints = req.graphHints
         if hints is not None:
             label = hints.entityLabel
-            if not self.kb.find_nodes_by_label(label, limit=1):
-                known = ", ".join(sorted(lab for lab, _ in self.kb.store.labels())[:50]) or "(none)"
+            labels = label_counts(self.kb, None if scope is None else [scope])  # what the caller may see
+            if label not in labels:
+                known = ", ".join(sorted(labels)[:50]) or "(none)"
                 raise ValidationError(
                     f"graphHints.entityLabel: unknown node type {label!r}; node types: {known}"
                 )
@@ -386,7 +386,8 @@ class CefService:
             if hints.entityProperty == "id":
                 targets = [ResolutionTarget(description=str(value), type_hint=label)]
             else:
-                found = self.kb.find_nodes_by_property(hints.entityProperty, value, label=label, limit=5)
+                found = self.kb.find_nodes_by_property(hints.entityProperty, value, label=label, limit=50)
+                found = [n for n in found if scope is None or n.scope in (None, scope)][:5]
                 targets = [ResolutionTarget(description=n.id, type_hint=label) for n in found] or [
                     ResolutionTarget(description=str(value)[:2000] or label, type_hint=label, max_matches=3)
                 ]
@@ -398,6 +399,7 @@ class CefService:
             top_k=req.topK,
             min_results=min(3, req.topK),
             strategy=SearchStrategy.AUTO if depth > 0 else SearchStrategy.VECTOR,
+            scope=scope,
         )
 
     async def _search_response(
@@ -445,8 +447,12 @@ class CefService:
         response: BaseModel = await self.run(self._provider.provide_context, request)
         return response
 
-    async def graph_schema(self) -> GraphSchema:
-        return await self.run(lambda: discover_schema(self.kb, samples=self.settings.schema_samples))
+    async def graph_schema(self, grant: ApiKey | None = None) -> GraphSchema:
+        """The live schema; for a key bound to scopes, only what its scopes and shared records show."""
+        scopes = grant.scopes if grant is not None else None
+        return await self.run(
+            lambda: discover_schema(self.kb, samples=self.settings.schema_samples, scopes=scopes)
+        )
 
     # ----------------------------------------------------------- writes
     async def index_batch(self, batch: Batch) -> WriteResult:
@@ -481,15 +487,13 @@ class CefService:
             raise ValidationError(f"{name} is a write tool: start the server with --writable to use it")
         args = parse_tool_arguments(spec, arguments, self.settings)
         if isinstance(args, GraphQuery):
-            return await self.retrieve_knowledge(
-                args.model_copy(update={"scope": read_scope(grant, args.scope)})
-            )
+            return await self.retrieve_knowledge(scoped_query(grant, args))
         if isinstance(args, RetrieveContextInput):
             return await self.retrieve_context(args, scope=read_scope(grant, None))
         if isinstance(args, SearchMemoryInput):
             return await self.search(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
         if isinstance(args, GetGraphSchemaInput):
-            return await self.graph_schema()
+            return await self.graph_schema(grant)
         if isinstance(args, IndexNodesInput):
             nodes = [n.model_copy(update={"scope": write_scope(grant, n.scope, "node")}) for n in args.nodes]
             return await self.index_batch(Batch(relation_types=args.relation_types, nodes=nodes))

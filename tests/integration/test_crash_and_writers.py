@@ -1,4 +1,4 @@
-"""Crashes and concurrent writers on one SQLite knowledge base.
+"""Crashes and concurrent writers on one knowledge base (SQLite; the two-writer tests on PostgreSQL too).
 
 * ``cef ingest`` is SIGKILLed at seeded random moments (over a folder of
   files, and over one large JSON Lines file committed in parts). After every
@@ -10,9 +10,10 @@
   line). Kills land between the parts of the large file (an incomplete file
   with committed parts is seen); re-ingesting resumes it and converges to the
   same nodes, edges and chunks as one clean ingest.
-* Two ``cef ingest`` processes write one file at once; then a writable
-  ``cef serve http`` and a CLI ingest write one file at once. Every write is
-  present afterwards and the server sees the other process's writes.
+* Two ``cef ingest`` processes write one store at once; then a writable
+  ``cef serve http`` and a CLI ingest write one store at once, on SQLite (one
+  file) and on PostgreSQL (one schema). Every write is present afterwards,
+  nothing dangles, and the server sees the other process's writes.
 
 Figures (kills, writers, writes) are printed for docs/reliability.md.
 """
@@ -307,8 +308,40 @@ def test_two_ingests_write_one_store(backend: str, tmp_path: Path, request: pyte
     print(f"two writers on {backend}: 2 ingests, 30 files, {len(together['chunk'])} chunks, all present")
 
 
-def test_a_writable_server_and_a_cli_ingest_share_one_file(tmp_path: Path) -> None:
-    db = tmp_path / "shared.db"
+def stored(db: str, out: Path) -> dict[str, int]:
+    """Any backend, read back through ``cef export`` and the store's ingest manifests: no edge to a missing
+    node, no chunk linked to a missing node, every file's manifest records present; returns counts."""
+    subprocess.run(
+        [CEF, "export", "--db", db, "--out", str(out), "--no-progress"],
+        env=ENV, check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    nodes: set[str] = set()
+    edges: dict[str, tuple[str, str]] = {}
+    chunks: dict[str, str | None] = {}
+    for line in out.read_text().splitlines():
+        record = json.loads(line)
+        if "node" in record:
+            nodes.add(record["node"]["id"])
+        elif "edge" in record:
+            edges[record["edge"]["id"]] = (record["edge"]["source"], record["edge"]["target"])
+        elif "chunk" in record:
+            chunks[record["chunk"]["id"]] = record["chunk"].get("node_id")
+    assert all(s in nodes and d in nodes for s, d in edges.values()), "an edge points to a missing node"
+    assert all(n is None or n in nodes for n in chunks.values()), "a chunk is linked to a missing node"
+    with cef.open(db, embedder=None, create=False) as kb:
+        manifests = kb.store.meta_items("ingest:")
+    for key, manifest in manifests:
+        for kind, have in (("nodes", nodes), ("edges", set(edges)), ("chunks", set(chunks))):
+            missing = set(manifest.get(kind, [])) - have
+            assert not missing, f"{key}: {len(missing)} {kind} of the file are missing (a partial file)"
+    return {"files": len(manifests), "nodes": len(nodes), "edges": len(edges), "chunks": len(chunks)}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_writable_server_and_a_cli_ingest_share_one_store(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    db = str(tmp_path / "shared.db") if backend == "sqlite" else str(request.getfixturevalue("pg_dsn"))
     with cef.open(db, embedder=None) as kb:
         kb.index_batch(clinical_batch())
     port = _free_port()
@@ -355,10 +388,15 @@ def test_a_writable_server_and_a_cli_ingest_share_one_file(tmp_path: Path) -> No
             assert len({h["chunk_id"] for h in found["results"]}) >= 10, (
                 found
             )  # the server sees the CLI's writes
-        nodes, _, _ = records(db)
-        assert {f"srv{i}" for i in range(posted)} <= nodes
-        assert check_consistent(db, only_ingested=False)["files"] == 10
-        print(f"server + CLI: {posted} REST writes and 10 ingested files, all present, seen by the server")
+        if backend == "sqlite":
+            assert check_consistent(Path(db), only_ingested=False)["files"] == 10
+        counts = stored(db, tmp_path / "export.jsonl")
+        assert counts["files"] == 10
+        assert {f"srv{i}" for i in range(posted)} <= exported_ids(db, tmp_path / "ids.jsonl")["node"]
+        print(
+            f"server + CLI on {backend}: {posted} REST writes and 10 ingested files, all present, "
+            "seen by the server"
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -10,8 +10,9 @@ that created edges and chunks were really read, patched and deleted.
 
 ``tests/support/schemathesis_hooks.py`` points positive edge/chunk bodies at
 existing nodes and relation types and applies the rules the schema states in
-words; ``tests/support/schemathesis.toml`` holds the one scoped exception (the
-pattern language's cross-field rules on ``POST /api/v1/retrieve``).
+words; ``tests/support/schemathesis.toml`` allows no exception: a schema-valid
+request is never refused (graph patterns included, on ``POST /api/v1/retrieve``
+and ``POST /api/v1/explore``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 /* The cef explorer page: ask a question, see the ranked chunks and the subgraph behind them.
  * Only read routes are called (GET, and POST /api/v1/explore which reads); the API key, when the
- * server needs one, is kept in sessionStorage and sent in the X-API-Key header.
+ * server needs one, is kept in sessionStorage and sent in the X-API-Key header. While /health says
+ * "starting" the page shows "starting…", keeps the query box disabled and asks again with backoff.
  */
 (function () {
   "use strict";
@@ -8,7 +9,7 @@
   var API = "/api/v1";
   var KEY_HEADER = "X-API-Key";
   var KEY_STORE = "cef.explorer.key";
-  var state = { graph: null, auth: false, key: sessionStorage.getItem(KEY_STORE) || "" };
+  var state = { graph: null, auth: false, ready: false, retries: 0, key: sessionStorage.getItem(KEY_STORE) || "" };
   window.cefExplorer = state; // for tests and the browser console
 
   function $(id) { return document.getElementById(id); }
@@ -295,6 +296,7 @@
   function search(ev) {
     if (ev) ev.preventDefault();
     var q = buildQuery();
+    if (!state.ready) { status("starting\u2026 wait until the server is ready.", "info"); return; }
     if (!q.query) { status("Type a question first.", "error"); return; }
     status("searching\u2026", "info");
     return call("POST", API + "/explore", q).then(function (data) {
@@ -308,6 +310,7 @@
 
   // ------------------------------------------------------------------ start
   function start() {
+    setUsable(false);
     CefGraph.legend($("legend"));
     $("api-key").value = state.key;
     $("query-form").addEventListener("submit", search);
@@ -329,15 +332,51 @@
     document.querySelectorAll("#tabs button").forEach(function (b) {
       b.addEventListener("click", function () { tab(b.dataset.tab); });
     });
-    call("GET", "/health").then(function (h) {
-      state.auth = h.auth;
-      $("server-info").textContent = "cef " + h.version + (h.auth ? " \u00b7 API keys required" : " \u00b7 open (no API keys)");
-      if (h.auth && !state.key) {
-        status("This server needs an API key with read scope: enter it above.", "info");
-        return;
-      }
-      return loadSchema().then(function () { status("", ""); });
-    }).catch(function (err) { status(explain(err), "error"); });
+    waitUntilReady(0);
+  }
+
+  // ------------------------------------------------------------------ readiness
+  // While the server loads its models and indexes, /health answers 503 {"status": "starting"}: the page
+  // says so, keeps the query box disabled and asks again with a growing delay, until "ready".
+  var RETRY_FIRST_MS = 250;
+  var RETRY_MAX_MS = 5000;
+
+  function setUsable(usable) {
+    state.ready = usable;
+    ["q", "search"].forEach(function (id) { $(id).disabled = !usable; });
+  }
+
+  function waitUntilReady(attempt) {
+    var delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * Math.pow(2, attempt));
+    fetch("/health", { headers: { Accept: "application/json" } }).then(function (r) {
+      return r.json().catch(function () { return null; }).then(function (h) {
+        if (r.ok && h && h.status === "ready") return ready(h);
+        if (r.status === 503 && h && h.status === "starting") {
+          state.retries = attempt + 1;
+          status("starting\u2026 the server is loading its models and indexes (asking again in " +
+            (delay / 1000).toFixed(1) + " s)", "info");
+          setTimeout(function () { waitUntilReady(attempt + 1); }, delay);
+          return;
+        }
+        status("The server's /health answered " + r.status + ": " + (h && h.message ? h.message : r.statusText), "error");
+      });
+    }).catch(function (err) {
+      state.retries = attempt + 1;
+      status("Cannot reach the cef server (" + err + "); trying again in " + (delay / 1000).toFixed(1) + " s", "error");
+      setTimeout(function () { waitUntilReady(attempt + 1); }, delay);
+    });
+  }
+
+  function ready(h) {
+    state.auth = h.auth;
+    setUsable(true);
+    $("server-info").textContent = "cef " + h.version + (h.auth ? " \u00b7 API keys required" : " \u00b7 open (no API keys)");
+    if (h.auth && !state.key) {
+      status("This server needs an API key with read scope: enter it above.", "info");
+      return;
+    }
+    status("", "");
+    return loadSchema().catch(fail);
   }
 
   state.search = search;

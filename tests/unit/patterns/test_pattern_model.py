@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 from pydantic import ValidationError
 
@@ -15,6 +16,8 @@ from cef.patterns import (
     ConstraintType,
     Direction,
     GraphPattern,
+    HybridWeights,
+    PatternStart,
     QueryCombinator,
     RankingStrategy,
     TraversalStep,
@@ -88,6 +91,10 @@ def test_in_and_not_in_wrap_a_single_value() -> None:
 def test_invalid_constraints_explain_themselves(fields: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         Constraint.model_validate(fields)
+    # the published JSON Schema states the same rule: a schema-valid constraint is never refused
+    schema = Constraint.model_json_schema()
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    assert not jsonschema.Draft202012Validator(schema, format_checker=checker).is_valid(fields)
 
 
 def test_edge_properties_are_normalized_to_builtins() -> None:
@@ -96,14 +103,33 @@ def test_edge_properties_are_normalized_to_builtins() -> None:
     assert c.describe() == "edge confidence >= 0.5"
 
 
-def test_step_constraints_may_not_pin_a_step() -> None:
-    with pytest.raises(ValidationError, match="leave at_step unset"):
-        TraversalStep(constraints=[Constraint.property_equals(None, "x", 1, step=0)])
+def test_rules_the_schema_cannot_state_are_warnings_not_errors() -> None:
+    """at_step against the number of steps, at_step inside a step, an edge constraint on the start: the
+    pattern is accepted and says what checks nothing."""
+    pinned = Constraint.property_equals(None, "x", 1, step=1)
+    edge = Constraint.edge("weight", ConstraintType.GREATER_THAN, 0.5)
+    p = GraphPattern(
+        start=PatternStart(constraints=[edge]),
+        steps=[TraversalStep(constraints=[Constraint.property_equals(None, "y", 2, step=0)])],
+        constraints=[pinned],
+    )
+    problems = p.problems()
+    assert len(problems) == 3, problems
+    assert "start constraint edge weight > 0.5 tests an edge" in problems[0]
+    assert "step 0: constraint y = 2 has at_step=0" in problems[1]
+    assert "at_step=1 but the pattern has 1 step(s)" in problems[2] and "checks nothing" in problems[2]
+    assert p.constraints_at(0) == p.steps[0].constraints  # the out-of-range constraint applies nowhere
+    assert GraphPattern(steps=[TraversalStep(), TraversalStep()], constraints=[pinned]).problems() == []
 
 
-def test_pattern_constraint_at_step_must_exist() -> None:
-    with pytest.raises(ValidationError, match="has 1 steps"):
-        GraphPattern(steps=[TraversalStep()], constraints=[Constraint.property_equals(None, "x", 1, step=1)])
+def test_all_zero_hybrid_weights_are_refused_by_the_schema_too() -> None:
+    zero = {"path_length": 0, "edge_weight": 0.0, "node_centrality": 0, "semantic": 0}
+    with pytest.raises(ValidationError, match="at least one hybrid weight"):
+        HybridWeights.model_validate(zero)
+    schema = HybridWeights.model_json_schema()
+    assert not jsonschema.Draft202012Validator(schema).is_valid(zero)
+    assert jsonschema.Draft202012Validator(schema).is_valid({**zero, "semantic": 0.1})
+    assert jsonschema.Draft202012Validator(schema).is_valid({"path_length": 0})  # the others default > 0
 
 
 def test_pattern_needs_a_step_and_bounds_its_limits() -> None:
