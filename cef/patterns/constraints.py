@@ -289,7 +289,8 @@ def _numeric(c: Constraint, column: np.ndarray) -> np.ndarray:
     t = c.type
     raw = c.value if isinstance(c.value, list) else [c.value]
     values = [_edge_number(c.property, v) for v in raw]
-    arr = np.asarray(values, dtype=column.dtype)
+    with np.errstate(over="ignore"):  # beyond the column's range: ±inf, which compares rightly
+        arr = np.asarray(values, dtype=column.dtype)
     if t is ConstraintType.PROPERTY_EQUALS:
         return column == arr[0]
     if t is ConstraintType.PROPERTY_IN:

@@ -184,7 +184,9 @@ def test_chunks_of_selected_entities_are_ranked_by_the_query(
     assert kb.embedder is not None
     qv = kb.embedder.embed_query(query)
     for c in warfarin:  # the score is the cosine of the query to the chunk
-        assert c.score == pytest.approx(float(qv @ kb.embedder.embed_query(c.content)), abs=1e-3)
+        assert c.score == pytest.approx(
+            float(qv @ kb.embedder.embed_query(c.content)), abs=5e-3
+        )  # int8 vectors move slightly with what they are batched with
     assert [c.score for c in warfarin] == sorted((c.score for c in warfarin), reverse=True)  # type: ignore[type-var]
     selected = {e.id for e in ctx.entities}
     assert all(c.node_id in selected for c in ctx.chunks)

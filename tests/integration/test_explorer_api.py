@@ -58,7 +58,7 @@ def test_explore_returns_the_result_and_the_subgraph_behind_it(api: Callable[...
     assert r.status_code == 200, r.text
     data = r.json()
     result, graph = data["result"], data["graph"]
-    assert [n["node"]["id"] for n in result["nodes"]] == ["med-ibuprofen", "med-amiodarone"]
+    assert [n["node"]["id"] for n in result["nodes"]][:2] == ["med-ibuprofen", "med-amiodarone"]
     nodes = {n["id"]: n for n in graph["nodes"]}
     assert "anchor" in nodes["pat-john"]["roles"]
     assert {"med-ibuprofen", "med-amiodarone"} <= {i for i, n in nodes.items() if "answer" in n["roles"]}

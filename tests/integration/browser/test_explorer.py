@@ -144,7 +144,8 @@ def test_the_paths_strategy_shows_answer_nodes_with_their_paths(page: Any, serve
     roles = page.evaluate(
         "() => window.cefExplorer.cy.nodes('[role = \\'answer\\']').map(n => n.id()).sort()"
     )
-    assert roles == ["med-amiodarone", "med-ibuprofen"]
+    assert {"med-amiodarone", "med-ibuprofen"} <= set(roles)  # the best path's; weaker paths' follow
+    assert "med-warfarin" not in roles
     assert page.console_errors == []
 
 

@@ -64,6 +64,6 @@ def test_a_query_page_draws_the_answers(page: Any, db: Path, tmp_path: Path) -> 
     answers = page.evaluate(
         "() => window.cefGraph.cy.nodes('[role = \"answer\"]').map(n => n.data('name')).sort()"
     )
-    assert answers == ["Amiodarone", "Ibuprofen"]
+    assert {"Amiodarone", "Ibuprofen"} <= set(answers) and "Warfarin" not in answers
     assert "INTERACTS_WITH" in page.inner_text("aside")  # the typed paths, in words
     assert page.console_errors == []

@@ -76,3 +76,20 @@ def test_columns_follow_updates() -> None:
     g.add_nodes([Node(id="c", label="T", properties={"p": 7})])  # a node the lookup has not seen
     assert NodeCheck(g, lookup, constraints=[c])(np.array([2])).tolist() == [False]
     assert lookup.column("p").codes.shape == (3,)
+
+
+def test_edge_numbers_beyond_the_column_range_compare_without_overflow() -> None:
+    """A schema-valid weight above float32's range (found by the MCP schema test) compares as infinity."""
+    import warnings
+
+    from cef.patterns.constraints import _numeric
+
+    column = np.array([1.0, 2.0, 3.0e38], dtype=np.float32)
+    big = 3.4028235677973366e38
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kept = _numeric(Constraint.edge("@weight", ConstraintType.NOT_IN, [big]), column)
+        below = _numeric(Constraint.edge("@weight", ConstraintType.LESS_THAN, big), column)
+        above = _numeric(Constraint.edge("@weight", ConstraintType.GREATER_THAN, -big), column)
+    assert kept.tolist() == [True, True, True]
+    assert below.tolist() == [True, True, True] and above.tolist() == [True, True, True]
