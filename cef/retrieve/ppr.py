@@ -37,6 +37,7 @@ passage, the seed entities, and a path from a seed entity to the passage.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import re
@@ -44,6 +45,7 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -141,6 +143,7 @@ class EntityIndex:
     ner_failed: bool = False
     exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
     resolver: NameResolver = field(default_factory=NameResolver)  # names -> node ids (exact … partial)
+    from_file: bool = False  # read from the file saved beside the store (not built from the store)
 
     @property
     def has_mentions(self) -> bool:
@@ -159,18 +162,83 @@ _cache: weakref.WeakKeyDictionary[EngineState, EntityIndex] = weakref.WeakKeyDic
 _cache_lock = threading.Lock()
 
 
+#: graphs with at least this many nodes + edges keep their entity index in a file beside the store
+SAVE_MIN_ITEMS = 200_000
+
+
 def entity_index(state: EngineState) -> EntityIndex:
-    """The :class:`EntityIndex` of the engine's current graph (rebuilt when the graph changed)."""
+    """The :class:`EntityIndex` of the engine's current graph (rebuilt when the graph changed).
+
+    A big graph's index is saved beside the store once built and read back by
+    the next process whose graph is in the same state (:mod:`cef.retrieve.entityfile`).
+    """
     g = state.graph
     stamp = (id(g), g.generation)
     with _cache_lock:
         cur = _cache.get(state)
         if cur is not None and cur.stamp == stamp:
             return cur
-    built = _build(state, g, stamp)
+    seq = state.seq
+    built = _load_saved(state, g, stamp, seq)
+    if built is None:
+        built = _build(state, g, stamp)
+        _save(state, g, built, seq)
     with _cache_lock:
         _cache[state] = built
     return built
+
+
+def entity_index_path(state: EngineState) -> Path | None:
+    """Where the entity index of a big graph is saved (``<db>-entities``); None: this store has no such place."""
+    if state.snapshot_path is None:
+        return None
+    return Path(str(state.snapshot_path).removesuffix("-graph") + "-entities")
+
+
+def _saved_header(state: EngineState, g: GraphIndex, seq: int) -> dict[str, Any] | None:
+    instance = getattr(state.store, "instance_id", None)
+    if not isinstance(instance, str):
+        return None
+    from cef.retrieve.entityfile import graph_fingerprint
+
+    return {"instance": instance, "seq": seq, "graph": graph_fingerprint(g)}
+
+
+def _load_saved(state: EngineState, g: GraphIndex, stamp: tuple[int, int], seq: int) -> EntityIndex | None:
+    path = entity_index_path(state)
+    if path is None or not path.exists():
+        return None
+    from cef.retrieve.entityfile import load_entity_index, read_header
+
+    want = _saved_header(state, g, seq)
+    try:
+        head = read_header(path)
+        if want is None or any(head.get(k) != v for k, v in want.items()):
+            log.info("saved entity index %s is of another graph state; rebuilding it", path)
+            return None
+        index, _ = load_entity_index(path, stamp)
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        log.warning("ignoring the saved entity index %s: %s", path, exc)
+        return None
+    if (id(state.graph), state.graph.generation) != stamp or state.seq != seq:
+        return None  # the graph changed while the file was read
+    return index
+
+
+def _save(state: EngineState, g: GraphIndex, index: EntityIndex, seq: int) -> None:
+    path = entity_index_path(state)
+    if path is None:
+        return
+    if len(g.node_ids) + len(g.edge_ids) < SAVE_MIN_ITEMS:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)  # a file of an earlier, bigger state would never match again
+        return
+    head = _saved_header(state, g, seq)
+    if head is None or (id(state.graph), state.graph.generation) != index.stamp or state.seq != seq:
+        return
+    from cef.retrieve.entityfile import save_entity_index
+
+    save_entity_index(index, path, head)
 
 
 def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityIndex:
@@ -189,12 +257,12 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
     edges, src, dst, w = edges[keep], src[keep], dst[keep], w[keep]
 
     entity_pos = np.unique(dst)
-    mention_targets = set(entity_pos.tolist())
-    other = [
-        p
-        for p in np.flatnonzero(g.node_alive.view[:n]).tolist()
-        if p not in mention_targets and g.label_of(p) not in CONTAINER_LABELS
-    ]
+    candidate = g.node_alive.view[:n].copy()
+    candidate[entity_pos] = False
+    containers = [c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None]
+    if containers:
+        candidate &= ~np.isin(g.node_label.view[:n], containers)
+    other = np.flatnonzero(candidate).tolist()
     nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
     title_of: dict[int, list[int]] = {}
     passages = np.unique(src)
@@ -276,7 +344,7 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
     order = np.argsort(dst, kind="stable")
     index.ent_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(dst, minlength=n), out=index.ent_ptr[1:])
-    index.ent_passage = np.array([pidx[int(s)] for s in src[order].tolist()], dtype=np.int64)
+    index.ent_passage = np.searchsorted(passages, src[order]).astype(np.int64)
     index.ent_weight = w[order]
     index.ent_edge = edges[order]
     index.title_owners = title_of
