@@ -26,6 +26,7 @@ import logging
 import os
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from cef.extract.resolve import NameResolver, _Entry
 from cef.extract.spacy_ner import Gazetteer, GazetteerEntry
+from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
@@ -43,7 +45,7 @@ __all__ = ["ENTITY_FILE_FORMAT", "graph_fingerprint", "load_entity_index", "save
 log = logging.getLogger(__name__)
 
 #: bump when the arrays or their meaning change: older files are then rebuilt
-ENTITY_FILE_FORMAT = 2
+ENTITY_FILE_FORMAT = 3
 _SEP = "\x00"
 _TSEP = "\x1f"  # between the types of one name
 _SAMPLES = 1024
@@ -168,6 +170,13 @@ def _counts(index: EntityIndex) -> dict[str, int]:
     }
 
 
+def _ragged(rows: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    if isinstance(rows, Ragged):
+        return {"pe_flat": rows.flat.astype(np.int64), "pe_ptr": rows.ptr}
+    flat = np.concatenate(list(rows)).astype(np.int64) if len(rows) else np.zeros(0, dtype=np.int64)
+    return {"pe_flat": flat, "pe_ptr": _ptr([len(a) for a in rows])}
+
+
 def _index_arrays(index: EntityIndex) -> dict[str, np.ndarray]:
     names_pos = np.fromiter(index.names, dtype=np.int64, count=len(index.names))
     types_pos = np.fromiter(index.types, dtype=np.int64, count=len(index.types))
@@ -194,12 +203,7 @@ def _index_arrays(index: EntityIndex) -> dict[str, np.ndarray]:
             "m_data": m.data,
             "m_shape": np.asarray(m.shape, dtype=np.int64),
             "passages": index.passages,
-            "pe_ptr": _ptr([len(a) for a in index.passage_entities]),
-            "pe_flat": (
-                np.concatenate(index.passage_entities).astype(np.int64)
-                if index.passage_entities
-                else np.zeros(0, dtype=np.int64)
-            ),
+            **_ragged(index.passage_entities),
             "df": index.df,
             "ent_ptr": index.ent_ptr,
             "ent_passage": index.ent_passage,
@@ -207,7 +211,11 @@ def _index_arrays(index: EntityIndex) -> dict[str, np.ndarray]:
             "ent_edge": index.ent_edge,
             "chunk_ids": _pack(index.chunk_ids),
             "chunk_passage": index.chunk_passage,
-            "pc_ptr": _ptr([len(cs) for cs in index.passage_chunks]),
+            "pc_ptr": (
+                index.passage_chunks.ptr
+                if isinstance(index.passage_chunks, RaggedStrings)
+                else _ptr([len(cs) for cs in index.passage_chunks])
+            ),
         }
     return out
 
@@ -317,18 +325,17 @@ def load_entity_index(path: Path, stamp: tuple[int, int]) -> tuple[EntityIndex, 
             index.matrix = sparse.csr_matrix((d["m_data"], d["m_indices"], d["m_indptr"]), shape=shape)
             index.push = PushGraph.from_matrix(index.matrix)
             index.passages = d["passages"]
-            index.passage_index = {p: i for i, p in enumerate(index.passages.tolist())}
-            pe = d["pe_ptr"]
-            index.passage_entities = np.split(d["pe_flat"], pe[1:-1]) if len(pe) > 1 else []
+            index.passage_index = SortedIndex(index.passages)
+            index.passage_entities = Ragged(d["pe_flat"], d["pe_ptr"])
             index.df = d["df"]
             index.ent_ptr = d["ent_ptr"]
             index.ent_passage = d["ent_passage"]
             index.ent_weight = d["ent_weight"]
             index.ent_edge = d["ent_edge"]
-            pc = d["pc_ptr"].tolist()
-            index.chunk_ids = _unpack(d["chunk_ids"], pc[-1])
+            pc = d["pc_ptr"]
+            index.chunk_ids = _unpack(d["chunk_ids"], int(pc[-1]))
             index.chunk_passage = d["chunk_passage"]
-            index.passage_chunks = [index.chunk_ids[pc[i] : pc[i + 1]] for i in range(len(pc) - 1)]
+            index.passage_chunks = RaggedStrings(index.chunk_ids, pc)
     if _counts(index) != counts:
         raise ValueError(
             f"entity index {path} is inconsistent (header counts {counts}, read {_counts(index)})"

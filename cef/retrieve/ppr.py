@@ -43,7 +43,7 @@ import math
 import re
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +55,7 @@ from cef.extract.base import Mention
 from cef.extract.normalize import alias_keys, normalize_name
 from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
+from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex
 from cef.graph.index import GraphIndex
 from cef.graph.push import PushGraph, PushResult, forward_push
 from cef.ingest.enrich import CO_OCCURS_WITH, ENTITY_LABEL, MENTIONS, PASSAGE_LABEL, TITLE_TYPE
@@ -128,8 +129,8 @@ class EntityIndex:
     matrix: sparse.csr_matrix | None = None
     push: PushGraph | None = None
     passages: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    passage_index: dict[int, int] = field(default_factory=dict)
-    passage_entities: list[np.ndarray] = field(default_factory=list)
+    passage_index: Mapping[int, int] = field(default_factory=dict)
+    passage_entities: Sequence[np.ndarray] = field(default_factory=list)
     df: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ent_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     ent_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -138,7 +139,7 @@ class EntityIndex:
     title_owners: dict[int, list[int]] = field(default_factory=dict)
     chunk_ids: list[str] = field(default_factory=list)  # grouped by passage
     chunk_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    passage_chunks: list[list[str]] = field(default_factory=list)
+    passage_chunks: Sequence[list[str]] = field(default_factory=list)
     extractor: SpacyEntityExtractor | None = None
     ner_failed: bool = False
     exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
@@ -334,13 +335,15 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
     index.matrix = sparse.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
     index.push = PushGraph.from_matrix(index.matrix)
     index.passages = passages
-    index.passage_index = pidx
-    order = np.lexsort((dst, src))
-    s_sorted, d_sorted = src[order], dst[order]
-    bounds = [*np.searchsorted(s_sorted, passages, side="left").tolist(), len(s_sorted)]
-    index.passage_entities = [np.unique(d_sorted[bounds[i] : bounds[i + 1]]) for i in range(len(passages))]
-    pairs = np.unique(np.stack([dst, src], axis=1), axis=0)
-    index.df = np.bincount(pairs[:, 0], minlength=n).astype(np.float64)
+    index.passage_index = SortedIndex(passages)
+    # distinct (passage, entity) pairs, by passage then entity: each passage's entity list, and df
+    pair = np.unique(src * np.int64(n) + dst)
+    p_of, e_of = pair // n, pair % n
+    ptr = np.zeros(len(passages) + 1, dtype=np.int64)
+    ptr[:-1] = np.searchsorted(p_of, passages, side="left")
+    ptr[-1] = len(pair)
+    index.passage_entities = Ragged(e_of, ptr)
+    index.df = np.bincount(e_of, minlength=n).astype(np.float64)
     order = np.lexsort((src, dst))  # by entity, then passage (a passage list is sorted: searchsorted works)
     index.ent_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(dst, minlength=n), out=index.ent_ptr[1:])
@@ -350,11 +353,13 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
     index.title_owners = title_of
     holder_ids = [g.node_ids[int(p)] for p in passages]
     linked = state.store.chunks_for_nodes(holder_ids)
-    index.passage_chunks = [sorted(linked.get(h, [])) for h in holder_ids]
-    index.chunk_ids = [c for cs in index.passage_chunks for c in cs]
-    index.chunk_passage = np.repeat(
-        np.arange(len(passages), dtype=np.int64), [len(cs) for cs in index.passage_chunks]
-    )
+    lists = [sorted(linked.get(h, [])) for h in holder_ids]
+    counts = np.fromiter((len(cs) for cs in lists), dtype=np.int64, count=len(lists))
+    index.chunk_ids = [c for cs in lists for c in cs]
+    cptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(counts, out=cptr[1:])
+    index.passage_chunks = RaggedStrings(index.chunk_ids, cptr)
+    index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), counts)
     return index
 
 

@@ -32,7 +32,7 @@ def same_index(a: EntityIndex, b: EntityIndex) -> None:
     assert a.resolver._words == b.resolver._words
     assert list(a.resolver._curated_keys) == list(b.resolver._curated_keys)
     assert a.passage_index == b.passage_index
-    assert a.chunk_ids == b.chunk_ids and a.passage_chunks == b.passage_chunks
+    assert a.chunk_ids == b.chunk_ids and list(a.passage_chunks) == list(b.passage_chunks)
     for name in ("passages", "df", "ent_ptr", "ent_passage", "ent_weight", "ent_edge", "chunk_passage"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert len(a.passage_entities) == len(b.passage_entities)
