@@ -654,8 +654,11 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     pushed = _push(index, seeds, settings)
     pr = pushed.scores
     # passages the push reached (every other passage scores 0, the minimum, when some were not reached)
-    reached = pushed.touched[np.isin(pushed.touched, index.passages, assume_unique=True)]
-    cand = np.searchsorted(index.passages, reached)
+    at = np.minimum(np.searchsorted(index.passages, pushed.touched), n_pass - 1)
+    hit = (
+        index.passages[at] == pushed.touched
+    )  # a binary search per touched node, not a pass over all passages
+    reached, cand = pushed.touched[hit], at[hit]
     mass = pr[reached]
     lo = float(mass.min()) if len(cand) == n_pass else 0.0
     hi = float(mass.max()) if len(mass) else 0.0
