@@ -6,6 +6,8 @@
     python bench/bench_scale.py --million           # also 1M passages (about an hour, ~8 GB of disk)
     python bench/bench_scale.py --curated           # also a curated typed graph (1M nodes / 5M edges)
     python bench/bench_scale.py --readme bench/README.md   # rewrite its "Scale" section
+    python bench/bench_scale.py --store-dir DIR --generate-only   # generate once (kept in DIR) ...
+    python bench/bench_scale.py --store-dir DIR                   # ... then measure as often as needed
 
 **Text graph** (what ingest with the entity enricher makes, written directly
 with ``index_batch``): passages ``c<i>`` held by ``Passage`` nodes, entities
@@ -27,9 +29,11 @@ have a low intrinsic dimension, as sentence embeddings do. Node names are not em
 relation types), one chunk on every tenth node, no ``MENTIONS``: the default
 route there is the chain after PPR.
 
-Every size is measured in a fresh process that opens the store (open time and
-RSS), answers the same questions with each strategy, the default (``auto``)
-twice — query vectors given (embedding excluded) and the MiniLM model run on
+After generation one process opens the store and builds the entity index
+(what the first open and first query after an ingest do: the graph snapshot
+and the entity index are written beside the store); every size is then
+measured in a fresh process that opens the store (open time and RSS),
+answers the same questions with each strategy, the default (``auto``) twice — query vectors given (embedding excluded) and the MiniLM model run on
 each question as well (embedding included) — and compares the approximate PPR
 ranking with exact PPR (power iteration to convergence) on the same seeds.
 """
