@@ -164,7 +164,11 @@ def _counts(index: EntityIndex) -> dict[str, int]:
         "types": len(index.types),
         "keys": len(index.key_index),
         "passages": len(index.passages),
-        "entity_lists": sum(len(a) for a in index.passage_entities),
+        "entity_lists": (
+            int(index.passage_entities.ptr[-1])
+            if isinstance(index.passage_entities, Ragged)
+            else sum(len(a) for a in index.passage_entities)
+        ),
         "titles": len(index.title_owners),
         "chunks": len(index.chunk_ids),
     }
@@ -316,9 +320,10 @@ def load_entity_index(path: Path, stamp: tuple[int, int]) -> tuple[EntityIndex, 
                 p: _split_types(t)
                 for p, t in zip(types_pos, _unpack(d["types"], len(types_pos)), strict=True)
             },
-            resolver=_resolver(d),
             from_file=True,
         )
+        res = {k: d[k] for k in d.files if k.startswith("res_")}  # the resolver is made on first use
+        index._resolver_from = lambda: _resolver(res)
         index.title_owners = {k: tflat[tb[i] : tb[i + 1]] for i, k in enumerate(title_keys)}
         if "m_indptr" in d.files:
             shape = tuple(int(x) for x in d["m_shape"])

@@ -43,7 +43,7 @@ import math
 import re
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,8 +143,17 @@ class EntityIndex:
     extractor: SpacyEntityExtractor | None = None
     ner_failed: bool = False
     exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
-    resolver: NameResolver = field(default_factory=NameResolver)  # names -> node ids (exact … partial)
     from_file: bool = False  # read from the file saved beside the store (not built from the store)
+    _resolver: NameResolver | None = field(default=None, repr=False)
+    _resolver_from: Callable[[], NameResolver] | None = field(default=None, repr=False)
+
+    @property
+    def resolver(self) -> NameResolver:
+        """Names -> node ids (exact … partial); an index read from its file makes it on first use."""
+        if self._resolver is None:
+            made = self._resolver_from() if self._resolver_from is not None else NameResolver()
+            self._resolver, self._resolver_from = made, None
+        return self._resolver
 
     @property
     def has_mentions(self) -> bool:
@@ -326,7 +335,7 @@ def _build(state: EngineState, g: GraphIndex, stamp: tuple[int, int]) -> EntityI
         )
 
     index = EntityIndex(
-        stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types, resolver=resolver
+        stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types, _resolver=resolver
     )
     if not len(edges):
         return index
