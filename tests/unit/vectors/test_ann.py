@@ -99,6 +99,11 @@ def test_save_and_load_without_rebuilding(tmp_path: Path) -> None:
     assert len(loaded) == len(index) == 1400
     for q in clustered(30, seed=3):
         assert loaded.search(q, 10) == index.search(q, 10)
+    # the search breadth is this build's setting, not the one the file was written with
+    wide, _ = load_index(path, expansion_search=300)
+    assert wide._ann.expansion_search == 300 and loaded._ann.expansion_search == 256
+    for q in clustered(30, seed=3):
+        assert wide.search(q, 10) == index.search(q, 10)
     # a second save replaces the HNSW file of the first
     save_index(loaded, path, {"seq": 8})
     assert len(list(tmp_path.glob("kb.db-chunk-vectors.*.hnsw"))) == 1
