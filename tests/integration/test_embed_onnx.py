@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cef.config import CefConfig, EmbedderSettings, open_embedder
+from cef.config import CefConfig, EmbedderSettings
+from cef.wiring import open_embedder
 from cef.embed import MiniLMEmbedder, make_embedder
 from cef.embed.minilm import resolve_runtime
 from cef.errors import ConfigurationError
