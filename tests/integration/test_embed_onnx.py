@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from cef.config import CefConfig, EmbedderSettings
-from cef.wiring import open_embedder
 from cef.embed import MiniLMEmbedder, make_embedder
 from cef.embed.minilm import resolve_runtime
 from cef.errors import ConfigurationError
+from cef.wiring import open_embedder
 
 pytestmark = pytest.mark.slow
 
