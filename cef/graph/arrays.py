@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -83,3 +84,96 @@ class Interner:
 
     def __contains__(self, name: object) -> bool:
         return name in self._codes
+
+
+class Ragged(Sequence[np.ndarray]):
+    """Rows of different lengths over one flat array: row ``i`` is ``flat[ptr[i]:ptr[i + 1]]`` (a view).
+
+    Built or loaded in a few array operations, whatever the number of rows
+    (a list of a million small arrays takes seconds to make).
+    """
+
+    __slots__ = ("flat", "ptr")
+
+    def __init__(self, flat: np.ndarray, ptr: np.ndarray) -> None:
+        if len(ptr) < 1 or int(ptr[-1]) != len(flat):
+            raise ValueError(
+                f"row pointers end at {int(ptr[-1]) if len(ptr) else None}, the data has {len(flat)}"
+            )
+        self.flat = flat
+        self.ptr = ptr
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> np.ndarray: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[np.ndarray]: ...
+    def __getitem__(self, i: int | slice) -> np.ndarray | list[np.ndarray]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"row {i} of {n}")
+        return self.flat[int(self.ptr[i]) : int(self.ptr[i + 1])]
+
+
+class RaggedStrings(Sequence[list[str]]):
+    """Rows of strings over one list: row ``i`` is ``items[ptr[i]:ptr[i + 1]]`` (a new list)."""
+
+    __slots__ = ("items", "ptr")
+
+    def __init__(self, items: list[str], ptr: np.ndarray) -> None:
+        if len(ptr) < 1 or int(ptr[-1]) != len(items):
+            raise ValueError(
+                f"row pointers end at {int(ptr[-1]) if len(ptr) else None}, there are {len(items)} strings"
+            )
+        self.items = items
+        self.ptr = ptr
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[list[str]]: ...
+    def __getitem__(self, i: int | slice) -> list[str] | list[list[str]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"row {i} of {n}")
+        return self.items[int(self.ptr[i]) : int(self.ptr[i + 1])]
+
+
+class SortedIndex(Mapping[int, int]):
+    """``value -> its index`` over a sorted array of distinct integers (a binary search, no dict)."""
+
+    __slots__ = ("_sorted",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self._sorted = values
+
+    def __getitem__(self, value: int) -> int:
+        i = int(np.searchsorted(self._sorted, value))
+        if i < len(self._sorted) and self._sorted[i] == value:
+            return i
+        raise KeyError(value)
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, (int, np.integer)):
+            return False
+        i = int(np.searchsorted(self._sorted, value))
+        return i < len(self._sorted) and bool(self._sorted[i] == value)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._sorted.tolist())
+
+    def __len__(self) -> int:
+        return len(self._sorted)

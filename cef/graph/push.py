@@ -97,9 +97,8 @@ def forward_push(graph: PushGraph, seeds: dict[int, float], *, damping: float, e
     seen = np.zeros(n, dtype=np.bool_)
     seen[seed_pos] = True
     deg, indptr, indices, weights = graph.degree, graph.indptr, graph.indices, graph.weights
-    threshold = epsilon * deg
     touched = [seed_pos]
-    active = seed_pos[r[seed_pos] > threshold[seed_pos]]
+    active = seed_pos[r[seed_pos] > epsilon * deg[seed_pos]]  # thresholds of the nodes looked at only
     rounds = pushes = 0
     while len(active) and rounds < MAX_ROUNDS:
         rounds += 1
@@ -132,7 +131,7 @@ def forward_push(graph: PushGraph, seeds: dict[int, float], *, damping: float, e
         if not cand:
             break
         nxt = np.concatenate(cand) if len(cand) > 1 else cand[0]
-        active = np.unique(nxt[r[nxt] > threshold[nxt]])
+        active = np.unique(nxt[r[nxt] > epsilon * deg[nxt]])
     reached = np.sort(np.concatenate(touched))
     x[reached] += (1.0 - damping) * r[reached]
     return PushResult(x, reached, rounds, pushes)

@@ -7,11 +7,13 @@ finds the entities a question names (NER, gazetteer, fuzzy names).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,9 +23,11 @@ from cef.extract.base import Mention
 from cef.extract.normalize import alias_keys, normalize_name
 from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
+from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex
 from cef.graph.index import GraphIndex
 from cef.graph.push import PushGraph
 from cef.model import Node
+from cef.retrieve.entityindex import EntityIndex
 from cef.retrieve.presets import EntityLinkingSettings
 from cef.schema.textgraph import (
     CO_OCCURS_WITH,
@@ -34,8 +38,6 @@ from cef.schema.textgraph import (
 )
 
 if TYPE_CHECKING:
-    from scipy import sparse
-
     from cef.retrieve.ports import EngineView
 
 __all__ = ["TEXT_RELATIONS", "EntityIndex", "LinkedEntity", "entity_index", "link_query_entities"]
@@ -67,71 +69,87 @@ class LinkedEntity:
         }
 
 
-@dataclass
-class EntityIndex:
-    """Names and the MENTIONS graph of one graph generation (what the graph strategies read).
-
-    Positions are :class:`~cef.graph.index.GraphIndex` node positions.
-    ``passages`` are the nodes with MENTIONS edges out (chunk holders), in
-    position order; ``passage_entities[i]`` the entity positions passage ``i``
-    links to; ``ent_ptr``/``ent_passage``/``ent_weight``/``ent_edge`` a CSR
-    from entity position to the passages that mention it (weight, edge position);
-    ``title_owners`` maps an entity position to the passages it titles.
-    """
-
-    stamp: tuple[int, int]
-    gazetteer: Gazetteer
-    key_index: dict[str, int]
-    names: dict[int, str]
-    types: dict[int, list[str]]
-    matrix: sparse.csr_matrix | None = None
-    push: PushGraph | None = None
-    passages: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    passage_index: dict[int, int] = field(default_factory=dict)
-    passage_entities: list[np.ndarray] = field(default_factory=list)
-    df: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    ent_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
-    ent_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    ent_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    ent_edge: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    title_owners: dict[int, list[int]] = field(default_factory=dict)
-    chunk_ids: list[str] = field(default_factory=list)  # grouped by passage
-    chunk_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    passage_chunks: list[list[str]] = field(default_factory=list)
-    extractor: SpacyEntityExtractor | None = None
-    ner_failed: bool = False
-    exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
-    resolver: NameResolver = field(default_factory=NameResolver)  # names -> node ids (exact … partial)
-
-    @property
-    def has_mentions(self) -> bool:
-        return self.matrix is not None and len(self.passages) > 0
-
-    def passages_of(self, entity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(passage indices, edge weights, edge positions) of the passages that mention an entity."""
-        if entity + 1 >= len(self.ent_ptr):
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, np.zeros(0), empty
-        a, b = int(self.ent_ptr[entity]), int(self.ent_ptr[entity + 1])
-        return self.ent_passage[a:b], self.ent_weight[a:b], self.ent_edge[a:b]
-
-
 _cache: weakref.WeakKeyDictionary[EngineView, EntityIndex] = weakref.WeakKeyDictionary()
 _cache_lock = threading.Lock()
 
 
+#: graphs with at least this many nodes + edges keep their entity index in a file beside the store
+SAVE_MIN_ITEMS = 200_000
+
+
 def entity_index(state: EngineView) -> EntityIndex:
-    """The :class:`EntityIndex` of the engine's current graph (rebuilt when the graph changed)."""
+    """The :class:`EntityIndex` of the engine's current graph (rebuilt when the graph changed).
+
+    A big graph's index is saved beside the store once built and read back by
+    the next process whose graph is in the same state (:mod:`cef.retrieve.entityfile`).
+    """
     g = state.graph
     stamp = (id(g), g.generation)
     with _cache_lock:
         cur = _cache.get(state)
         if cur is not None and cur.stamp == stamp:
             return cur
-    built = _build(state, g, stamp)
+    seq = state.seq
+    built = _load_saved(state, g, stamp, seq)
+    if built is None:
+        built = _build(state, g, stamp)
+        _save(state, g, built, seq)
     with _cache_lock:
         _cache[state] = built
     return built
+
+
+def entity_index_path(state: EngineView) -> Path | None:
+    """Where the entity index of a big graph is saved (``<db>-entities``); None: this store has no such place."""
+    if state.snapshot_path is None:
+        return None
+    return Path(str(state.snapshot_path).removesuffix("-graph") + "-entities")
+
+
+def _saved_header(state: EngineView, g: GraphIndex, seq: int) -> dict[str, Any] | None:
+    instance = getattr(state.store, "instance_id", None)
+    if not isinstance(instance, str):
+        return None
+    from cef.retrieve.entityfile import graph_fingerprint
+
+    return {"instance": instance, "seq": seq, "graph": graph_fingerprint(g)}
+
+
+def _load_saved(state: EngineView, g: GraphIndex, stamp: tuple[int, int], seq: int) -> EntityIndex | None:
+    path = entity_index_path(state)
+    if path is None or not path.exists():
+        return None
+    from cef.retrieve.entityfile import load_entity_index, read_header
+
+    want = _saved_header(state, g, seq)
+    try:
+        head = read_header(path)
+        if want is None or any(head.get(k) != v for k, v in want.items()):
+            log.info("saved entity index %s is of another graph state; rebuilding it", path)
+            return None
+        index, _ = load_entity_index(path, stamp)
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        log.warning("ignoring the saved entity index %s: %s", path, exc)
+        return None
+    if (id(state.graph), state.graph.generation) != stamp or state.seq != seq:
+        return None  # the graph changed while the file was read
+    return index
+
+
+def _save(state: EngineView, g: GraphIndex, index: EntityIndex, seq: int) -> None:
+    path = entity_index_path(state)
+    if path is None:
+        return
+    if len(g.node_ids) + len(g.edge_ids) < SAVE_MIN_ITEMS:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)  # a file of an earlier, bigger state would never match again
+        return
+    head = _saved_header(state, g, seq)
+    if head is None or (id(state.graph), state.graph.generation) != index.stamp or state.seq != seq:
+        return
+    from cef.retrieve.entityfile import save_entity_index
+
+    save_entity_index(index, path, head)
 
 
 def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIndex:
@@ -150,12 +168,12 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     edges, src, dst, w = edges[keep], src[keep], dst[keep], w[keep]
 
     entity_pos = np.unique(dst)
-    mention_targets = set(entity_pos.tolist())
-    other = [
-        p
-        for p in np.flatnonzero(g.node_alive.view[:n]).tolist()
-        if p not in mention_targets and g.label_of(p) not in CONTAINER_LABELS
-    ]
+    candidate = g.node_alive.view[:n].copy()
+    candidate[entity_pos] = False
+    containers = [c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None]
+    if containers:
+        candidate &= ~np.isin(g.node_label.view[:n], containers)
+    other = np.flatnonzero(candidate).tolist()
     nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
     title_of: dict[int, list[int]] = {}
     passages = np.unique(src)
@@ -218,7 +236,7 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         )
 
     index = EntityIndex(
-        stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types, resolver=resolver
+        stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types, _resolver=resolver
     )
     if not len(edges):
         return index
@@ -227,27 +245,31 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     index.matrix = sparse.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
     index.push = PushGraph.from_matrix(index.matrix)
     index.passages = passages
-    index.passage_index = pidx
-    order = np.lexsort((dst, src))
-    s_sorted, d_sorted = src[order], dst[order]
-    bounds = [*np.searchsorted(s_sorted, passages, side="left").tolist(), len(s_sorted)]
-    index.passage_entities = [np.unique(d_sorted[bounds[i] : bounds[i + 1]]) for i in range(len(passages))]
-    pairs = np.unique(np.stack([dst, src], axis=1), axis=0)
-    index.df = np.bincount(pairs[:, 0], minlength=n).astype(np.float64)
-    order = np.argsort(dst, kind="stable")
+    index.passage_index = SortedIndex(passages)
+    # distinct (passage, entity) pairs, by passage then entity: each passage's entity list, and df
+    pair = np.unique(src * np.int64(n) + dst)
+    p_of, e_of = pair // n, pair % n
+    ptr = np.zeros(len(passages) + 1, dtype=np.int64)
+    ptr[:-1] = np.searchsorted(p_of, passages, side="left")
+    ptr[-1] = len(pair)
+    index.passage_entities = Ragged(e_of, ptr)
+    index.df = np.bincount(e_of, minlength=n).astype(np.float64)
+    order = np.lexsort((src, dst))  # by entity, then passage (a passage list is sorted: searchsorted works)
     index.ent_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(dst, minlength=n), out=index.ent_ptr[1:])
-    index.ent_passage = np.array([pidx[int(s)] for s in src[order].tolist()], dtype=np.int64)
+    index.ent_passage = np.searchsorted(passages, src[order]).astype(np.int64)
     index.ent_weight = w[order]
     index.ent_edge = edges[order]
     index.title_owners = title_of
     holder_ids = [g.node_ids[int(p)] for p in passages]
     linked = state.store.chunks_for_nodes(holder_ids)
-    index.passage_chunks = [sorted(linked.get(h, [])) for h in holder_ids]
-    index.chunk_ids = [c for cs in index.passage_chunks for c in cs]
-    index.chunk_passage = np.repeat(
-        np.arange(len(passages), dtype=np.int64), [len(cs) for cs in index.passage_chunks]
-    )
+    lists = [sorted(linked.get(h, [])) for h in holder_ids]
+    counts = np.fromiter((len(cs) for cs in lists), dtype=np.int64, count=len(lists))
+    index.chunk_ids = [c for cs in lists for c in cs]
+    cptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(counts, out=cptr[1:])
+    index.passage_chunks = RaggedStrings(index.chunk_ids, cptr)
+    index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), counts)
     return index
 
 

@@ -29,6 +29,8 @@ class EngineView(Protocol):
     graph: GraphIndex
     node_vectors: VectorIndex
     chunk_vectors: VectorIndex
+    #: where the graph snapshot is kept beside the store (None: an in-memory or server store)
+    snapshot_path: Path | None
     #: the change-feed position the in-memory indexes reflect
     seq: int
     #: callbacks run after every committed write (caches subscribe to forget what changed)

@@ -214,8 +214,11 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     pushed = _push(index, seeds, settings)
     pr = pushed.scores
     # passages the push reached (every other passage scores 0, the minimum, when some were not reached)
-    reached = pushed.touched[np.isin(pushed.touched, index.passages, assume_unique=True)]
-    cand = np.searchsorted(index.passages, reached)
+    at = np.minimum(np.searchsorted(index.passages, pushed.touched), n_pass - 1)
+    hit = (
+        index.passages[at] == pushed.touched
+    )  # a binary search per touched node, not a pass over all passages
+    reached, cand = pushed.touched[hit], at[hit]
     mass = pr[reached]
     lo = float(mass.min()) if len(cand) == n_pass else 0.0
     hi = float(mass.max()) if len(mass) else 0.0
@@ -298,13 +301,44 @@ def _collect(
     return out
 
 
-def _hop(
-    g: GraphIndex, index: EntityIndex, entity: int, passages: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """For each of ``passages`` (sorted) that mentions ``entity``: (passage, MENTIONS edge position)."""
+#: a 3-hop explanation path scans at most this many passages of the shorter of two entities' lists
+PATH_SCAN = 4096
+
+
+def _mention_edge(index: EntityIndex, entity: int, passage: int) -> int | None:
+    """The MENTIONS edge from ``passage`` (an index) to ``entity``, if any (a binary search of its list)."""
     found, _, edges = index.passages_of(entity)
-    keep = np.isin(found, passages)
-    return found[keep], edges[keep]
+    i = int(np.searchsorted(found, passage))
+    return int(edges[i]) if i < len(found) and found[i] == passage else None
+
+
+def _common_passages(
+    index: EntityIndex, a: int, b: int, skip: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Passages mentioning both entities (not ``skip``): (passages, edge to ``a``, edge to ``b``).
+
+    The shorter list is looked up in the longer one (both sorted) in blocks, and
+    the scan stops at the first block with a match or after :data:`PATH_SCAN`
+    passages: the cost does not grow with how many passages mention a hub.
+    """
+    a_pass, _, a_edge = index.passages_of(a)
+    b_pass, _, b_edge = index.passages_of(b)
+    swap = len(a_pass) > len(b_pass)
+    small, small_edge, big, big_edge = (
+        (b_pass, b_edge, a_pass, a_edge) if swap else (a_pass, a_edge, b_pass, b_edge)
+    )
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(big):
+        return empty, empty, empty
+    block = 256
+    for start in range(0, min(len(small), PATH_SCAN), block):
+        part = small[start : start + block]
+        at = np.minimum(np.searchsorted(big, part), len(big) - 1)
+        hit = (big[at] == part) & (part != skip)
+        if hit.any():
+            got, e_small, e_big = part[hit], small_edge[start : start + block][hit], big_edge[at[hit]]
+            return (got, e_big, e_small) if swap else (got, e_small, e_big)
+    return empty, empty, empty
 
 
 def seed_path(
@@ -320,8 +354,9 @@ def seed_path(
 
     One hop when the passage mentions a seed; else three: the seed, a passage
     mentioning it and one of this passage's entities, that entity, this
-    passage. Only the lists of the few entities involved are read (a
-    breadth-first walk from the seeds would visit their whole neighbourhood).
+    passage (the middle passage among the first found by :func:`_common_passages`).
+    Only the lists of the few entities involved are read (a breadth-first walk
+    from the seeds would visit their whole neighbourhood).
     """
     conf = g.e_conf.view
     holder = int(index.passages[passage])
@@ -330,32 +365,28 @@ def seed_path(
     best: tuple[float, list[int], list[int]] | None = None
     for s in seeds:
         if s in mentioned:
-            _, direct = _hop(g, index, s, np.array([passage]))
-            if len(direct):
-                c = float(conf[int(direct[0])])
+            direct = _mention_edge(index, s, passage)
+            if direct is not None:
+                c = float(conf[direct])
                 if best is None or c > best[0]:
-                    best = (c, [s, holder], [int(direct[0])])
+                    best = (c, [s, holder], [direct])
     if best is None and depth >= 3:
         for s in seeds:
-            s_pass, _, s_edge = index.passages_of(s)
-            if not len(s_pass):
+            if not len(index.passages_of(s)[0]):
                 continue
             for ent in mine.tolist():
-                last = _hop(g, index, ent, np.array([passage]))[1]
-                if not len(last):
+                last = _mention_edge(index, ent, passage)
+                if last is None:
                     continue
-                e_pass, _, e_edge = index.passages_of(ent)
-                common, a, b = np.intersect1d(s_pass, e_pass, return_indices=True)
-                ok = common != passage
-                if not ok.any():
+                common, s_edge, e_edge = _common_passages(index, s, ent, passage)
+                if not len(common):
                     continue
-                a, b, common = a[ok], b[ok], common[ok]
-                scores = conf[s_edge[a]] * conf[e_edge[b]] * float(conf[int(last[0])])
+                scores = conf[s_edge] * conf[e_edge] * float(conf[last])
                 k = int(np.argmax(scores))
                 c = float(scores[k])
                 if best is None or c > best[0]:
                     mid = int(index.passages[int(common[k])])
-                    best = (c, [s, mid, ent, holder], [int(s_edge[a[k]]), int(e_edge[b[k]]), int(last[0])])
+                    best = (c, [s, mid, ent, holder], [int(s_edge[k]), int(e_edge[k]), last])
     if best is None:
         return None
     _, nodes, edges = best

@@ -71,7 +71,7 @@ class AnnVectorIndex(ExactVectorIndex):
         dtype: str = "i8",
         connectivity: int = 32,
         expansion_add: int = 200,
-        expansion_search: int = 512,
+        expansion_search: int = 256,
     ) -> None:
         super().__init__(dim, capacity)
         if dtype not in ("f32", "f16", "i8"):
@@ -253,6 +253,7 @@ def load_index(path: Path, **options: Any) -> tuple[AnnVectorIndex, dict[str, An
     if token and len(index) >= index.threshold:
         ann = index._new_ann()
         ann.load(str(path.with_name(f"{path.name}.{token}.hnsw")))
+        ann.expansion_search = index.expansion_search  # a search setting: this build's, not the file's
         if len(ann) != len(index):
             raise ValueError(
                 f"vector index {path}: the HNSW graph holds {len(ann)} vectors, the rows {len(index)}"

@@ -99,6 +99,11 @@ def test_save_and_load_without_rebuilding(tmp_path: Path) -> None:
     assert len(loaded) == len(index) == 1400
     for q in clustered(30, seed=3):
         assert loaded.search(q, 10) == index.search(q, 10)
+    # the search breadth is this build's setting, not the one the file was written with
+    wide, _ = load_index(path, expansion_search=300)
+    assert wide._ann.expansion_search == 300 and loaded._ann.expansion_search == 256
+    for q in clustered(30, seed=3):
+        assert wide.search(q, 10) == index.search(q, 10)
     # a second save replaces the HNSW file of the first
     save_index(loaded, path, {"seq": 8})
     assert len(list(tmp_path.glob("kb.db-chunk-vectors.*.hnsw"))) == 1
@@ -150,6 +155,26 @@ def test_engine_keeps_the_index_consistent_with_the_store(
         assert isinstance(index, AnnVectorIndex) and not index.built_here
         assert len(index) == 1100
         assert "c5" not in index and "c1000" in index
+        # updates: another writer changes the text of c200..c209 (so they are re-embedded)
+        texts = [f"rewritten passage number {i} about harbours" for i in range(10)]
+        with cef.open(db, embedder=HashEmbedder(DIM)) as other:
+            for i, text in enumerate(texts):
+                other.indexer.update_chunk(f"c{200 + i}", content=text)
+        new_vecs = HashEmbedder(DIM).embed(texts)
+        kb.state.sync()
+        assert len(kb.state.chunk_vectors) == 1100
+        for i in range(10):
+            assert kb.state.chunk_vectors.search(new_vecs[i], 1)[0][0] == f"c{200 + i}"
+            old = [c for c, _ in kb.state.chunk_vectors.search(vecs[200 + i], 3)]
+            assert f"c{200 + i}" not in old  # its old vector is gone from the graph
+
+    # the updates survive the save on close and the next open
+    with cef.open(db, embedder=HashEmbedder(DIM)) as kb:
+        index = kb.state.chunk_vectors
+        assert isinstance(index, AnnVectorIndex) and not index.built_here
+        for i in range(10):
+            assert index.search(new_vecs[i], 1)[0][0] == f"c{200 + i}"
+            assert f"c{200 + i}" not in [c for c, _ in index.search(vecs[200 + i], 3)]
 
     # a process that wrote and died before saving: the older saved index is loaded and the write replayed
     old = {f: f.read_bytes() for f in tmp_path.glob("kb.db-chunk-vectors*")}
