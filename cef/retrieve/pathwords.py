@@ -137,38 +137,36 @@ def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
     the hop walked first is named nearest it. Across sides nothing is told: "the films that share
     directors with X were *released* when" walks the left side first, "the drugs that *interact*
     with the drug X was *prescribed*" the right. ``dists`` holds signed distances (negative: before
-    the anchor). Each hop takes its relation's nearest unused naming not nearer than the previous
-    hop on that side (on the side of the previous hop first); a hop walking straight back along the
-    previous relation may reuse its naming ("films by the director of X": one word, there and back).
-    The hops named on one side form one stretch of the walk: a walk that leaves a side and comes
-    back to it reads the question out of order."""
-    used: dict[str, set[int]] = {}
-    last = {-1: 0, 1: 0}  # per side, the distance of the last naming a hop took
-    sides: list[int] = []  # the side of each named hop, in walking order
-    prev: Hop | None = None
-    for h in path:
+    the anchor). Each hop takes an unused naming of its relation not nearer the anchor than the
+    previous hop's on that side; a hop walking straight back along the previous relation may reuse
+    its naming ("films by the director of X": one word, there and back). The hops named on one side
+    form one stretch of the walk: a walk that leaves a side and comes back to it reads the question
+    out of order. The best assignment of namings to hops counts (a path has at most a few hops)."""
+
+    def walk(k: int, taken: dict[str, frozenset[int]], last: dict[int, int], sides: tuple[int, ...]) -> float:
+        if k == len(path):
+            return 1.0 if max(sides.count(-1), sides.count(1)) >= 2 else 0.0
+        h = path[k]
         names = dists.get(h.relation)
-        back = prev is not None and prev.relation == h.relation and prev.forward != h.forward
-        prev = h
         if not names:
-            continue
-        taken = used.setdefault(h.relation, set())
-        free = [(abs(d), 1 if d > 0 else -1, d) for d in names if d not in taken]
-        ok = [x for x in free if x[0] >= last[x[1]]]
-        if not ok:
-            if back and taken:
-                continue  # there and back: the naming of the previous hop
-            if free:
-                return -1.0  # named, but nearer the anchor than a hop walked before it on that side
-            continue
-        here = [x for x in ok if sides and x[1] == sides[-1]]
-        dist, side, d = min(here or ok)
-        if sides and side != sides[-1] and side in sides:
-            return -1.0  # the walk goes back to a side it left: the two chains interleave
-        taken.add(d)
-        last[side] = dist
-        sides.append(side)
-    return 1.0 if max(sides.count(-1), sides.count(1)) >= 2 else 0.0
+            return walk(k + 1, taken, last, sides)
+        prev = path[k - 1] if k else None
+        back = prev is not None and prev.relation == h.relation and prev.forward != h.forward
+        mine = taken.get(h.relation, frozenset())
+        free = [d for d in names if d not in mine]
+        outcomes: list[float] = []
+        for d in free:
+            side = 1 if d > 0 else -1
+            if abs(d) < last[side] or (sides and side != sides[-1] and side in sides):
+                continue  # nearer the anchor than a hop before it, or back to a side the walk left
+            outcomes.append(
+                walk(k + 1, {**taken, h.relation: mine | {d}}, {**last, side: abs(d)}, (*sides, side))
+            )
+        if (back and mine) or not free:  # there and back on one naming; or every naming is used
+            outcomes.append(walk(k + 1, taken, last, sides))
+        return max(outcomes) if outcomes else -1.0
+
+    return walk(0, {}, {-1: 0, 1: 0}, ())
 
 
 def shared_relation(tokens: list[tuple[str, str]], where: dict[str, list[int]]) -> str | None:

@@ -82,6 +82,11 @@ def test_hops_named_outward_from_the_anchor_read_in_walking_order() -> None:
     w = "written_by"
     told = {w: [-5, -2], D: [2]}
     assert _hop_order((Hop(w, True), Hop(w, False), Hop(D, True)), told) == 1.0  # a free naming first
+    # "when did the films directed by the X director release": the best of the possible readings
+    r = "release_year"
+    when = {D: [-2, 1], r: [2]}
+    assert _hop_order((Hop(D, True), Hop(D, False), Hop(r, True)), when) == 1.0
+    assert _hop_order((Hop(r, True), Hop(r, False), Hop(D, True), Hop(D, False)), when) == 0.0
     # the right-side naming walked between the two left-side ones: the chains interleave
     assert _hop_order((Hop(w, True), Hop(D, False), Hop(w, True)), told) == -1.0
 
