@@ -374,6 +374,7 @@ class PathScorer:
             run: set[int] | None = None  # relation words matched by the current naming
             run_weight = 0.0
             split = False  # a preposition since the last relation word: "starred by actors" names twice
+            same = False  # a relative word since the last relation word ("director that directed")
             for i, (t, lem) in enumerate(tokens):
                 if i == at:
                     run = None
@@ -383,6 +384,7 @@ class PathScorer:
                         split = True
                     elif t in WH_WORDS:
                         split = False  # "released in which years": one naming
+                        same = run is not None  # "the director that directed X": one thing, one naming
                     continue
                 hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
                 weight = 1.0
@@ -392,6 +394,10 @@ class PathScorer:
                         run = None
                         continue
                     hit, weight = len(w.cue) + soft, 0.5
+                if same and run is not None and hit in run:
+                    same = False
+                    continue  # the same relation word again, about the same thing
+                same = False
                 if run is not None and hit not in run and (not split or weight < 1.0 or run_weight < 1.0):
                     run.add(hit)
                     if weight > run_weight:  # a naming counts as its strongest word
@@ -438,8 +444,10 @@ class PathScorer:
                     # alone tells that some relation is walked there and back ("the same movie")
                     named[a.relation] = max(named[a.relation], 2.0) if a.relation in named else 1.0
                     break
-        else:  # "the films of the writer of X": back along a named relation, implied, half a hop
-            for a, b in pairwise(path):
+        else:  # "the films of the writer of X ...": back along a named relation, implied, half a hop
+            # (only on the way to a further hop: a walk that ends coming back asks for things like
+            # the anchor, "co-stars of X", which takes a sharing word)
+            for a, b in pairwise(path[:-1]):
                 if a.relation == b.relation and a.forward != b.forward and 0 < named.get(a.relation, 0) < 2:
                     named[a.relation] += 0.5
                     break

@@ -92,7 +92,7 @@ FUNCTION_WORDS = frozenset(
 #: function words that relate two things: relation words on both sides of one are two namings
 PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
 #: how far a deep path's embedding terms may rise above their estimate from its prefix
-WH_WORDS = frozenset(["which", "what", "whose", "whom", "who"])
+WH_WORDS = frozenset(["which", "what", "whose", "whom", "who", "that"])
 MASK = "X"
 
 
@@ -128,7 +128,7 @@ def masked_question(question: str, span: tuple[int, int] | None) -> str:
 
 
 def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
-    """+1 when two or more of the path's hops are named on one side of the anchor, outward from it
+    """+1 when hops of two or more relations are named on one side of the anchor, outward from it
     in walking order; -1 when a hop is named nearer the anchor, on its side, than a hop walked
     before it; else 0.
 
@@ -145,7 +145,9 @@ def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
 
     def walk(k: int, taken: dict[str, frozenset[int]], last: dict[int, int], sides: tuple[int, ...]) -> float:
         if k == len(path):
-            return 1.0 if max(sides.count(-1), sides.count(1)) >= 2 else 0.0
+            # an order is told only between different relations named on one side
+            placed = [{r for r, sd in zip(named_rel, sides, strict=True) if sd == side} for side in (-1, 1)]
+            return 1.0 if max(len(p) for p in placed) >= 2 else 0.0
         h = path[k]
         names = dists.get(h.relation)
         if not names:
@@ -159,13 +161,16 @@ def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
             side = 1 if d > 0 else -1
             if abs(d) < last[side] or (sides and side != sides[-1] and side in sides):
                 continue  # nearer the anchor than a hop before it, or back to a side the walk left
+            named_rel.append(h.relation)
             outcomes.append(
                 walk(k + 1, {**taken, h.relation: mine | {d}}, {**last, side: abs(d)}, (*sides, side))
             )
+            named_rel.pop()
         if (back and mine) or not free:  # there and back on one naming; or every naming is used
             outcomes.append(walk(k + 1, taken, last, sides))
         return max(outcomes) if outcomes else -1.0
 
+    named_rel: list[str] = []  # the relation of each hop in ``sides`` (the walk's current branch)
     return walk(0, {}, {-1: 0, 1: 0}, ())
 
 

@@ -81,7 +81,10 @@ def test_hops_named_outward_from_the_anchor_read_in_walking_order() -> None:
     # "the movies written by the screenwriter of X were directed by who": W(-5), W(-2), D(+2)
     w = "written_by"
     told = {w: [-5, -2], D: [2]}
-    assert _hop_order((Hop(w, True), Hop(w, False), Hop(D, True)), told) == 1.0  # a free naming first
+    # in order, but one relation per side tells no order (0); walked out of order it is -1
+    assert _hop_order((Hop(w, True), Hop(w, False), Hop(D, True)), told) == 0.0
+    # the same relation named twice on one side tells no order either ("the director that directed X")
+    assert _hop_order((Hop(D, True), Hop(D, False)), {D: [-3, -1]}) == 0.0
     # "when did the films directed by the X director release": the best of the possible readings
     r = "release_year"
     when = {D: [-2, 1], r: [2]}
@@ -99,6 +102,9 @@ def test_a_preposition_between_relation_words_makes_two_namings(movies: cef.Know
     # "X starred which actors": one naming, one hop
     path, answers = best_path(movies, "Alpha Movie starred which actors")
     assert path == [S] and answers[:1] == ["Ann Actor"]
+    # a relative word joins two words of one relation about one thing: one hop
+    path, answers = best_path(movies, "who is the director that directed Alpha Movie")
+    assert path == [D] and answers[:1] == ["Dana Director"]
     # a preposition before a wh-word keeps the naming whole: "released in which years"
     path, answers = best_path(movies, "the movies directed by Dirk Director were released in which years")
     assert path == [D, "release_year"] and set(answers[:2]) == {"1999", "2010"}
@@ -111,6 +117,8 @@ def test_a_hop_back_along_a_relation_named_once_counts_half(movies: cef.Knowledg
     elsewhere = (Hop("has_genre", True), Hop(D, False), Hop(S, True))
     assert scorer._explained(there_and_back, cues, False)[0] == 2.5
     assert scorer._explained(elsewhere, cues, False)[0] == 2.0
+    # a walk that ends coming back ("what films did X act in" read as co-stars) gets nothing
+    assert scorer._explained((Hop(S, False), Hop(S, True)), {S: (1.0, 2)}, False)[0] == 1.0
     # a sharing word makes the return a full naming
     assert scorer._explained(there_and_back, cues, True)[0] == 3.0
     # "who appeared in the same movie with X": no word names the relation, the sharing word the return
