@@ -105,7 +105,9 @@ class EmbedderSettings(_Section):
         "or auto (onnx when onnxruntime is installed)",
     )
     precision: Literal["int8", "float32"] = Field(
-        default="int8", description="minilm on onnx: int8 or float32"
+        default="float32",
+        description="minilm on onnx: float32 (the reference's recall) or int8 (faster, about 1.4 points "
+        "less dense Recall@5 on musique-100)",
     )
     cache_dir: str | None = Field(
         default=None, description="minilm on onnx: where the export is kept (default ~/.cache/cef)"

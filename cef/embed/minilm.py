@@ -153,8 +153,8 @@ class MiniLMEmbedder(BatchedEmbedder):
     """all-MiniLM-L6-v2 (384 dimensions), offline, on CPU by default.
 
     ``runtime``: ``auto`` (ONNX Runtime when installed, else torch), ``onnx``
-    or ``torch``; ``precision`` (ONNX only): ``int8`` (default) or
-    ``float32``; ``cache_dir`` (ONNX only): where the export is kept (default
+    or ``torch``; ``precision`` (ONNX only): ``float32`` (default) or
+    ``int8``; ``cache_dir`` (ONNX only): where the export is kept (default
     :func:`cef.embed.onnx.default_cache_dir`). The model loads on first use
     and is shared by every instance with the same runtime settings, so
     instances with other batch sizes cost nothing. Texts longer than
@@ -174,7 +174,7 @@ class MiniLMEmbedder(BatchedEmbedder):
         batch_size: int = 64,
         device: str = "cpu",
         runtime: str = "auto",
-        precision: str = "int8",
+        precision: str = "float32",
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(batch_size)

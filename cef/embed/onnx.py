@@ -183,7 +183,7 @@ def _quantize_int8(source: Path, target: Path) -> None:
         root.setLevel(level)
 
 
-def export_minilm(precision: Precision = "int8", cache_dir: Path | None = None) -> Path:
+def export_minilm(precision: Precision = "float32", cache_dir: Path | None = None) -> Path:
     """The cached ONNX file of ``precision``, exported from the packaged weights first if missing.
 
     Safe to call from several processes at once (a file lock; files appear
@@ -230,7 +230,7 @@ class OnnxMiniLM:
     max_seq_length = 256
 
     def __init__(
-        self, precision: Precision = "int8", cache_dir: Path | None = None, threads: int = 0
+        self, precision: Precision = "float32", cache_dir: Path | None = None, threads: int = 0
     ) -> None:
         try:
             import onnxruntime as ort
