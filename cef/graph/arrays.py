@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
+
+T = TypeVar("T")
 
 
 class GrowArray:
@@ -86,70 +88,87 @@ class Interner:
         return name in self._codes
 
 
-class Ragged(Sequence[np.ndarray]):
+#: the separator of packed strings (a string holding it cannot be packed)
+NUL = "\x00"
+
+
+def pack_strings(items: Sequence[str], error: type[Exception] = ValueError) -> np.ndarray:
+    """``items`` as one UTF-8 byte array, NUL-separated (``error`` when an item holds a NUL)."""
+    text = NUL.join(items)
+    if text.count(NUL) != max(0, len(items) - 1):
+        raise error("a string to save contains a NUL character")
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+
+
+def unpack_strings(data: np.ndarray, count: int, error: type[Exception] = ValueError) -> list[str]:
+    """The ``count`` strings :func:`pack_strings` made (``error`` when there are not that many)."""
+    if count == 0:
+        return []
+    out = data.tobytes().decode("utf-8").split(NUL)
+    if len(out) != count:
+        raise error(f"expected {count} saved strings, found {len(out)}")
+    return out
+
+
+class _Rows(Sequence[T]):
+    """Rows of different lengths over one flat store: row ``i`` spans ``ptr[i]:ptr[i + 1]``."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, size: int, ptr: np.ndarray, what: str) -> None:
+        if len(ptr) < 1 or int(ptr[-1]) != size:
+            raise ValueError(f"row pointers end at {int(ptr[-1]) if len(ptr) else None}, {what} {size}")
+        self.ptr = ptr
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def _row(self, a: int, b: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"row {i} of {n}")
+        return self._row(int(self.ptr[i]), int(self.ptr[i + 1]))
+
+
+class Ragged(_Rows[np.ndarray]):
     """Rows of different lengths over one flat array: row ``i`` is ``flat[ptr[i]:ptr[i + 1]]`` (a view).
 
     Built or loaded in a few array operations, whatever the number of rows
     (a list of a million small arrays takes seconds to make).
     """
 
-    __slots__ = ("flat", "ptr")
+    __slots__ = ("flat",)
 
     def __init__(self, flat: np.ndarray, ptr: np.ndarray) -> None:
-        if len(ptr) < 1 or int(ptr[-1]) != len(flat):
-            raise ValueError(
-                f"row pointers end at {int(ptr[-1]) if len(ptr) else None}, the data has {len(flat)}"
-            )
+        super().__init__(len(flat), ptr, "the data has")
         self.flat = flat
-        self.ptr = ptr
 
-    def __len__(self) -> int:
-        return len(self.ptr) - 1
-
-    @overload
-    def __getitem__(self, i: int) -> np.ndarray: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[np.ndarray]: ...
-    def __getitem__(self, i: int | slice) -> np.ndarray | list[np.ndarray]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"row {i} of {n}")
-        return self.flat[int(self.ptr[i]) : int(self.ptr[i + 1])]
+    def _row(self, a: int, b: int) -> np.ndarray:
+        return self.flat[a:b]
 
 
-class RaggedStrings(Sequence[list[str]]):
+class RaggedStrings(_Rows[list[str]]):
     """Rows of strings over one list: row ``i`` is ``items[ptr[i]:ptr[i + 1]]`` (a new list)."""
 
-    __slots__ = ("items", "ptr")
+    __slots__ = ("items",)
 
     def __init__(self, items: list[str], ptr: np.ndarray) -> None:
-        if len(ptr) < 1 or int(ptr[-1]) != len(items):
-            raise ValueError(
-                f"row pointers end at {int(ptr[-1]) if len(ptr) else None}, there are {len(items)} strings"
-            )
+        super().__init__(len(items), ptr, "strings:")
         self.items = items
-        self.ptr = ptr
 
-    def __len__(self) -> int:
-        return len(self.ptr) - 1
-
-    @overload
-    def __getitem__(self, i: int) -> list[str]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[list[str]]: ...
-    def __getitem__(self, i: int | slice) -> list[str] | list[list[str]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"row {i} of {n}")
-        return self.items[int(self.ptr[i]) : int(self.ptr[i + 1])]
+    def _row(self, a: int, b: int) -> list[str]:
+        return self.items[a:b]
 
 
 class SortedIndex(Mapping[int, int]):

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from cef.graph.arrays import pack_strings, unpack_strings
 from cef.graph.index import GraphIndex
 
 __all__ = ["SNAPSHOT_FORMAT", "SnapshotError", "read_snapshot", "write_snapshot"]
@@ -30,7 +31,6 @@ __all__ = ["SNAPSHOT_FORMAT", "SnapshotError", "read_snapshot", "write_snapshot"
 #: bump when the arrays or their meaning change: older snapshots are then ignored
 SNAPSHOT_FORMAT = 1
 
-_SEP = "\x00"  # ids are joined with NUL; a graph with an id containing NUL is not snapshotted
 
 _ARRAYS = (
     "node_label",
@@ -56,19 +56,11 @@ class SnapshotError(Exception):
 
 
 def _join(ids: list[str]) -> np.ndarray:
-    text = _SEP.join(ids)
-    if text.count(_SEP) != max(0, len(ids) - 1):
-        raise SnapshotError("an id contains a NUL character")
-    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    return pack_strings(ids, SnapshotError)
 
 
 def _split(blob: np.ndarray, count: int) -> list[str]:
-    if count == 0:
-        return []
-    ids = blob.tobytes().decode("utf-8").split(_SEP)
-    if len(ids) != count:
-        raise SnapshotError(f"id table holds {len(ids)} ids, the header says {count}")
-    return ids
+    return unpack_strings(blob, count, SnapshotError)
 
 
 def write_snapshot(graph: GraphIndex, path: Path, header: dict[str, Any]) -> int:

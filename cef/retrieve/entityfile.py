@@ -34,7 +34,7 @@ import numpy as np
 
 from cef.extract.resolve import NameResolver, _Entry
 from cef.extract.spacy_ner import Gazetteer, GazetteerEntry
-from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex
+from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex, pack_strings, unpack_strings
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
@@ -46,7 +46,6 @@ log = logging.getLogger(__name__)
 
 #: bump when the arrays or their meaning change: older files are then rebuilt
 ENTITY_FILE_FORMAT = 3
-_SEP = "\x00"
 _TSEP = "\x1f"  # between the types of one name
 _SAMPLES = 1024
 
@@ -56,19 +55,11 @@ class _Unsavable(ValueError):
 
 
 def _pack(items: list[str]) -> np.ndarray:
-    text = _SEP.join(items)
-    if text.count(_SEP) != max(0, len(items) - 1):
-        raise _Unsavable("a name or id contains a NUL character")
-    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    return pack_strings(items, _Unsavable)
 
 
 def _unpack(data: np.ndarray, count: int) -> list[str]:
-    if count == 0:
-        return []
-    out = data.tobytes().decode("utf-8").split(_SEP)
-    if len(out) != count:
-        raise ValueError(f"expected {count} strings, found {len(out)}")
-    return out
+    return unpack_strings(data, count)
 
 
 def _ptr(lengths: list[int]) -> np.ndarray:
