@@ -6,17 +6,18 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["Lemmatize", "default_lemmatizer", "surface_tokens"]
+__all__ = ["WORD", "Lemmatize", "default_lemmatizer", "surface_tokens"]
 
 #: text -> (lower-case token, lemma) pairs, punctuation left out
 Lemmatize = Callable[[str], list[tuple[str, str]]]
 
-_WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
+#: a word: letters and digits, with inner apostrophes or hyphens
+WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
 
 
 def surface_tokens(text: str) -> list[tuple[str, str]]:
     """(token, lemma) pairs without a lemmatizer: the lemma is the lower-case token."""
-    return [(w.lower(), w.lower()) for w in _WORD.findall(text)]
+    return [(w.lower(), w.lower()) for w in WORD.findall(text)]
 
 
 @lru_cache(maxsize=1)

@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cef.extract.lemmas import WORD
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     MASK,
     PREPOSITIONS,
     SHARING_CUE,
     WH_WORDS,
-    WORD,
     Hop,
     Lemmatize,
     RelationPath,

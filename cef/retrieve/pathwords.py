@@ -39,7 +39,6 @@ class Hop:
 
 RelationPath = tuple[Hop, ...]
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*", re.UNICODE)
 #: words that ask for things sharing a neighbour ("same director", "co-starred", "also appear")
 SHARING_CUE = re.compile(r"\b(?:same|share[sd]?|sharing|also|together|co-\w+)\b", re.IGNORECASE)
 #: function words that name no relation
