@@ -363,7 +363,8 @@ class PathScorer:
         Words naming one relation next to each other are one naming ("starred which actors"); the
         anchor, another content word, a preposition between two name words or a repeat of the same
         relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
-        twice, so does "written by the writer of X"). Description words count half. ``where``
+        twice, so does "written by the writer of X"), except a repeat right after it or after a relative word
+        ("which screenwriter wrote", "the director that directed": one naming). Description words count half. ``where``
         receives the token positions of the namings, ``strong`` those of name (not description) words.
         """
         out: dict[str, tuple[float, int]] = {}
@@ -375,6 +376,9 @@ class PathScorer:
             run_weight = 0.0
             split = False  # a preposition since the last relation word: "starred by actors" names twice
             same = False  # a relative word since the last relation word ("director that directed")
+            last = -2  # position of the last relation word
+            before: set[int] = set()  # relation words named before the anchor
+            joined = False  # the anchor split one naming: "what year was X released" (release_year)
             for i, (t, lem) in enumerate(tokens):
                 if i == at:
                     run = None
@@ -394,10 +398,20 @@ class PathScorer:
                         run = None
                         continue
                     hit, weight = len(w.cue) + soft, 0.5
-                if same and run is not None and hit in run:
+                if run is not None and hit in run and (same or last == i - 1):
                     same = False
-                    continue  # the same relation word again, about the same thing
+                    last = i
+                    continue  # the same relation word again, about the same thing ("screenwriter wrote")
                 same = False
+                last = i
+                if at is not None and weight == 1.0:
+                    if i < at:
+                        before.add(hit)
+                    elif run is None and not joined and before and hit not in before:
+                        # other words of a relation named before the anchor: the same naming around it
+                        joined = True
+                        run, run_weight, split = {hit}, weight, False
+                        continue
                 if run is not None and hit not in run and (not split or weight < 1.0 or run_weight < 1.0):
                     run.add(hit)
                     if weight > run_weight:  # a naming counts as its strongest word
