@@ -74,6 +74,9 @@ EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 _ESTIMATE_SLACK = 0.25
 _EXAMPLES = 5
 
+#: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
+_TEXTS_KEPT = 200_000
+
 
 @dataclass
 class _RelationWords:
@@ -98,6 +101,7 @@ class PathScorer:
     examples: dict[Hop, str] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _names: dict[int, str] = field(default_factory=dict)  # example answers: node position -> name
+    _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
 
     # ------------------------------------------------------------------ words
     def words_of(self, relation: str) -> _RelationWords:
@@ -182,11 +186,16 @@ class PathScorer:
 
     def texts_of(self, path: RelationPath) -> tuple[str, str, str]:
         """What a path is compared with: its words, its distinct relations, its example answers."""
-        return (
-            self.verbalize(path),
-            self.verbalize_relations(path),
-            self.answer_text(path[-1]) or self.hop_text(path[-1]),
-        )
+        got = self._texts.get(path)
+        if got is None:
+            if len(self._texts) >= _TEXTS_KEPT:
+                self._texts.clear()
+            got = self._texts[path] = (
+                self.verbalize(path),
+                self.verbalize_relations(path),
+                self.answer_text(path[-1]) or self.hop_text(path[-1]),
+            )
+        return got
 
     def prepare(self, embed: EmbedMany, *, limit: int = 10_000, batch: int = 512) -> int:
         """Embed the texts of the relation paths the schema allows, up to 3 hops while there are at
@@ -331,11 +340,7 @@ class PathScorer:
         """The embedding terms of a path not embedded yet, each text's cosine taken from the
         longest embedded prefix of the path when the text itself is not embedded."""
         prefix = next(
-            (
-                self.texts_of(path[:n])
-                for n in range(len(path) - 1, 0, -1)
-                if self.verbalize(path[:n]) in self.vectors
-            ),
+            (pre for n in range(len(path) - 1, 0, -1) if (pre := self.texts_of(path[:n]))[0] in self.vectors),
             None,
         )
         parts = []
@@ -382,6 +387,13 @@ class PathScorer:
             for i, (t, lem) in enumerate(tokens):
                 if i == at:
                     run = None
+                    # "starred by X actors": a preposition ties the words before to the anchor, a
+                    # naming of their own; "what year was X released": one naming around it
+                    between = [w for w, _ in tokens[last + 1 : i]] if last >= 0 else []
+                    if any(w in PREPOSITIONS for w in between) and all(
+                        w in FUNCTION_WORDS or len(w) < 2 for w in between
+                    ):
+                        before.clear()
                     continue
                 if t in FUNCTION_WORDS or len(t) < 2:
                     if t in PREPOSITIONS:

@@ -119,6 +119,9 @@ def test_words_of_one_relation_around_the_anchor_are_one_naming(movies: cef.Know
     assert path == ["release_year"] and answers[:1] == ["1999"]
     path, answers = best_path(movies, "what year were the movies directed by Dirk Director released")
     assert path == [D, "release_year"] and set(answers[:2]) == {"1999", "2010"}
+    # ... but a preposition before the anchor ties those words to it: "starred by X actors" is two
+    path, answers = best_path(movies, "when were the movies starred by Alpha Movie actors released")
+    assert path == [S, S, "release_year"] and answers[:1] == ["1999"]  # Ann Actor's other film, Gamma
     # two words of one relation side by side: one naming ("which screenwriter wrote")
     path, answers = best_path(movies, "which screenwriter wrote Alpha Movie")
     assert path == ["written_by"] and answers[:1] == ["Wendy Writer"]
