@@ -6,7 +6,7 @@ reads the index's arrays and never touches the record store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -116,8 +116,11 @@ class GraphTraversal:
         *,
         max_nodes: int = 10_000,
         min_path_confidence: float = 0.0,
+        on_hop: Callable[[], None] | None = None,
     ) -> Expansion:
-        """Breadth-first expansion: each node reached once, by its best-confidence shortest path."""
+        """Breadth-first expansion: each node reached once, by its best-confidence shortest path.
+
+        ``on_hop`` is called before each hop (a caller's deadline check raises from it to stop)."""
         seed_arr = np.unique(np.asarray(seeds, dtype=np.int64))
         seed_arr = seed_arr[self.node_alive.view[seed_arr]] if len(seed_arr) else seed_arr
         nodes = [seed_arr]
@@ -137,6 +140,8 @@ class GraphTraversal:
             if not len(frontier) or count >= max_nodes:
                 truncated = truncated or (count >= max_nodes and len(frontier) > 0)
                 break
+            if on_hop is not None:
+                on_hop()
             edges, owners, targets, forward = self.step(frontier, flt)
             if not len(edges):
                 break

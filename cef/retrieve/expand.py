@@ -135,9 +135,12 @@ def build_reasoning_context(
     max_nodes: int = 500,
     min_path_confidence: float = 0.0,
     max_keywords: int = 20,
+    on_hop: Callable[[], None] | None = None,
 ) -> tuple[ReasoningContext, Expansion]:
     """Expand from ``seeds`` and package nodes, paths, keywords and semantic groups."""
-    exp = graph.expand(seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence)
+    exp = graph.expand(
+        seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence, on_hop=on_hop
+    )
     ids = [graph.node_ids[p] for p in exp.nodes.tolist()]
     depths = exp.depth.tolist()
     nodes = {n.id: n for n in get_nodes(ids)}
@@ -205,6 +208,7 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
         qc.edge_filter,
         max_nodes=qc.query.max_graph_nodes,
         min_path_confidence=t.min_path_confidence,
+        on_hop=(lambda: qc.check_deadline("expansion")) if qc.deadline is not None else None,
     )
     anchor_score = {a.pos: a.score for a in qc.anchors}
     for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):

@@ -328,26 +328,24 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
     async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
-        found = [e for e in await svc.run(kb.store.get_edges, [edge_id]) if visible(grant, e.scope)]
-        return _found(found[0] if found else None, "edge", edge_id)
+        edge = await svc.run(kb.get_edge, edge_id)
+        return _found(edge if edge is not None and visible(grant, edge.scope) else None, "edge", edge_id)
 
     @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
     async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
         def apply() -> Edge:
-            found = kb.store.get_edges([edge_id])
-            old = owned(grant, found[0] if found else None, "edge", edge_id)
+            old = owned(grant, kb.get_edge(edge_id), "edge", edge_id)
             try:
                 new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
             except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
                 raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
-            return kb.indexer.update_edge(new)
+            return kb.update_edge(new)
 
         return await svc.run(apply)
 
     @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
     async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
-        found = await svc.run(kb.store.get_edges, [edge_id])
-        owned(grant, found[0] if found else None, "edge", edge_id)
+        owned(grant, await svc.run(kb.get_edge, edge_id), "edge", edge_id)
         await svc.run(kb.delete_edge, edge_id)
         return WriteResult(edges=1)
 
@@ -367,15 +365,14 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
     async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
-        found = [c for c in await svc.run(kb.store.get_chunks, [chunk_id]) if visible(grant, c.scope)]
-        return _found(found[0] if found else None, "chunk", chunk_id)
+        chunk = await svc.run(kb.get_chunk, chunk_id)
+        return _found(chunk if chunk is not None and visible(grant, chunk.scope) else None, "chunk", chunk_id)
 
     @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
     async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
-        found = await svc.run(kb.store.get_chunks, [chunk_id])
-        owned(grant, found[0] if found else None, "chunk", chunk_id)
+        owned(grant, await svc.run(kb.get_chunk, chunk_id), "chunk", chunk_id)
         return await svc.run(
-            lambda: kb.indexer.update_chunk(
+            lambda: kb.update_chunk(
                 chunk_id,
                 content=patch.content,
                 metadata=patch.metadata,
@@ -387,8 +384,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
     async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
-        found = await svc.run(kb.store.get_chunks, [chunk_id])
-        owned(grant, found[0] if found else None, "chunk", chunk_id)
+        owned(grant, await svc.run(kb.get_chunk, chunk_id), "chunk", chunk_id)
         await svc.run(kb.delete_chunk, chunk_id)
         return WriteResult(chunks=1)
 
