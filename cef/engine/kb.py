@@ -27,6 +27,8 @@ from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
+    from cef.engine.answer import Answer
+    from cef.llm.base import LLMClient
     from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 
 log = logging.getLogger(__name__)
@@ -144,6 +146,35 @@ class KnowledgeBase:
     # -------------------------------------------------------------- reading
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         return self.retriever.retrieve(query, **options)
+
+    def answer(
+        self,
+        question: str | GraphQuery,
+        llm: LLMClient | None = None,
+        *,
+        understand: bool = True,
+        top_k: int = 6,
+        depth: int = 2,
+        max_tokens: int = 512,
+        scope: str | None = None,
+    ) -> Answer:
+        """Answer ``question`` with ``llm`` from the retrieved chunks, citing their ids.
+
+        Without an LLM the :class:`~cef.engine.answer.Answer` holds the retrieved
+        context and no answer. See :func:`cef.engine.answer.answer_question`.
+        """
+        from cef.engine.answer import answer_question
+
+        return answer_question(
+            self,
+            question,
+            llm,
+            understand=understand,
+            top_k=top_k,
+            depth=depth,
+            max_tokens=max_tokens,
+            scope=scope,
+        )
 
     def warm(self) -> dict[str, float]:
         """Load the embedding model, entity index, query NER and relation-path vectors now, so the

@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
+from cef.engine.answer import Answer
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
 from cef.model import Batch, Chunk, Edge, Node, SearchResult
@@ -51,7 +52,7 @@ from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import ApiKey, Scope, ServerSettings
-from cef.server.tools import format_validation_error, input_models, strict_json
+from cef.server.tools import AnswerQuestionInput, format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,12 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     async def retrieve(query: graph_query, grant: Reader) -> SearchResult:  # type: ignore[valid-type]
         """A structured graph query → ranked chunks with the paths that explain them."""
         return await svc.retrieve_knowledge(scoped_query(grant, query))
+
+    @api.post("/answer", response_model=Answer, dependencies=read, tags=["retrieval"])
+    async def answer(req: AnswerQuestionInput, grant: Reader) -> Answer:
+        """A question answered by the server's LLM (CEF_LLM) from the retrieved passages, citing
+        their ids; without an LLM configured, ``answer`` is null and the passages are returned."""
+        return await svc.answer(req.model_copy(update={"scope": read_scope(grant, req.scope)}))
 
     if svc.context is not None:
         request_model = svc.context.request_model

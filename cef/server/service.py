@@ -35,6 +35,7 @@ from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
 from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import (
+    AnswerQuestionInput,
     DeleteNodeInput,
     GetGraphSchemaInput,
     IndexChunksInput,
@@ -47,8 +48,10 @@ from cef.server.tools import (
 )
 
 if TYPE_CHECKING:
+    from cef.engine.answer import Answer
     from cef.engine.indexer import IndexResult
     from cef.engine.kb import KnowledgeBase
+    from cef.llm.base import LLMClient
     from cef.store.base import WriteSet
 
 log = logging.getLogger(__name__)
@@ -123,8 +126,11 @@ class CefService:
         settings: ServerSettings,
         *,
         context: ContextSupport | bool | None = True,
+        llm: LLMClient | None = None,
     ) -> None:
         self.kb = kb
+        #: the LLM that answers questions (None: built from the settings on first use, if they name one)
+        self.llm = llm
         self.settings = settings
         self.cache: StampedTTLCache[Any] = StampedTTLCache(
             settings.cache_ttl_seconds, settings.cache_max_entries
@@ -393,6 +399,40 @@ class CefService:
         response: BaseModel = await self.run(self._provider.provide_context, request)
         return response
 
+    def _llm(self) -> LLMClient | None:
+        st = self.settings
+        if self.llm is None and st.llm:
+            from cef.llm import make_llm_client
+
+            options: dict[str, Any] = {}
+            if st.llm_model:
+                options["model"] = st.llm_model
+            if st.llm_base_url:
+                options["base_url"] = st.llm_base_url
+            if st.llm_api_key is not None:
+                options["api_key"] = st.llm_api_key.get_secret_value()
+            self.llm = make_llm_client(st.llm, **options)
+        return self.llm
+
+    async def answer(self, req: AnswerQuestionInput) -> Answer:
+        """A question answered by the server's LLM from retrieved passages, with citations."""
+        await self.ensure_ready()
+        self.check_text(req.question, "question")
+        self.check_depth(req.depth)
+        self.check_count(req.top_k, "top_k")
+        llm = self._llm()
+        return await self.run(
+            lambda: self.kb.answer(
+                req.question,
+                llm,
+                understand=req.understand,
+                top_k=req.top_k,
+                depth=req.depth,
+                max_tokens=req.max_tokens,
+                scope=req.scope,
+            )
+        )
+
     async def graph_schema(self, grant: ApiKey | None = None) -> GraphSchema:
         """The live schema; for a key bound to scopes, only what its scopes and shared records show."""
         scopes = grant.scopes if grant is not None else None
@@ -410,7 +450,13 @@ class CefService:
 
     # ----------------------------------------------------------- tools
     def tool_names(self, *, writable: bool) -> list[str]:
-        names = ["retrieve_knowledge", "retrieve_context", "search_memory", "get_graph_schema"]
+        names = [
+            "retrieve_knowledge",
+            "retrieve_context",
+            "search_memory",
+            "answer_question",
+            "get_graph_schema",
+        ]
         if self.context is not None:
             names.append("provide_context")
         if writable:
@@ -438,6 +484,8 @@ class CefService:
             return await self.retrieve_context(args, scope=read_scope(grant, None))
         if isinstance(args, SearchMemoryInput):
             return await self.search(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
+        if isinstance(args, AnswerQuestionInput):
+            return await self.answer(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
         if isinstance(args, GetGraphSchemaInput):
             return await self.graph_schema(grant)
         if isinstance(args, IndexNodesInput):
