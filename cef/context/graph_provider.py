@@ -66,6 +66,7 @@ from cef.context.rules import (
 from cef.context.tokens import TokenCounter
 from cef.errors import EmbeddingError, StoreError
 from cef.model import Chunk, Edge, Node, utcnow
+from cef.text import STOP_WORDS, stem
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -81,78 +82,6 @@ __all__ = [
     "RankedEntity",
 ]
 
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "as",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "does",
-        "do",
-        "did",
-        "has",
-        "have",
-        "had",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "may",
-        "might",
-        "about",
-        "into",
-        "over",
-        "under",
-        "between",
-        "any",
-        "all",
-        "some",
-        "each",
-        "other",
-        "than",
-        "then",
-        "there",
-        "their",
-        "them",
-        "they",
-        "not",
-        "no",
-        "yes",
-    ]
-)
 
 #: default share of the budget each section may take before leftovers are shared
 DEFAULT_SHARES: dict[str, float] = {
@@ -283,24 +212,14 @@ class DocumentInput(BaseModel):
 # ------------------------------------------------------------------- ranker
 def query_terms(text: str) -> list[str]:
     """Distinct lower-case words of more than two letters, stop words removed."""
-    return unique(w for w in words(text) if len(w) > 2 and w not in _STOPWORDS)
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+    return unique(w for w in words(text) if len(w) > 2 and w not in STOP_WORDS)
 
 
 def _matches(term: str, vocab: set[str]) -> bool:
     if term in vocab:
         return True
-    stem = _stem(term)
-    if stem in vocab or any(_stem(w) == stem for w in vocab):
+    root = stem(term)
+    if root in vocab or any(stem(w) == root for w in vocab):
         return True
     return len(term) >= 5 and any(w.startswith(term) for w in vocab)
 

@@ -10,38 +10,7 @@ from cef.graph.filter import EdgeFilter, Expansion
 from cef.graph.index import GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
-
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "as",
-    ]
-)
+from cef.text import STOP_WORDS
 
 
 def path_for(graph: GraphIndex, exp: Expansion, pos: int, names: dict[str, str] | None = None) -> GraphPath:
@@ -189,7 +158,7 @@ def context_keywords(nodes: Sequence[Node], limit: int = 20) -> list[str]:
     for n in nodes:
         for word in re.findall(r"[\w-]+", n.name):
             w = word.lower()
-            if len(w) > 2 and w not in _STOP and not w.isdigit():
+            if len(w) > 2 and w not in STOP_WORDS and not w.isdigit():
                 counts[w] += 1
                 order.setdefault(w, None)
     return list(order)[:limit]
