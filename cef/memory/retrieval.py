@@ -52,7 +52,7 @@ from cef.model import Node
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 if TYPE_CHECKING:
-    from cef.memory.memory import SemanticMemory
+    from cef.memory.view import MemoryRetrievalView
 
 __all__ = ["RetrievalConstraints", "normalize_scope", "retrieve_context"]
 
@@ -147,7 +147,7 @@ class _Reached:
 
 @dataclass
 class _Run:
-    memory: SemanticMemory
+    memory: MemoryRetrievalView
     constraints: RetrievalConstraints
     scope: str | None
     now: datetime
@@ -186,7 +186,7 @@ def _merge_temporal(
 
 
 def retrieve_context(
-    memory: SemanticMemory, query: str | Sequence[str], constraints: RetrievalConstraints | None = None
+    memory: MemoryRetrievalView, query: str | Sequence[str], constraints: RetrievalConstraints | None = None
 ) -> ContextBundle:
     """The memory's one retrieval entry point (see the module docstring)."""
     t_start = time.perf_counter()

@@ -26,7 +26,7 @@ from cef.schema.kinds import NodeKind
 from cef.text import FUNCTION_WORDS, QUERY_STOP_WORDS, stem, stem_phrase, stems_match
 
 if TYPE_CHECKING:
-    from cef.memory.memory import SemanticMemory
+    from cef.memory.view import MemoryReader
 
 __all__ = ["EntityMention", "QueryUnderstanding", "understand_query"]
 
@@ -120,7 +120,7 @@ def _ngrams(words: list[str], n_max: int = 3) -> list[str]:
 
 
 def understand_query(
-    memory: SemanticMemory, query: str, scope: str | None, now: datetime
+    memory: MemoryReader, query: str, scope: str | None, now: datetime
 ) -> QueryUnderstanding:
     """Parse one question (see the module docstring)."""
     reg = memory.registry
