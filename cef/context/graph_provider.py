@@ -30,15 +30,12 @@ cuts anything sets ``truncated``.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cef.context.budget import Candidate, Packed, pack
 from cef.context.formats import (
@@ -48,11 +45,18 @@ from cef.context.formats import (
     ContextClaim,
     ContextDocument,
     ContextEntity,
-    ContextFormat,
     ContextRelationship,
     score_of,
 )
+from cef.context.knowledge import (
+    DEFAULT_SHARES,
+    DocumentInput,
+    KnowledgeContext,
+    KnowledgeContextOptions,
+    RankedEntity,
+)
 from cef.context.provider import resolve_counter
+from cef.context.ranking import EntityRelevanceRanker, matches_term, query_terms
 from cef.context.rules import (
     META_LABELS,
     RULE_RELATIONS,
@@ -66,7 +70,6 @@ from cef.context.rules import (
 from cef.context.tokens import TokenCounter
 from cef.errors import EmbeddingError, StoreError
 from cef.model import Chunk, Edge, Node, utcnow
-from cef.text import STOP_WORDS, stem
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -74,221 +77,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "DEFAULT_SHARES",
     "DocumentInput",
     "EntityRelevanceRanker",
     "GraphContextProvider",
     "KnowledgeContext",
     "KnowledgeContextOptions",
     "RankedEntity",
+    "query_terms",
 ]
-
-
-#: default share of the budget each section may take before leftovers are shared
-DEFAULT_SHARES: dict[str, float] = {
-    "entities": 0.45,
-    "relationships": 0.25,
-    "axioms": 0.12,
-    "claims": 0.12,
-    "chunks": 0.15,
-}
-
-
-class KnowledgeContextOptions(BaseModel):
-    """What a graph context may hold and how it is rendered."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_tokens: int = Field(
-        default=2000, ge=1, le=2_000_000, description="token budget of the rendered context"
-    )
-    max_entities: int = Field(default=20, ge=1, le=1000)
-    include_relationships: bool = True
-    relationship_depth: int = Field(default=1, ge=1, le=4, description="hops around the selected entities")
-    max_relationships: int = Field(default=60, ge=0, le=10_000)
-    include_axioms: bool = True
-    include_claims: bool = False
-    max_claims_per_entity: int = Field(default=3, ge=0, le=100)
-    include_chunks: bool = False
-    max_chunks_per_entity: int = Field(default=2, ge=0, le=100)
-    entity_types: list[str] | None = Field(
-        default=None, description="only entities of these types (None: all)"
-    )
-    min_relevance: float = Field(default=0.1, ge=0.0)
-    max_properties_per_entity: int = Field(default=10, ge=0, le=1000)
-    format: ContextFormat = ContextFormat.MARKDOWN
-    as_of: datetime | None = Field(
-        default=None, description="relationships valid at this time (default: now)"
-    )
-    scope: str | None = None
-    section_shares: dict[str, float] = Field(
-        default_factory=lambda: dict(DEFAULT_SHARES),
-        description="share of the budget per section in the first pass; leftovers are shared after",
-    )
-
-    @field_validator("section_shares")
-    @classmethod
-    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
-        for name, share in value.items():
-            if name not in SECTIONS:
-                raise ValueError(
-                    f"unknown section {name!r} in section_shares; sections: {', '.join(SECTIONS)}"
-                )
-            if not 0.0 <= share <= 1.0:
-                raise ValueError(f"section share of {name!r} must be between 0 and 1, got {share}")
-        return value
-
-
-class RankedEntity(BaseModel):
-    """A node with its relevance to a query and the query terms it matched."""
-
-    node: Node
-    score: float
-    lexical_score: float = 0.0
-    vector_score: float = 0.0
-    matched_terms: list[str] = Field(default_factory=list)
-
-
-class KnowledgeContext(BaseModel):
-    """Graph knowledge for a prompt: what was selected, and the rendered text."""
-
-    entities: list[ContextEntity] = Field(default_factory=list)
-    relationships: list[ContextRelationship] = Field(default_factory=list)
-    axioms: list[ContextAxiom] = Field(default_factory=list)
-    claims: list[ContextClaim] = Field(default_factory=list)
-    chunks: list[ContextChunk] = Field(default_factory=list)
-    formatted_context: str = ""
-    token_count: int = 0
-    token_budget: int = 0
-    format: ContextFormat = ContextFormat.MARKDOWN
-    original_query: str | None = None
-    truncated: bool = False
-    skipped_ids: list[str] = Field(default_factory=list, description="entity ids that do not exist")
-    warnings: list[str] = Field(default_factory=list)
-    reason: str | None = Field(default=None, description="why the context is empty, when it is")
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    document: ContextDocument = Field(
-        default_factory=ContextDocument,
-        exclude=True,
-        description="the content, to render again in another format",
-    )
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.entities or self.relationships or self.axioms or self.claims or self.chunks)
-
-    @classmethod
-    def empty(
-        cls,
-        reason: str,
-        *,
-        query: str | None = None,
-        options: KnowledgeContextOptions | None = None,
-        skipped_ids: Sequence[str] = (),
-        warnings: Sequence[str] = (),
-    ) -> KnowledgeContext:
-        """No knowledge and why (no text: :class:`GraphContextProvider` adds the format's empty frame)."""
-        opts = options or KnowledgeContextOptions()
-        return cls(
-            token_budget=opts.max_tokens,
-            format=opts.format,
-            original_query=query,
-            skipped_ids=list(skipped_ids),
-            warnings=list(warnings),
-            reason=reason,
-            metadata={"reason": reason},
-        )
-
-
-class DocumentInput(BaseModel):
-    """A document to find context for: its text and the entities already linked to it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    content: str = Field(min_length=1)
-    linked_entities: list[str] = Field(default_factory=list)
-    title: str | None = None
-
-
-# ------------------------------------------------------------------- ranker
-def query_terms(text: str) -> list[str]:
-    """Distinct lower-case words of more than two letters, stop words removed."""
-    return unique(w for w in words(text) if len(w) > 2 and w not in STOP_WORDS)
-
-
-def _matches(term: str, vocab: set[str]) -> bool:
-    if term in vocab:
-        return True
-    root = stem(term)
-    if root in vocab or any(stem(w) == root for w in vocab):
-        return True
-    return len(term) >= 5 and any(w.startswith(term) for w in vocab)
-
-
-@dataclass
-class EntityRelevanceRanker:
-    """Scores nodes against a query: term matches (name > type > properties) plus embedding similarity.
-
-    ``score = (name_weight·#name matches + type_weight·#type matches +
-    property_weight·#property matches) / #terms + vector_weight·max(0, (cos −
-    vector_floor) / (1 − vector_floor))``. The floor discounts the similarity
-    unrelated texts share under sentence embedders.
-    """
-
-    name_weight: float = 1.0
-    type_weight: float = 0.5
-    property_weight: float = 0.3
-    vector_weight: float = 1.0
-    vector_floor: float = 0.2
-
-    def rank(
-        self, query: str, nodes: Sequence[Node], similarities: Mapping[str, float] | None = None
-    ) -> list[RankedEntity]:
-        """``nodes`` by relevance to ``query``, highest first (ties by id)."""
-        terms = query_terms(query)
-        sims = similarities or {}
-        out = [self.score(terms, node, sims.get(node.id)) for node in nodes]
-        out.sort(key=lambda r: (-r.score, r.node.id))
-        return out
-
-    def score(self, terms: Sequence[str], node: Node, similarity: float | None = None) -> RankedEntity:
-        name_vocab = set(words(" ".join([node.name, *node.aliases])))
-        type_vocab = set(words(node.label))
-        prop_vocab: set[str] = set()
-        for key, value in node.properties.items():
-            if key in ("name", "title", "label_text", "aliases"):
-                continue
-            if isinstance(value, str | int | float) and not isinstance(value, bool):
-                prop_vocab.update(words(str(value)))
-            elif isinstance(value, list):
-                prop_vocab.update(w for v in value if isinstance(v, str) for w in words(v))
-        total = 0.0
-        matched: list[str] = []
-        for term in terms:
-            hit = False
-            if _matches(term, name_vocab):
-                total += self.name_weight
-                hit = True
-            if _matches(term, type_vocab):
-                total += self.type_weight
-                hit = True
-            if _matches(term, prop_vocab):
-                total += self.property_weight
-                hit = True
-            if hit:
-                matched.append(term)
-        lexical = total / len(terms) if terms else 0.0
-        vector = 0.0
-        if similarity is not None and math.isfinite(similarity) and self.vector_floor < 1.0:
-            vector = self.vector_weight * max(
-                0.0, (similarity - self.vector_floor) / (1.0 - self.vector_floor)
-            )
-        return RankedEntity(
-            node=node,
-            score=lexical + vector,
-            lexical_score=lexical,
-            vector_score=vector,
-            matched_terms=matched,
-        )
 
 
 # ----------------------------------------------------------------- provider
@@ -494,7 +291,7 @@ class GraphContextProvider:
                 if label in META_LABELS or not terms:
                     continue
                 vocab = words(label)
-                if vocab and all(any(_matches(t, {w}) for t in terms) for w in vocab):
+                if vocab and all(any(matches_term(t, {w}) for t in terms) for w in vocab):
                     for p in g.nodes_with_label(label)[:k]:
                         ids[g.node_ids[int(p)]] = None
             nodes = st.store.get_nodes(list(ids))
