@@ -343,8 +343,12 @@ class GraphContextProvider:
         return self._result(packed, candidates, opts, query, t0)
 
     def _relationship_candidates(self, sel: _Selection, opts: KnowledgeContextOptions) -> list[Candidate]:
+        """The edges among the entities, then the graph index's breadth-first expansion around them
+        (``relationship_depth`` hops), both under one edge filter: valid at ``as_of`` (now), current
+        knowledge (superseded versions skipped), the scope, never a rule relation nor into a rule or
+        claim node. A node is reached once, by its most confident path; an edge further out needs the
+        edge that reached its near end."""
         st = self.kb.state
-        at = (opts.as_of or utcnow()).timestamp()
         entity_ids = [n.id for n in sel.nodes]
         rank = {nid: i for i, nid in enumerate(entity_ids)}
         found: list[
@@ -352,47 +356,36 @@ class GraphContextProvider:
         ] = []  # sort key, edge id, all, any
         with st.reading():
             g = st.graph
-            scope_code = None
-            if opts.scope is not None:
-                code = g.scopes.get(opts.scope)
-                scope_code = -2 if code is None else code
+            flt = g.edge_filter(
+                valid_at=opts.as_of or utcnow(),
+                scope=opts.scope,
+                exclude_relations=RULE_RELATIONS,
+                exclude_labels=META_LABELS,
+            )
             pos_of = {nid: p for nid in entity_ids if (p := g.pos(nid)) is not None}
-            chosen = set(pos_of.values())
-            origin: dict[int, str] = {p: f"entity:{nid}" for nid, p in pos_of.items()}
+            for e in g.edges_among(list(pos_of.values()), flt).tolist():
+                u, v = g.node_ids[int(g.e_src[e])], g.node_ids[int(g.e_dst[e])]
+                eid = g.edge_ids[e]
+                key: tuple[Any, ...] = (0, min(rank[u], rank[v]), max(rank[u], rank[v]), eid)
+                found.append((key, eid, frozenset({f"entity:{u}", f"entity:{v}"}), frozenset()))
+            origin: dict[int, int] = {p: rank[nid] for nid, p in pos_of.items()}
             via: dict[int, str] = {}  # reached node -> key of the edge that reached it
-            seen = set(chosen)
-            frontier = list(chosen)
-            taken: set[int] = set()
-            for depth in range(1, opts.relationship_depth + 1):
-                nxt: list[int] = []
-                for u in frontier:
-                    for e in g.incident_edges(u):
-                        if e in taken or not _edge_live(g, e, at, scope_code):
-                            continue
-                        src, dst = int(g.e_src[e]), int(g.e_dst[e])
-                        v = dst if src == u else src
-                        if (
-                            g.label_of(v) in META_LABELS
-                            or g.relations.names[int(g.e_rel[e])] in RULE_RELATIONS
-                        ):
-                            continue
-                        eid = g.edge_ids[e]
-                        if u in chosen and v in chosen:
-                            taken.add(e)
-                            ru, rv = rank[g.node_ids[u]], rank[g.node_ids[v]]
-                            key: tuple[Any, ...] = (0, min(ru, rv), max(ru, rv), eid)
-                            found.append((key, eid, frozenset({origin[u], origin[v]}), frozenset()))
-                        elif v not in seen:
-                            taken.add(e)
-                            seen.add(v)
-                            origin[v] = origin[u]
-                            needs = frozenset({via[u]}) if u in via else frozenset()
-                            via[v] = f"rel:{eid}"
-                            src_rank = rank.get(origin[u].split(":", 1)[1], 1 << 30)
-                            key = (depth, src_rank, -float(g.e_conf[e]), eid)
-                            found.append((key, eid, needs, frozenset({origin[u]})))
-                            nxt.append(v)
-                frontier = nxt
+            exp = g.expand(list(origin), opts.relationship_depth, flt, max_nodes=max(len(g.node_ids), 1))
+            for v, u, e, depth in zip(
+                exp.nodes.tolist(),
+                exp.parent.tolist(),
+                exp.parent_edge.tolist(),
+                exp.depth.tolist(),
+                strict=True,
+            ):
+                if e < 0:  # an entity (a seed of the walk)
+                    continue
+                origin[v] = origin[u]  # discovery order: a node's parent comes first
+                eid = g.edge_ids[e]
+                needs = frozenset({via[u]}) if u in via else frozenset()
+                via[v] = f"rel:{eid}"
+                key = (depth, origin[u], -float(g.e_conf[e]), eid)
+                found.append((key, eid, needs, frozenset({f"entity:{entity_ids[origin[u]]}"})))
         found.sort(key=lambda f: f[0])
         found = found[: opts.max_relationships]
         edges = {e.id: e for e in st.store.get_edges([f[1] for f in found])}
@@ -567,12 +560,6 @@ def _relationship(edge: Edge, names: Mapping[str, str]) -> ContextRelationship:
         valid_from=edge.valid_from,
         valid_to=edge.valid_to,
     )
-
-
-def _edge_live(g: Any, e: int, at: float, scope_code: int | None) -> bool:
-    if not g.e_alive[e] or not (g.e_from[e] <= at < g.e_to[e]):
-        return False
-    return scope_code is None or int(g.e_scope[e]) in (-1, scope_code)
 
 
 def _in_scope(node: Node, scope: str | None) -> bool:

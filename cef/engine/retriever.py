@@ -157,11 +157,8 @@ class KnowledgeRetriever:
             positions = [p for p in (g.pos(i) for i in dict.fromkeys(node_ids)) if p is not None]
             if not positions:
                 return []
-            flt = g.edge_filter(direction="out", valid_at=utcnow())
-            edges, _, targets, _ = g.step(np.array(positions), flt)
-            inside = np.isin(targets, np.array(positions))
-            ids = list(dict.fromkeys(g.edge_ids[int(e)] for e in edges[inside][:limit].tolist()))
-            return self.state.store.get_edges(ids)
+            among = g.edges_among(positions, g.edge_filter(valid_at=utcnow()))
+            return self.state.store.get_edges([g.edge_ids[e] for e in among[:limit].tolist()])
 
     def find_path(
         self,

@@ -23,6 +23,7 @@ class GraphTraversal:
     node_ids: list[str]
     node_alive: GrowArray
     node_scope: GrowArray
+    node_label: GrowArray
     e_src: GrowArray
     e_dst: GrowArray
     e_rel: GrowArray
@@ -106,7 +107,17 @@ class GraphTraversal:
         if flt.scope_strict:
             sc = self.node_scope.view[targets]
             alive &= (sc == -1) | (sc == flt.scope)
+        if flt.label_ok is not None:
+            alive &= flt.label_ok[self.node_label.view[targets]]
         return edges[alive], owners[alive], targets[alive], forward[alive]
+
+    def edges_among(self, nodes: Sequence[int], flt: EdgeFilter) -> np.ndarray:
+        """Positions (ascending, each once) of the allowed edges whose two ends are both in ``nodes``."""
+        if not len(nodes):
+            return np.zeros(0, dtype=np.int64)
+        arr = np.unique(np.asarray(nodes, dtype=np.int64))
+        edges, _, targets, _ = self.step(arr, flt)
+        return np.unique(edges[np.isin(targets, arr)]).astype(np.int64)
 
     def expand(
         self,

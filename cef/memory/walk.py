@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
-
-if TYPE_CHECKING:
-    pass
-
-
 from cef.memory.constraints import Reached, Run
+from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
 
@@ -268,18 +262,13 @@ def expand(run: Run, anchors: list[Reached]) -> dict[int, Reached]:
 
 
 def edges_among(run: Run, positions: Sequence[int]) -> list[tuple[int, int, int]]:
-    """Allowed edges (position, source, target) between the given nodes, belief relations left out."""
+    """Allowed edges (position, source, target) between the given nodes, belief relations and
+    self-loops left out."""
     g = run.memory.kb.state.graph
-    if not positions:
-        return []
-    arr = np.asarray(sorted(positions), dtype=np.int64)
-    edges, owners, targets, _ = g.step(arr, run.flt)
-    keep = np.isin(targets, arr) & (owners < targets)  # each edge once (it is seen from both ends)
-    edges = edges[keep]
     skip = {g.relations.get(name) for name in BELIEF_RELATIONS}
     out = []
-    for e in np.unique(edges).tolist():
-        if int(g.e_rel[e]) in skip:
-            continue
-        out.append((e, int(g.e_src[e]), int(g.e_dst[e])))
+    for e in g.edges_among(positions, run.flt).tolist():
+        src, dst = int(g.e_src[e]), int(g.e_dst[e])
+        if src != dst and int(g.e_rel[e]) not in skip:
+            out.append((e, src, dst))
     return out
