@@ -1,5 +1,13 @@
 """``retrieve_context`` stages 2 and 3: anchors (names, the scope's own node, vectors, passages)
-and best-first expansion from them, filtered by scope and time."""
+and best-first expansion from them, filtered by scope and time.
+
+Every hop is the graph index's :meth:`~cef.graph.index.GraphIndex.step` under the query's
+:class:`~cef.graph.filter.EdgeFilter` (valid and known time, scope), and the facts among the
+reached nodes are :meth:`~cef.graph.index.GraphIndex.edges_among` — the same walks retrieval
+and the graph context provider use. The order is the memory's own: a priority queue steered by
+the question (named relations and types, the neighbour's likeness to the question), which a
+breadth-first ``expand`` cannot give, so the walk drives ``step`` itself.
+"""
 
 from __future__ import annotations
 

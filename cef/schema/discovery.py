@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -28,11 +29,11 @@ from cef.model import RelationSemantics
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
     from cef.model import Node
-    from cef.retrieve.ports import EngineView
     from cef.store.base import RecordStore, WriteSet
 
 __all__ = [
     "EndpointInfo",
+    "EngineReads",
     "GraphSchema",
     "KnowledgeSource",
     "NodeTypeInfo",
@@ -101,11 +102,22 @@ class GraphSchema(_Model):
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
 
+class EngineReads(Protocol):
+    """The engine state as schema discovery reads it (:class:`~cef.engine.state.EngineState` is one)."""
+
+    graph: GraphIndex
+    store: RecordStore
+    seq: int
+    listeners: list[Callable[[WriteSet], None]]
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+
 class KnowledgeSource(Protocol):
     """What schema discovery reads (a :class:`~cef.engine.kb.KnowledgeBase` is one)."""
 
     @property
-    def state(self) -> EngineView: ...
+    def state(self) -> EngineReads: ...
 
     @property
     def store(self) -> RecordStore: ...
