@@ -346,8 +346,8 @@ class GraphContextProvider:
         """The edges among the entities, then the graph index's breadth-first expansion around them
         (``relationship_depth`` hops), both under one edge filter: valid at ``as_of`` (now), current
         knowledge (superseded versions skipped), the scope, never a rule relation nor into a rule or
-        claim node. A node is reached once, by its most confident path; an edge further out needs the
-        edge that reached its near end."""
+        claim node. A node is reached once, by its most confident path (ties: from the better-ranked
+        entity); an edge further out needs the edge that reached its near end."""
         st = self.kb.state
         entity_ids = [n.id for n in sel.nodes]
         rank = {nid: i for i, nid in enumerate(entity_ids)}
@@ -370,7 +370,13 @@ class GraphContextProvider:
                 found.append((key, eid, frozenset({f"entity:{u}", f"entity:{v}"}), frozenset()))
             origin: dict[int, int] = {p: rank[nid] for nid, p in pos_of.items()}
             via: dict[int, str] = {}  # reached node -> key of the edge that reached it
-            exp = g.expand(list(origin), opts.relationship_depth, flt, max_nodes=max(len(g.node_ids), 1))
+            exp = g.expand(
+                list(origin),
+                opts.relationship_depth,
+                flt,
+                max_nodes=max(len(g.node_ids), 1),
+                seed_rank=list(origin.values()),
+            )
             for v, u, e, depth in zip(
                 exp.nodes.tolist(),
                 exp.parent.tolist(),

@@ -128,12 +128,20 @@ class GraphTraversal:
         max_nodes: int = 10_000,
         min_path_confidence: float = 0.0,
         on_hop: Callable[[], None] | None = None,
+        seed_rank: Sequence[float] | None = None,
     ) -> Expansion:
         """Breadth-first expansion: each node reached once, by its best-confidence shortest path.
 
+        Equally confident paths go to the better-ranked seed's (``seed_rank``, one per seed, lower
+        first; without it all seeds rank alike), then to the lowest edge position.
         ``on_hop`` is called before each hop (a caller's deadline check raises from it to stop)."""
         seed_arr = np.unique(np.asarray(seeds, dtype=np.int64))
         seed_arr = seed_arr[self.node_alive.view[seed_arr]] if len(seed_arr) else seed_arr
+        rank_of: dict[int, float] = {}
+        if seed_rank is not None:
+            for seed, r in zip(seeds, seed_rank, strict=True):
+                rank_of[int(seed)] = min(float(r), rank_of.get(int(seed), float(r)))
+        frontier_rank = np.array([rank_of.get(s, 0.0) for s in seed_arr.tolist()], dtype=np.float64)
         nodes = [seed_arr]
         depths = [np.zeros(len(seed_arr), dtype=np.int16)]
         parents = [np.full(len(seed_arr), -1, dtype=np.int64)]
@@ -157,28 +165,31 @@ class GraphTraversal:
             if not len(edges):
                 break
             by_node = np.argsort(frontier, kind="stable")
-            owner_conf = frontier_conf[by_node[np.searchsorted(frontier[by_node], owners)]]
-            pconf = owner_conf * self.e_conf.view[edges]
+            owner_at = by_node[np.searchsorted(frontier[by_node], owners)]
+            owner_rank = frontier_rank[owner_at]
+            pconf = frontier_conf[owner_at] * self.e_conf.view[edges]
             keep = (
                 pconf >= min_path_confidence if min_path_confidence > 0 else np.ones(len(edges), dtype=bool)
             )
             keep &= ~seen[targets]
-            edges, owners, targets, forward, pconf = (
+            edges, owners, targets, forward, pconf, owner_rank = (
                 edges[keep],
                 owners[keep],
                 targets[keep],
                 forward[keep],
                 pconf[keep],
+                owner_rank[keep],
             )
             if not len(edges):
                 break
-            order = np.lexsort((edges, -pconf))  # best confidence first, then stable by edge
-            edges, owners, targets, forward, pconf = (
+            order = np.lexsort((edges, owner_rank, -pconf))  # best confidence, seed rank, then edge
+            edges, owners, targets, forward, pconf, owner_rank = (
                 edges[order],
                 owners[order],
                 targets[order],
                 forward[order],
                 pconf[order],
+                owner_rank[order],
             )
             _, first = np.unique(targets, return_index=True)
             first.sort()  # keep best-confidence order
@@ -197,6 +208,7 @@ class GraphTraversal:
             count += len(t)
             frontier = t
             frontier_conf = pconf[sel]
+            frontier_rank = owner_rank[sel]
         return Expansion(
             nodes=np.concatenate(nodes),
             depth=np.concatenate(depths),

@@ -179,3 +179,27 @@ def test_a_walk_never_enters_excluded_labels_nor_follows_excluded_relations() ->
     assert {g.node_ids[p] for p in no_rules} == {"a", "b"}
     neither = g.expand([a], 3, g.edge_filter(exclude_labels={"Rule"}, exclude_relations={"R1"}))
     assert neither.nodes.tolist() == [a]
+
+
+@settings(max_examples=40, deadline=None)
+@given(graphs(), st.lists(st.integers(0, 29), min_size=1, max_size=6, unique=True), st.integers(0, 3))
+def test_seed_rank_only_breaks_ties_and_the_better_seed_wins_them(data, seeds, depth) -> None:  # type: ignore[no-untyped-def]
+    n, edges = data
+    g = build(n, [(s, t, r, 1.0) for s, t, r, _ in edges])  # every path equally confident: ranks decide
+    seeds = [s for s in seeds if s < n] or [0]
+    flt = g.edge_filter()
+    plain = g.expand(seeds, depth, flt)
+    ranked = g.expand(seeds, depth, flt, seed_rank=list(range(len(seeds))))
+    depth_of = dict(zip(plain.nodes.tolist(), plain.depth.tolist(), strict=True))
+    assert dict(zip(ranked.nodes.tolist(), ranked.depth.tolist(), strict=True)) == depth_of
+    rank = {s: i for i, s in enumerate(seeds)}
+    root: dict[int, int] = {}
+    for v, u in zip(ranked.nodes.tolist(), ranked.parent.tolist(), strict=True):
+        root[v] = v if u < 0 else root[u]
+    for v, d in depth_of.items():  # no seed better than v's own reaches v as quickly through a rooted parent
+        if d == 0:
+            continue
+        for e in g.incident_edges(v):
+            w = int(g.e_src[e]) if int(g.e_dst[e]) == v else int(g.e_dst[e])
+            if depth_of.get(w) == d - 1:
+                assert rank[root[v]] <= rank[root[w]]
