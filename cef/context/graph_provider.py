@@ -30,15 +30,12 @@ cuts anything sets ``truncated``.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cef.context.budget import Candidate, Packed, pack
 from cef.context.formats import (
@@ -48,11 +45,18 @@ from cef.context.formats import (
     ContextClaim,
     ContextDocument,
     ContextEntity,
-    ContextFormat,
     ContextRelationship,
     score_of,
 )
+from cef.context.knowledge import (
+    DEFAULT_SHARES,
+    DocumentInput,
+    KnowledgeContext,
+    KnowledgeContextOptions,
+    RankedEntity,
+)
 from cef.context.provider import resolve_counter
+from cef.context.ranking import EntityRelevanceRanker, matches_term, query_terms
 from cef.context.rules import (
     META_LABELS,
     RULE_RELATIONS,
@@ -73,303 +77,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "DEFAULT_SHARES",
     "DocumentInput",
     "EntityRelevanceRanker",
     "GraphContextProvider",
     "KnowledgeContext",
     "KnowledgeContextOptions",
     "RankedEntity",
+    "query_terms",
 ]
-
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "as",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "does",
-        "do",
-        "did",
-        "has",
-        "have",
-        "had",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "may",
-        "might",
-        "about",
-        "into",
-        "over",
-        "under",
-        "between",
-        "any",
-        "all",
-        "some",
-        "each",
-        "other",
-        "than",
-        "then",
-        "there",
-        "their",
-        "them",
-        "they",
-        "not",
-        "no",
-        "yes",
-    ]
-)
-
-#: default share of the budget each section may take before leftovers are shared
-DEFAULT_SHARES: dict[str, float] = {
-    "entities": 0.45,
-    "relationships": 0.25,
-    "axioms": 0.12,
-    "claims": 0.12,
-    "chunks": 0.15,
-}
-
-
-class KnowledgeContextOptions(BaseModel):
-    """What a graph context may hold and how it is rendered."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_tokens: int = Field(
-        default=2000, ge=1, le=2_000_000, description="token budget of the rendered context"
-    )
-    max_entities: int = Field(default=20, ge=1, le=1000)
-    include_relationships: bool = True
-    relationship_depth: int = Field(default=1, ge=1, le=4, description="hops around the selected entities")
-    max_relationships: int = Field(default=60, ge=0, le=10_000)
-    include_axioms: bool = True
-    include_claims: bool = False
-    max_claims_per_entity: int = Field(default=3, ge=0, le=100)
-    include_chunks: bool = False
-    max_chunks_per_entity: int = Field(default=2, ge=0, le=100)
-    entity_types: list[str] | None = Field(
-        default=None, description="only entities of these types (None: all)"
-    )
-    min_relevance: float = Field(default=0.1, ge=0.0)
-    max_properties_per_entity: int = Field(default=10, ge=0, le=1000)
-    format: ContextFormat = ContextFormat.MARKDOWN
-    as_of: datetime | None = Field(
-        default=None, description="relationships valid at this time (default: now)"
-    )
-    scope: str | None = None
-    section_shares: dict[str, float] = Field(
-        default_factory=lambda: dict(DEFAULT_SHARES),
-        description="share of the budget per section in the first pass; leftovers are shared after",
-    )
-
-    @field_validator("section_shares")
-    @classmethod
-    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
-        for name, share in value.items():
-            if name not in SECTIONS:
-                raise ValueError(
-                    f"unknown section {name!r} in section_shares; sections: {', '.join(SECTIONS)}"
-                )
-            if not 0.0 <= share <= 1.0:
-                raise ValueError(f"section share of {name!r} must be between 0 and 1, got {share}")
-        return value
-
-
-class RankedEntity(BaseModel):
-    """A node with its relevance to a query and the query terms it matched."""
-
-    node: Node
-    score: float
-    lexical_score: float = 0.0
-    vector_score: float = 0.0
-    matched_terms: list[str] = Field(default_factory=list)
-
-
-class KnowledgeContext(BaseModel):
-    """Graph knowledge for a prompt: what was selected, and the rendered text."""
-
-    entities: list[ContextEntity] = Field(default_factory=list)
-    relationships: list[ContextRelationship] = Field(default_factory=list)
-    axioms: list[ContextAxiom] = Field(default_factory=list)
-    claims: list[ContextClaim] = Field(default_factory=list)
-    chunks: list[ContextChunk] = Field(default_factory=list)
-    formatted_context: str = ""
-    token_count: int = 0
-    token_budget: int = 0
-    format: ContextFormat = ContextFormat.MARKDOWN
-    original_query: str | None = None
-    truncated: bool = False
-    skipped_ids: list[str] = Field(default_factory=list, description="entity ids that do not exist")
-    warnings: list[str] = Field(default_factory=list)
-    reason: str | None = Field(default=None, description="why the context is empty, when it is")
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    document: ContextDocument = Field(
-        default_factory=ContextDocument,
-        exclude=True,
-        description="the content, to render again in another format",
-    )
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.entities or self.relationships or self.axioms or self.claims or self.chunks)
-
-    @classmethod
-    def empty(
-        cls,
-        reason: str,
-        *,
-        query: str | None = None,
-        options: KnowledgeContextOptions | None = None,
-        skipped_ids: Sequence[str] = (),
-        warnings: Sequence[str] = (),
-    ) -> KnowledgeContext:
-        """No knowledge and why (no text: :class:`GraphContextProvider` adds the format's empty frame)."""
-        opts = options or KnowledgeContextOptions()
-        return cls(
-            token_budget=opts.max_tokens,
-            format=opts.format,
-            original_query=query,
-            skipped_ids=list(skipped_ids),
-            warnings=list(warnings),
-            reason=reason,
-            metadata={"reason": reason},
-        )
-
-
-class DocumentInput(BaseModel):
-    """A document to find context for: its text and the entities already linked to it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    content: str = Field(min_length=1)
-    linked_entities: list[str] = Field(default_factory=list)
-    title: str | None = None
-
-
-# ------------------------------------------------------------------- ranker
-def query_terms(text: str) -> list[str]:
-    """Distinct lower-case words of more than two letters, stop words removed."""
-    return unique(w for w in words(text) if len(w) > 2 and w not in _STOPWORDS)
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _matches(term: str, vocab: set[str]) -> bool:
-    if term in vocab:
-        return True
-    stem = _stem(term)
-    if stem in vocab or any(_stem(w) == stem for w in vocab):
-        return True
-    return len(term) >= 5 and any(w.startswith(term) for w in vocab)
-
-
-@dataclass
-class EntityRelevanceRanker:
-    """Scores nodes against a query: term matches (name > type > properties) plus embedding similarity.
-
-    ``score = (name_weight·#name matches + type_weight·#type matches +
-    property_weight·#property matches) / #terms + vector_weight·max(0, (cos −
-    vector_floor) / (1 − vector_floor))``. The floor discounts the similarity
-    unrelated texts share under sentence embedders.
-    """
-
-    name_weight: float = 1.0
-    type_weight: float = 0.5
-    property_weight: float = 0.3
-    vector_weight: float = 1.0
-    vector_floor: float = 0.2
-
-    def rank(
-        self, query: str, nodes: Sequence[Node], similarities: Mapping[str, float] | None = None
-    ) -> list[RankedEntity]:
-        """``nodes`` by relevance to ``query``, highest first (ties by id)."""
-        terms = query_terms(query)
-        sims = similarities or {}
-        out = [self.score(terms, node, sims.get(node.id)) for node in nodes]
-        out.sort(key=lambda r: (-r.score, r.node.id))
-        return out
-
-    def score(self, terms: Sequence[str], node: Node, similarity: float | None = None) -> RankedEntity:
-        name_vocab = set(words(" ".join([node.name, *node.aliases])))
-        type_vocab = set(words(node.label))
-        prop_vocab: set[str] = set()
-        for key, value in node.properties.items():
-            if key in ("name", "title", "label_text", "aliases"):
-                continue
-            if isinstance(value, str | int | float) and not isinstance(value, bool):
-                prop_vocab.update(words(str(value)))
-            elif isinstance(value, list):
-                prop_vocab.update(w for v in value if isinstance(v, str) for w in words(v))
-        total = 0.0
-        matched: list[str] = []
-        for term in terms:
-            hit = False
-            if _matches(term, name_vocab):
-                total += self.name_weight
-                hit = True
-            if _matches(term, type_vocab):
-                total += self.type_weight
-                hit = True
-            if _matches(term, prop_vocab):
-                total += self.property_weight
-                hit = True
-            if hit:
-                matched.append(term)
-        lexical = total / len(terms) if terms else 0.0
-        vector = 0.0
-        if similarity is not None and math.isfinite(similarity) and self.vector_floor < 1.0:
-            vector = self.vector_weight * max(
-                0.0, (similarity - self.vector_floor) / (1.0 - self.vector_floor)
-            )
-        return RankedEntity(
-            node=node,
-            score=lexical + vector,
-            lexical_score=lexical,
-            vector_score=vector,
-            matched_terms=matched,
-        )
 
 
 # ----------------------------------------------------------------- provider
@@ -575,7 +291,7 @@ class GraphContextProvider:
                 if label in META_LABELS or not terms:
                     continue
                 vocab = words(label)
-                if vocab and all(any(_matches(t, {w}) for t in terms) for w in vocab):
+                if vocab and all(any(matches_term(t, {w}) for t in terms) for w in vocab):
                     for p in g.nodes_with_label(label)[:k]:
                         ids[g.node_ids[int(p)]] = None
             nodes = st.store.get_nodes(list(ids))
@@ -627,8 +343,12 @@ class GraphContextProvider:
         return self._result(packed, candidates, opts, query, t0)
 
     def _relationship_candidates(self, sel: _Selection, opts: KnowledgeContextOptions) -> list[Candidate]:
+        """The edges among the entities, then the graph index's breadth-first expansion around them
+        (``relationship_depth`` hops), both under one edge filter: valid at ``as_of`` (now), current
+        knowledge (superseded versions skipped), the scope, never a rule relation nor into a rule or
+        claim node. A node is reached once, by its most confident path (ties: from the better-ranked
+        entity); an edge further out needs the edge that reached its near end."""
         st = self.kb.state
-        at = (opts.as_of or utcnow()).timestamp()
         entity_ids = [n.id for n in sel.nodes]
         rank = {nid: i for i, nid in enumerate(entity_ids)}
         found: list[
@@ -636,47 +356,42 @@ class GraphContextProvider:
         ] = []  # sort key, edge id, all, any
         with st.reading():
             g = st.graph
-            scope_code = None
-            if opts.scope is not None:
-                code = g.scopes.get(opts.scope)
-                scope_code = -2 if code is None else code
+            flt = g.edge_filter(
+                valid_at=opts.as_of or utcnow(),
+                scope=opts.scope,
+                exclude_relations=RULE_RELATIONS,
+                exclude_labels=META_LABELS,
+            )
             pos_of = {nid: p for nid in entity_ids if (p := g.pos(nid)) is not None}
-            chosen = set(pos_of.values())
-            origin: dict[int, str] = {p: f"entity:{nid}" for nid, p in pos_of.items()}
+            for e in g.edges_among(list(pos_of.values()), flt).tolist():
+                u, v = g.node_ids[int(g.e_src[e])], g.node_ids[int(g.e_dst[e])]
+                eid = g.edge_ids[e]
+                key: tuple[Any, ...] = (0, min(rank[u], rank[v]), max(rank[u], rank[v]), eid)
+                found.append((key, eid, frozenset({f"entity:{u}", f"entity:{v}"}), frozenset()))
+            origin: dict[int, int] = {p: rank[nid] for nid, p in pos_of.items()}
             via: dict[int, str] = {}  # reached node -> key of the edge that reached it
-            seen = set(chosen)
-            frontier = list(chosen)
-            taken: set[int] = set()
-            for depth in range(1, opts.relationship_depth + 1):
-                nxt: list[int] = []
-                for u in frontier:
-                    for e in g.incident_edges(u):
-                        if e in taken or not _edge_live(g, e, at, scope_code):
-                            continue
-                        src, dst = int(g.e_src[e]), int(g.e_dst[e])
-                        v = dst if src == u else src
-                        if (
-                            g.label_of(v) in META_LABELS
-                            or g.relations.names[int(g.e_rel[e])] in RULE_RELATIONS
-                        ):
-                            continue
-                        eid = g.edge_ids[e]
-                        if u in chosen and v in chosen:
-                            taken.add(e)
-                            ru, rv = rank[g.node_ids[u]], rank[g.node_ids[v]]
-                            key: tuple[Any, ...] = (0, min(ru, rv), max(ru, rv), eid)
-                            found.append((key, eid, frozenset({origin[u], origin[v]}), frozenset()))
-                        elif v not in seen:
-                            taken.add(e)
-                            seen.add(v)
-                            origin[v] = origin[u]
-                            needs = frozenset({via[u]}) if u in via else frozenset()
-                            via[v] = f"rel:{eid}"
-                            src_rank = rank.get(origin[u].split(":", 1)[1], 1 << 30)
-                            key = (depth, src_rank, -float(g.e_conf[e]), eid)
-                            found.append((key, eid, needs, frozenset({origin[u]})))
-                            nxt.append(v)
-                frontier = nxt
+            exp = g.expand(
+                list(origin),
+                opts.relationship_depth,
+                flt,
+                max_nodes=max(len(g.node_ids), 1),
+                seed_rank=list(origin.values()),
+            )
+            for v, u, e, depth in zip(
+                exp.nodes.tolist(),
+                exp.parent.tolist(),
+                exp.parent_edge.tolist(),
+                exp.depth.tolist(),
+                strict=True,
+            ):
+                if e < 0:  # an entity (a seed of the walk)
+                    continue
+                origin[v] = origin[u]  # discovery order: a node's parent comes first
+                eid = g.edge_ids[e]
+                needs = frozenset({via[u]}) if u in via else frozenset()
+                via[v] = f"rel:{eid}"
+                key = (depth, origin[u], -float(g.e_conf[e]), eid)
+                found.append((key, eid, needs, frozenset({f"entity:{entity_ids[origin[u]]}"})))
         found.sort(key=lambda f: f[0])
         found = found[: opts.max_relationships]
         edges = {e.id: e for e in st.store.get_edges([f[1] for f in found])}
@@ -851,12 +566,6 @@ def _relationship(edge: Edge, names: Mapping[str, str]) -> ContextRelationship:
         valid_from=edge.valid_from,
         valid_to=edge.valid_to,
     )
-
-
-def _edge_live(g: Any, e: int, at: float, scope_code: int | None) -> bool:
-    if not g.e_alive[e] or not (g.e_from[e] <= at < g.e_to[e]):
-        return False
-    return scope_code is None or int(g.e_scope[e]) in (-1, scope_code)
 
 
 def _in_scope(node: Node, scope: str | None) -> bool:

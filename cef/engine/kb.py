@@ -27,6 +27,8 @@ from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
+    from cef.engine.answer import Answer
+    from cef.llm.base import LLMClient
     from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 
 log = logging.getLogger(__name__)
@@ -110,6 +112,25 @@ class KnowledgeBase:
     def update_node(self, node_id: str, properties: dict[str, Any] | None = None, **kw: Any) -> Node:
         return self.indexer.update_node(node_id, properties, **kw)
 
+    def update_edge(self, edge: Edge) -> Edge:
+        """Replace an edge's attributes (same id, endpoints and relation type)."""
+        return self.indexer.update_edge(edge)
+
+    def update_chunk(
+        self,
+        chunk_id: str,
+        *,
+        content: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        node_id: str | None = None,
+        unlink: bool = False,
+        merge: bool = True,
+    ) -> Chunk:
+        """Change a chunk's text, metadata (merged by default) or linked node; re-embeds changed text."""
+        return self.indexer.update_chunk(
+            chunk_id, content=content, metadata=metadata, node_id=node_id, unlink=unlink, merge=merge
+        )
+
     def delete_node(self, node_id: str, cascade: bool = True) -> IndexResult:
         return self.indexer.delete_node(node_id, cascade)
 
@@ -125,6 +146,35 @@ class KnowledgeBase:
     # -------------------------------------------------------------- reading
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         return self.retriever.retrieve(query, **options)
+
+    def answer(
+        self,
+        question: str | GraphQuery,
+        llm: LLMClient | None = None,
+        *,
+        understand: bool = True,
+        top_k: int = 6,
+        depth: int = 2,
+        max_tokens: int = 512,
+        scope: str | None = None,
+    ) -> Answer:
+        """Answer ``question`` with ``llm`` from the retrieved chunks, citing their ids.
+
+        Without an LLM the :class:`~cef.engine.answer.Answer` holds the retrieved
+        context and no answer. See :func:`cef.engine.answer.answer_question`.
+        """
+        from cef.engine.answer import answer_question
+
+        return answer_question(
+            self,
+            question,
+            llm,
+            understand=understand,
+            top_k=top_k,
+            depth=depth,
+            max_tokens=max_tokens,
+            scope=scope,
+        )
 
     def warm(self) -> dict[str, float]:
         """Load the embedding model, entity index, query NER and relation-path vectors now, so the
@@ -143,6 +193,24 @@ class KnowledgeBase:
 
     def find_node(self, node_id: str) -> Node | None:
         return self.retriever.find_node(node_id)
+
+    def get_nodes(self, node_ids: Sequence[str]) -> list[Node]:
+        """The nodes among ``node_ids`` that exist (in no particular order)."""
+        return self.retriever.get_nodes(node_ids)
+
+    def get_edge(self, edge_id: str) -> Edge | None:
+        return self.retriever.get_edge(edge_id)
+
+    def get_chunk(self, chunk_id: str) -> Chunk | None:
+        return self.retriever.get_chunk(chunk_id)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks among ``chunk_ids`` that exist (in no particular order)."""
+        return self.retriever.get_chunks(chunk_ids)
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Ids of the chunks linked to each node (nodes without chunks are left out)."""
+        return self.retriever.chunk_ids_for_nodes(node_ids)
 
     def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
         return self.retriever.find_nodes_by_label(label, limit)

@@ -11,6 +11,7 @@ from cef.engine.state import EngineState
 from cef.errors import NotFoundError, UnknownRelationTypeError
 from cef.graph.filter import EdgeFilter
 from cef.model import (
+    Chunk,
     Edge,
     GraphPath,
     GraphQuery,
@@ -44,6 +45,28 @@ class KnowledgeRetriever:
         with self.state.reading():
             found = self.state.store.get_nodes([node_id])
             return found[0] if found else None
+
+    def get_nodes(self, node_ids: Sequence[str]) -> list[Node]:
+        with self.state.reading():
+            return self.state.store.get_nodes(list(node_ids))
+
+    def get_edge(self, edge_id: str) -> Edge | None:
+        with self.state.reading():
+            found = self.state.store.get_edges([edge_id])
+            return found[0] if found else None
+
+    def get_chunk(self, chunk_id: str) -> Chunk | None:
+        with self.state.reading():
+            found = self.state.store.get_chunks([chunk_id])
+            return found[0] if found else None
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        with self.state.reading():
+            return self.state.store.get_chunks(list(chunk_ids))
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        with self.state.reading():
+            return self.state.store.chunks_for_nodes(list(node_ids))
 
     def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
         with self.state.reading():
@@ -134,11 +157,8 @@ class KnowledgeRetriever:
             positions = [p for p in (g.pos(i) for i in dict.fromkeys(node_ids)) if p is not None]
             if not positions:
                 return []
-            flt = g.edge_filter(direction="out", valid_at=utcnow())
-            edges, _, targets, _ = g.step(np.array(positions), flt)
-            inside = np.isin(targets, np.array(positions))
-            ids = list(dict.fromkeys(g.edge_ids[int(e)] for e in edges[inside][:limit].tolist()))
-            return self.state.store.get_edges(ids)
+            among = g.edges_among(positions, g.edge_filter(valid_at=utcnow()))
+            return self.state.store.get_edges([g.edge_ids[e] for e in among[:limit].tolist()])
 
     def find_path(
         self,

@@ -62,6 +62,8 @@ class EdgeFilter:
     known_at: float | None = None  # recorded_at <= known_at < superseded_at (see SUPERSEDED_AT)
     scope: int | None = None  # scope code; None = all scopes
     scope_strict: bool = False  # True: only the scope (plus unscoped); False: everything
+    #: one flag per label code: the nodes a walk may enter (None: every label)
+    label_ok: np.ndarray | None = None
 
 
 @dataclass

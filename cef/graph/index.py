@@ -10,7 +10,7 @@ Traversal reads only these arrays; the record store is never touched.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -124,7 +124,13 @@ class GraphIndex(GraphTraversal):
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
         scope: str | None = None,
+        exclude_relations: Collection[str] = (),
+        exclude_labels: Collection[str] = (),
     ) -> EdgeFilter:
+        """What a walk may follow: ``relation_types`` (all when empty; an inverse name walks its base
+        backwards) in ``direction``, of ``semantics``, at least ``min_confidence``, valid at
+        ``valid_at``, as known at ``known_at`` (superseded versions skipped when None), inside
+        ``scope`` (and unscoped records); never ``exclude_relations`` nor into ``exclude_labels`` nodes."""
         n = len(self.relations)
         names = self.relations.names
         wanted = set(relation_types or ())
@@ -145,6 +151,8 @@ class GraphIndex(GraphTraversal):
             b = (in_dir and named) or (out_dir and inv_named) or (bidir and named)
             if sem_ok is not None and int(self._rel_sem[code]) not in sem_ok:
                 f = b = False
+            if name in exclude_relations:
+                f = b = False
             fwd[code] = f
             bwd[code] = b
         scope_code = None
@@ -160,6 +168,11 @@ class GraphIndex(GraphTraversal):
             known_at=known_at.timestamp() if known_at else None,
             scope=scope_code,
             scope_strict=scope is not None,
+            label_ok=(
+                np.array([name not in exclude_labels for name in self.labels.names], dtype=np.bool_)
+                if exclude_labels
+                else None
+            ),
         )
 
     # ------------------------------------------------------------------ nodes

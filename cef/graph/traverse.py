@@ -6,7 +6,7 @@ reads the index's arrays and never touches the record store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ class GraphTraversal:
     node_ids: list[str]
     node_alive: GrowArray
     node_scope: GrowArray
+    node_label: GrowArray
     e_src: GrowArray
     e_dst: GrowArray
     e_rel: GrowArray
@@ -106,7 +107,17 @@ class GraphTraversal:
         if flt.scope_strict:
             sc = self.node_scope.view[targets]
             alive &= (sc == -1) | (sc == flt.scope)
+        if flt.label_ok is not None:
+            alive &= flt.label_ok[self.node_label.view[targets]]
         return edges[alive], owners[alive], targets[alive], forward[alive]
+
+    def edges_among(self, nodes: Sequence[int], flt: EdgeFilter) -> np.ndarray:
+        """Positions (ascending, each once) of the allowed edges whose two ends are both in ``nodes``."""
+        if not len(nodes):
+            return np.zeros(0, dtype=np.int64)
+        arr = np.unique(np.asarray(nodes, dtype=np.int64))
+        edges, _, targets, _ = self.step(arr, flt)
+        return np.unique(edges[np.isin(targets, arr)]).astype(np.int64)
 
     def expand(
         self,
@@ -116,10 +127,21 @@ class GraphTraversal:
         *,
         max_nodes: int = 10_000,
         min_path_confidence: float = 0.0,
+        on_hop: Callable[[], None] | None = None,
+        seed_rank: Sequence[float] | None = None,
     ) -> Expansion:
-        """Breadth-first expansion: each node reached once, by its best-confidence shortest path."""
+        """Breadth-first expansion: each node reached once, by its best-confidence shortest path.
+
+        Equally confident paths go to the better-ranked seed's (``seed_rank``, one per seed, lower
+        first; without it all seeds rank alike), then to the lowest edge position.
+        ``on_hop`` is called before each hop (a caller's deadline check raises from it to stop)."""
         seed_arr = np.unique(np.asarray(seeds, dtype=np.int64))
         seed_arr = seed_arr[self.node_alive.view[seed_arr]] if len(seed_arr) else seed_arr
+        rank_of: dict[int, float] = {}
+        if seed_rank is not None:
+            for seed, r in zip(seeds, seed_rank, strict=True):
+                rank_of[int(seed)] = min(float(r), rank_of.get(int(seed), float(r)))
+        frontier_rank = np.array([rank_of.get(s, 0.0) for s in seed_arr.tolist()], dtype=np.float64)
         nodes = [seed_arr]
         depths = [np.zeros(len(seed_arr), dtype=np.int16)]
         parents = [np.full(len(seed_arr), -1, dtype=np.int64)]
@@ -137,32 +159,37 @@ class GraphTraversal:
             if not len(frontier) or count >= max_nodes:
                 truncated = truncated or (count >= max_nodes and len(frontier) > 0)
                 break
+            if on_hop is not None:
+                on_hop()
             edges, owners, targets, forward = self.step(frontier, flt)
             if not len(edges):
                 break
             by_node = np.argsort(frontier, kind="stable")
-            owner_conf = frontier_conf[by_node[np.searchsorted(frontier[by_node], owners)]]
-            pconf = owner_conf * self.e_conf.view[edges]
+            owner_at = by_node[np.searchsorted(frontier[by_node], owners)]
+            owner_rank = frontier_rank[owner_at]
+            pconf = frontier_conf[owner_at] * self.e_conf.view[edges]
             keep = (
                 pconf >= min_path_confidence if min_path_confidence > 0 else np.ones(len(edges), dtype=bool)
             )
             keep &= ~seen[targets]
-            edges, owners, targets, forward, pconf = (
+            edges, owners, targets, forward, pconf, owner_rank = (
                 edges[keep],
                 owners[keep],
                 targets[keep],
                 forward[keep],
                 pconf[keep],
+                owner_rank[keep],
             )
             if not len(edges):
                 break
-            order = np.lexsort((edges, -pconf))  # best confidence first, then stable by edge
-            edges, owners, targets, forward, pconf = (
+            order = np.lexsort((edges, owner_rank, -pconf))  # best confidence, seed rank, then edge
+            edges, owners, targets, forward, pconf, owner_rank = (
                 edges[order],
                 owners[order],
                 targets[order],
                 forward[order],
                 pconf[order],
+                owner_rank[order],
             )
             _, first = np.unique(targets, return_index=True)
             first.sort()  # keep best-confidence order
@@ -181,6 +208,7 @@ class GraphTraversal:
             count += len(t)
             frontier = t
             frontier_conf = pconf[sel]
+            frontier_rank = owner_rank[sel]
         return Expansion(
             nodes=np.concatenate(nodes),
             depth=np.concatenate(depths),

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cef.memory.temporal import aware
+from cef.text import FUNCTION_WORDS, REPORTING_WORDS, stem
 
 __all__ = [
     "DEFAULT_CREDIBILITY",
@@ -140,118 +141,11 @@ _CHANGE = re.compile(
     r"\b(no longer|anymore|any more|now|stopped|started|switched|changed|became|become|quit|discontinued|"
     r"began|begun|ended|has been moved|moved to)\b"
 )
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "will",
-        "would",
-        "shall",
-        "should",
-        "may",
-        "might",
-        "must",
-        "to",
-        "of",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "by",
-        "from",
-        "as",
-        "that",
-        "this",
-        "these",
-        "those",
-        "it",
-        "its",
-        "it's",
-        "he",
-        "she",
-        "they",
-        "them",
-        "his",
-        "her",
-        "their",
-        "we",
-        "our",
-        "us",
-        "you",
-        "your",
-        "i",
-        "me",
-        "my",
-        "mine",
-        "and",
-        "or",
-        "but",
-        "so",
-        "than",
-        "then",
-        "there",
-        "here",
-        "also",
-        "still",
-        "really",
-        "very",
-        "just",
-        "currently",
-        "says",
-        "said",
-        "say",
-        "told",
-        "tells",
-        "reported",
-        "reports",
-        "reportedly",
-        "thinks",
-        "think",
-        "believes",
-        "believe",
-        "according",
-        "feels",
-        "feel",
-        "seems",
-        "seem",
-        "apparently",
-        "again",
-    ]
-)
+_CLAIM_STOP = FUNCTION_WORDS | REPORTING_WORDS
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’\-]*")
 _ATTRIBUTE = re.compile(
     r"^\s*(?:'s|’s|s'|')\s+([a-z0-9 _\-]{1,60}?)\s+(?:is|are|was|were|=|:|has changed to|changed to|is now|are now)\s+(.+?)\s*[.!]?$"
 )
-
-
-def stem(word: str) -> str:
-    """A crude English stem: plural, third person, past and -ing endings off (takes/taking/take → tak)."""
-    w = word.lower().replace("’", "'").strip("'")
-    for suffix in ("ingly", "edly", "ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            break
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    return w
 
 
 @dataclass(frozen=True)
@@ -302,7 +196,8 @@ def parse_claim(
     is_change = change if change is not None else bool(_CHANGE.search(text.lower()))
     if attribute is not None:
         key = (
-            " ".join(stem(w) for w in _WORD.findall(attribute.lower()) if w not in _STOP) or attribute.lower()
+            " ".join(stem(w) for w in _WORD.findall(attribute.lower()) if w not in _CLAIM_STOP)
+            or attribute.lower()
         )
         return Claim(
             key=f"attr:{key}",
@@ -316,7 +211,7 @@ def parse_claim(
     for phrase in _NEG_PHRASES:
         low = low.replace(phrase, " ")
     words = [w.strip("'") for w in _WORD.findall(low)]
-    words = [w for w in words if w and not w.endswith("n't") and w not in _STOP and w not in _NEGATIONS]
+    words = [w for w in words if w and not w.endswith("n't") and w not in _CLAIM_STOP and w not in _NEGATIONS]
     words = [w for w in words if not _CHANGE.fullmatch(w)]
     key = " ".join(stem(w) for w in words) or low.strip()
     return Claim(

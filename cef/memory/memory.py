@@ -43,6 +43,7 @@ from cef.memory.ingest import EntityDecomposer, TextParser, document_id_for
 from cef.memory.names import NameIndex
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
 from cef.memory.temporal import FactChange, aware, changed_edges, supersession
+from cef.memory.view import FeedbackOutcome
 from cef.model import Batch, Edge, Node, utcnow
 from cef.schema.kinds import NodeKind, universal_relation_types
 from cef.schema.pipelines import IngestContext
@@ -59,7 +60,6 @@ __all__ = ["IngestReport", "SemanticMemory", "SupersedeResult", "open_memory"]
 log = logging.getLogger(__name__)
 
 DOC_META = "memory.doc."
-FeedbackOutcome = Literal["used", "helpful", "wrong"]
 
 
 @dataclass
@@ -110,7 +110,7 @@ class SemanticMemory:
         self._vec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.registry = ExtensionRegistry(kb, owner=self)
         self.registry.install()
-        self.names = NameIndex(self)
+        self.names = NameIndex(kb, self.registry.kind_of)
         self._ensure_relations()
         self.registry.load(restore=restore_extensions)
         self._ensure_node_types()

@@ -12,7 +12,7 @@ in a small memory.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from cef.extract.normalize import normalize_name
@@ -22,7 +22,7 @@ from cef.schema.kinds import NodeKind
 from cef.store.base import WriteSet
 
 if TYPE_CHECKING:
-    from cef.memory.memory import SemanticMemory
+    from cef.engine.kb import KnowledgeBase
 
 __all__ = ["NameIndex"]
 
@@ -33,21 +33,23 @@ GLOBAL = ""
 class NameIndex:
     """Node names → node ids, scope-aware."""
 
-    def __init__(self, memory: SemanticMemory) -> None:
-        self.memory = memory
+    def __init__(self, kb: KnowledgeBase, kind_of: Callable[[str], NodeKind | None]) -> None:
+        """``kind_of``: a node label's kind (observations and beliefs are not indexed)."""
+        self.kb = kb
+        self.kind_of = kind_of
         self._gaz: Gazetteer | None = None
         self._graph: object = None
         self._generation = -1
         self._lock = threading.RLock()
-        memory.kb.state.listeners.append(self._on_write)
+        kb.state.listeners.append(self._on_write)
 
     def detach(self) -> None:
-        listeners = self.memory.kb.state.listeners
+        listeners = self.kb.state.listeners
         if self._on_write in listeners:
             listeners.remove(self._on_write)
 
     def _skip(self, node: Node) -> bool:
-        return self.memory.registry.kind_of(node.label) in _SKIP_KINDS
+        return self.kind_of(node.label) in _SKIP_KINDS
 
     def _add(self, gaz: Gazetteer, nodes: Iterable[Node]) -> None:
         for node in nodes:
@@ -58,17 +60,17 @@ class NameIndex:
                 gaz.add(name, type=scope, ref=node.id, aliases=False)
 
     def _fresh(self) -> Gazetteer:
-        g = self.memory.kb.state.graph
+        g = self.kb.state.graph
         with self._lock:
             if self._gaz is None or self._graph is not g or self._generation != g.generation:
                 gaz = Gazetteer(require_capital=False)
-                self._add(gaz, self.memory.kb.store.iter_nodes())
+                self._add(gaz, self.kb.store.iter_nodes())
                 self._gaz, self._graph, self._generation = gaz, g, g.generation
             return self._gaz
 
     def _on_write(self, writes: WriteSet) -> None:
         with self._lock:
-            g = self.memory.kb.state.graph
+            g = self.kb.state.graph
             if self._gaz is None or self._graph is not g:
                 return
             if writes.nodes or writes.updated_nodes:
@@ -79,7 +81,7 @@ class NameIndex:
         """Node names in ``text``: (node id, matched text, start, end), longest first per position."""
         gaz = self._fresh()
         out: list[tuple[str, str, int, int]] = []
-        graph = self.memory.kb.state.graph
+        graph = self.kb.state.graph
         for m in gaz.match(text, case_sensitive=False, overlapping=True):
             if len(m.normalized) < 3:
                 continue
@@ -94,7 +96,7 @@ class NameIndex:
         """Node ids with exactly this name or alias (after normalization), in scope."""
         gaz = self._fresh()
         key = normalize_name(name)
-        graph = self.memory.kb.state.graph
+        graph = self.kb.state.graph
         return [
             e.ref
             for e in gaz.entries(key)

@@ -25,7 +25,7 @@ from cef.schema.kinds import NodeKind
 from cef.schema.pipelines import IngestContext
 
 if TYPE_CHECKING:
-    from cef.memory.memory import SemanticMemory
+    from cef.memory.view import MemoryView
 
 __all__ = ["SUPERSEDE_RATIO", "reconcile", "write_documents"]
 
@@ -36,7 +36,7 @@ DOC_META = "memory.doc."
 
 
 # ------------------------------------------------------------------ subjects
-def _self_node(memory: SemanticMemory, scope: str | None) -> Node:
+def _self_node(memory: MemoryView, scope: str | None) -> Node:
     return Node(
         id=memory.self_id(scope),
         label=NodeKind.INSTANCE.value,
@@ -46,7 +46,7 @@ def _self_node(memory: SemanticMemory, scope: str | None) -> Node:
 
 
 def _find_subject(
-    memory: SemanticMemory, obs: Observation, scope: str | None
+    memory: MemoryView, obs: Observation, scope: str | None
 ) -> tuple[str, tuple[int, int] | None, list[Node]]:
     """(subject node id, span of its mention in the text, nodes to create)."""
     g = memory.kb.state.graph
@@ -109,7 +109,7 @@ def _find_subject(
 
 
 def _active_beliefs(
-    memory: SemanticMemory, subject_id: str, key: str, scope: str | None, now: datetime
+    memory: MemoryView, subject_id: str, key: str, scope: str | None, now: datetime
 ) -> list[tuple[Node, Edge]]:
     """Current beliefs about a subject with this claim key, with their ``about`` edge."""
     st = memory.kb.state
@@ -166,7 +166,7 @@ def _belief_node(
     )
 
 
-def reconcile(memory: SemanticMemory, obs: Observation) -> UpdateResult:
+def reconcile(memory: MemoryView, obs: Observation) -> UpdateResult:
     """Fold one observation into the beliefs about its subject (module docstring of cef.memory.beliefs)."""
     scope = obs.scope
     # when we learned it: when the source said it (a replay of past observations), else now
@@ -305,7 +305,7 @@ def _same_payload(a: Edge, b: Edge) -> bool:
 
 
 def write_documents(
-    memory: SemanticMemory, items: Sequence[tuple[Batch, IngestContext]], now: datetime
+    memory: MemoryView, items: Sequence[tuple[Batch, IngestContext]], now: datetime
 ) -> list[str]:
     """Write parsed documents as their new versions, all in one transaction; returns their node ids."""
     kb = memory.kb

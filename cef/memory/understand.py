@@ -21,97 +21,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cef.extract.normalize import normalize_name
-from cef.memory.beliefs import stem
 from cef.memory.temporal import TemporalHint, parse_temporal_hints
 from cef.schema.kinds import NodeKind
+from cef.text import FUNCTION_WORDS, QUERY_STOP_WORDS, stem, stem_phrase, stems_match
 
 if TYPE_CHECKING:
-    from cef.memory.memory import SemanticMemory
+    from cef.memory.view import MemoryReader
 
 __all__ = ["EntityMention", "QueryUnderstanding", "understand_query"]
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've"})
 _DEMONSTRATIVE = frozenset({"this", "the", "my", "our", "current"})
-_RELATION_STOP = frozenset(
-    {"has", "have", "is", "of", "by", "to", "for", "with", "in", "on", "at", "as", "a", "the"}
-)
-_QUERY_STOP = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "by",
-        "from",
-        "and",
-        "or",
-        "but",
-        "about",
-        "any",
-        "there",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "i",
-        "me",
-        "my",
-        "we",
-        "our",
-        "you",
-        "your",
-        "he",
-        "she",
-        "they",
-        "them",
-        "his",
-        "her",
-        "their",
-        "tell",
-        "show",
-        "give",
-        "currently",
-        "now",
-        "next",
-        "first",
-    ]
-)
 _INTENTS: list[tuple[str, re.Pattern[str]]] = [
     ("count", re.compile(r"\b(how many|number of|count)\b")),
     ("compare", re.compile(r"\b(compare|versus|vs\.?|difference between|better than)\b")),
@@ -179,14 +100,6 @@ class QueryUnderstanding:
         }
 
 
-def _stems_match(a: str, b: str) -> bool:
-    """Two stems name the same word: equal, or one a prefix (>= 5 letters) of the other."""
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    return len(short) >= 5 and long_.startswith(short)
-
-
 def _contains_phrase(text: str, phrase: str) -> int:
     """Start of ``phrase`` in ``text`` on word boundaries, or -1."""
     i = text.find(phrase)
@@ -198,16 +111,6 @@ def _contains_phrase(text: str, phrase: str) -> int:
     return -1
 
 
-def _singular(phrase: str) -> str:
-    """The phrase with its last word's plural ending off (quests → quest, boxes → box)."""
-    head, _, last = phrase.rpartition(" ")
-    for suffix in ("ies", "es", "s"):
-        if last.endswith(suffix) and len(last) - len(suffix) >= 3 and not last.endswith("ss"):
-            last = last[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            break
-    return f"{head} {last}".strip()
-
-
 def _ngrams(words: list[str], n_max: int = 3) -> list[str]:
     out = []
     for n in range(n_max, 0, -1):
@@ -217,22 +120,23 @@ def _ngrams(words: list[str], n_max: int = 3) -> list[str]:
 
 
 def understand_query(
-    memory: SemanticMemory, query: str, scope: str | None, now: datetime
+    memory: MemoryReader, query: str, scope: str | None, now: datetime
 ) -> QueryUnderstanding:
     """Parse one question (see the module docstring)."""
     reg = memory.registry
     u = QueryUnderstanding(query=query, temporal=parse_temporal_hints(query, now))
     words = [w.lower() for w in _WORD.findall(query)]
-    stems = [stem(w) for w in words if w not in _QUERY_STOP]
+    stems = [stem(w) for w in words if w not in QUERY_STOP_WORDS]
     u.keywords = list(dict.fromkeys(stems))
 
     # synonyms → canonical terms; rewrite the question with them for name lookup
     vocab = reg.vocabulary_words()
+    by_stem = {stem_phrase(k): v for k, v in vocab.items()}  # "boxes" finds "box", "quests" "quest"
     rewritten = query
     canonical_seen: set[str] = set()
     for gram in _ngrams(words):
         key = normalize_name(gram)
-        canon = vocab.get(key) or vocab.get(_singular(key))
+        canon = vocab.get(key) or by_stem.get(stem_phrase(key))
         if not canon:
             continue
         for c in canon:
@@ -266,11 +170,11 @@ def understand_query(
     # relation hints: relation names whose words the question uses
     graph = memory.kb.state.graph
     for name in list(graph.rel_types):
-        parts = [p for p in name.lower().split("_") if p and p not in _RELATION_STOP]
+        parts = [p for p in name.lower().split("_") if p and p not in FUNCTION_WORDS]
         if not parts:
             continue
         pstems = [stem(p) for p in parts]
-        hit = sum(1 for ps in pstems if any(_stems_match(ps, qs) for qs in stems))
+        hit = sum(1 for ps in pstems if any(stems_match(ps, qs) for qs in stems))
         if hit:
             u.relation_hints[name] = hit / len(pstems)
         spec = reg.edge_type(name)

@@ -85,7 +85,21 @@ class GraphQuery(_Model):
     max_token_budget: int | None = Field(default=None, ge=1)
     max_graph_nodes: int = Field(default=500, ge=1, le=1_000_000)
     scope: str | None = None
+    tags: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="only chunks carrying at least one of these tags (chunk metadata `tags`, case-insensitive)",
+    )
     as_of: datetime | None = Field(default=None, description="only edges valid at this time")
+    deadline_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=600_000,
+        description=(
+            "time limit for graph exploration in milliseconds, counted from when the engine starts the query; "
+            "past it the graph work stops and vector search answers (metadata.timed_out, a fallback note)"
+        ),
+    )
     patterns: PatternList = Field(
         default_factory=list,
         description=(

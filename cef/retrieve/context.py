@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -13,6 +14,24 @@ import numpy as np
 from cef.graph.filter import EdgeFilter
 from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, utcnow
 from cef.retrieve.ports import EngineView
+
+
+class DeadlineExceeded(Exception):
+    """The query's ``deadline_ms`` passed: the pipeline stops graph work and answers by vector search."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__(stage)
+        self.stage = stage
+
+
+def chunk_tags(metadata: dict[str, Any]) -> list[str]:
+    """A chunk's tags: metadata ``tags`` as a list or a comma-separated string."""
+    raw = metadata.get("tags")
+    if isinstance(raw, str):
+        return [t.strip() for t in raw.split(",") if t.strip()]
+    if isinstance(raw, list):
+        return [str(t) for t in raw if isinstance(t, str | int | float) and str(t).strip()]
+    return []
 
 
 @dataclass
@@ -43,8 +62,38 @@ class QueryContext:
     answer_nodes: list[RankedNode] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     linked: dict[tuple[str, str], Any] = field(default_factory=dict)  # query entity links, per settings
+    #: ``time.perf_counter()`` past which graph work stops (the query's ``deadline_ms``); None: no limit
+    deadline: float | None = None
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_cache: dict[str, Chunk] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.query.deadline_ms is not None and self.deadline is None:
+            self.deadline = self.started + self.query.deadline_ms / 1000
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def check_deadline(self, stage: str) -> None:
+        """Stop the query's graph work here when its deadline has passed (stages call this in loops)."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise DeadlineExceeded(stage)
+
+    @cached_property
+    def wanted_tags(self) -> frozenset[str]:
+        return frozenset(t.strip().lower() for t in self.query.tags if t.strip())
+
+    @property
+    def filters_chunks(self) -> bool:
+        """Some chunks are not visible to this query (a scope or tags): searches fetch more, then filter."""
+        return self.query.scope is not None or bool(self.wanted_tags)
+
+    def chunk_visible(self, chunk: Chunk) -> bool:
+        scope = self.query.scope
+        if scope is not None and chunk.scope is not None and chunk.scope != scope:
+            return False
+        tags = self.wanted_tags
+        return not tags or not tags.isdisjoint(t.lower() for t in chunk_tags(chunk.metadata))
 
     def embed(self, text: str) -> np.ndarray | None:
         emb = self.state.embedder
@@ -80,16 +129,15 @@ class QueryContext:
         )
 
     def chunks(self, ids: list[str]) -> dict[str, Chunk]:
-        """Chunk records by id (cached per query), scope-checked."""
+        """Chunk records by id (cached per query), those the query may see (its scope and tags)."""
         missing = [i for i in ids if i not in self._chunk_cache]
         if missing:
             for c in self.state.store.get_chunks(missing):
                 self._chunk_cache[c.id] = c
-        scope = self.query.scope
         out = {}
         for i in ids:
             cached = self._chunk_cache.get(i)
-            if cached is not None and (scope is None or cached.scope is None or cached.scope == scope):
+            if cached is not None and self.chunk_visible(cached):
                 out[i] = cached
         return out
 

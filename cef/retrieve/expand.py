@@ -10,38 +10,7 @@ from cef.graph.filter import EdgeFilter, Expansion
 from cef.graph.index import GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
-
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "as",
-    ]
-)
+from cef.text import STOP_WORDS
 
 
 def path_for(graph: GraphIndex, exp: Expansion, pos: int, names: dict[str, str] | None = None) -> GraphPath:
@@ -135,9 +104,12 @@ def build_reasoning_context(
     max_nodes: int = 500,
     min_path_confidence: float = 0.0,
     max_keywords: int = 20,
+    on_hop: Callable[[], None] | None = None,
 ) -> tuple[ReasoningContext, Expansion]:
     """Expand from ``seeds`` and package nodes, paths, keywords and semantic groups."""
-    exp = graph.expand(seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence)
+    exp = graph.expand(
+        seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence, on_hop=on_hop
+    )
     ids = [graph.node_ids[p] for p in exp.nodes.tolist()]
     depths = exp.depth.tolist()
     nodes = {n.id: n for n in get_nodes(ids)}
@@ -186,7 +158,7 @@ def context_keywords(nodes: Sequence[Node], limit: int = 20) -> list[str]:
     for n in nodes:
         for word in re.findall(r"[\w-]+", n.name):
             w = word.lower()
-            if len(w) > 2 and w not in _STOP and not w.isdigit():
+            if len(w) > 2 and w not in STOP_WORDS and not w.isdigit():
                 counts[w] += 1
                 order.setdefault(w, None)
     return list(order)[:limit]
@@ -205,6 +177,7 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
         qc.edge_filter,
         max_nodes=qc.query.max_graph_nodes,
         min_path_confidence=t.min_path_confidence,
+        on_hop=(lambda: qc.check_deadline("expansion")) if qc.deadline is not None else None,
     )
     anchor_score = {a.pos: a.score for a in qc.anchors}
     for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):

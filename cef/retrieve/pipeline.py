@@ -15,11 +15,12 @@ import time
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
-from cef.retrieve.context import QueryContext
+from cef.retrieve.context import DeadlineExceeded, QueryContext
 from cef.retrieve.expand import expand_anchors
 from cef.retrieve.patterns import match_query_patterns
 from cef.retrieve.ports import EngineView
 from cef.retrieve.route import has_hints
+from cef.retrieve.search import bm25_search, vector_search
 from cef.retrieve.strategies import StrategyRegistry
 
 
@@ -41,6 +42,8 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
     with state.reading():
         validate_query(state, query)
         qc = QueryContext(state=state, query=query, started=t0)
+        if query.deadline_ms is not None:  # counted from when the engine is ours, not from the wait
+            qc.deadline = time.perf_counter() + query.deadline_ms / 1000
         chain = strategies.chain(query.strategy)
         graph_chain = any(_needs_prepare(strategies, s, qc) for s in chain)
         prepared = False
@@ -52,38 +55,45 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
                 return
             prepared = True
             resolve_anchors(qc)
+            qc.check_deadline("anchors")
             ctx = expand_anchors(qc)
+            qc.check_deadline("expansion")
             if ctx is not None and ctx.context_keywords:
                 extra = [k for k in ctx.context_keywords if k not in query.query.lower()][:10]
                 qc.enhanced_query = f"{query.query} {' '.join(extra)}".strip() if extra else query.query
 
-        if query.patterns:  # matched paths rank first; the requested chain is the fallback
-            if graph_chain:
-                prepare()
-            chain = [SearchStrategy.PATTERN, *(s for s in chain if s is not SearchStrategy.PATTERN)]
-            match_query_patterns(qc, anchors_resolved=graph_chain)
         results: list[RankedChunk] = []
         tried: list[str] = []
         used = chain[0]
         best: tuple[list[RankedChunk], SearchStrategy] | None = None
-        for strategy in chain:
-            fn = strategies.function(strategy)
-            if fn is None:
-                continue
-            if _needs_prepare(strategies, strategy, qc):
-                prepare()
-            attempt = fn(qc)
-            if attempt is None:  # does not apply to this knowledge base: not a fallback
-                continue
-            if best is None or len(attempt) > len(best[0]):
-                best = (attempt, strategy)
-            if len(attempt) >= max(query.min_results, 1):
-                best = (attempt, strategy)
-                break
-            tried.append(f"{strategy.value}: {len(attempt)} result(s) < min_results {query.min_results}")
-        else:
-            # nothing reached min_results: keep the attempt that found the most
-            qc.notes.append("no strategy reached min_results; returning the largest result set")
+        try:
+            if query.patterns:  # matched paths rank first; the requested chain is the fallback
+                if graph_chain:
+                    prepare()
+                chain = [SearchStrategy.PATTERN, *(s for s in chain if s is not SearchStrategy.PATTERN)]
+                match_query_patterns(qc, anchors_resolved=graph_chain)
+                qc.check_deadline("patterns")
+            for strategy in chain:
+                fn = strategies.function(strategy)
+                if fn is None:
+                    continue
+                if _needs_prepare(strategies, strategy, qc):
+                    prepare()
+                attempt = fn(qc)
+                if attempt is None:  # does not apply to this knowledge base: not a fallback
+                    continue
+                if best is None or len(attempt) > len(best[0]):
+                    best = (attempt, strategy)
+                if len(attempt) >= max(query.min_results, 1):
+                    best = (attempt, strategy)
+                    break
+                tried.append(f"{strategy.value}: {len(attempt)} result(s) < min_results {query.min_results}")
+                qc.check_deadline(strategy.value)
+            else:
+                # nothing reached min_results: keep the attempt that found the most
+                qc.notes.append("no strategy reached min_results; returning the largest result set")
+        except DeadlineExceeded as exc:
+            best = _after_deadline(qc, exc, tried)
         if best is not None:
             results, used = best
         results = _dedupe(results)[: query.top_k]
@@ -110,6 +120,27 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
             fallbacks=tried,
             metadata=meta,
         )
+
+
+def _after_deadline(
+    qc: QueryContext, exc: DeadlineExceeded, tried: list[str]
+) -> tuple[list[RankedChunk], SearchStrategy]:
+    """The deadline passed during graph work: answer by vector search (BM25 without vectors)."""
+    limit = qc.query.deadline_ms
+    note = f"graph: exploration exceeded the {limit} ms time limit (during {exc.stage}); answered by vector search"
+    tried.insert(0, note)
+    qc.notes.insert(0, note)
+    qc.metadata["timed_out"] = True
+    qc.deadline = None  # the fallback itself runs to the end
+    qc.reached.clear()
+    qc.reasoning = None
+    qc.enhanced_query = None
+    qc.answer_nodes = []
+    results = vector_search(qc)
+    if len(results) >= max(qc.query.min_results, 1):
+        return results, SearchStrategy.VECTOR
+    words = bm25_search(qc)
+    return (words, SearchStrategy.BM25) if len(words) > len(results) else (results, SearchStrategy.VECTOR)
 
 
 def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:

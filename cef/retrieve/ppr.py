@@ -175,6 +175,7 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     linked = link_query_entities(index, st, qc.query.query, settings.linking, qc.linked)
     linked += [t for t in target_entities(qc) if t.pos not in {e.pos for e in linked}]
     record_entities(qc, linked)
+    qc.check_deadline("ppr entity linking")
     n_pass = len(index.passages)
     vec = qc.query_vector
     dense = (
@@ -212,6 +213,7 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
         return []
 
     pushed = _push(index, seeds, settings)
+    qc.check_deadline("ppr")
     pr = pushed.scores
     # passages the push reached (every other passage scores 0, the minimum, when some were not reached)
     at = np.minimum(np.searchsorted(index.passages, pushed.touched), n_pass - 1)

@@ -20,10 +20,10 @@ def vector_hits(
     vec = qc.embed(text) if text else qc.query_vector
     if vec is None:
         return []
-    fetch = k if qc.query.scope is None else k * 4
+    fetch = k * 4 if qc.filters_chunks else k
     while True:
         hits = st.chunk_vectors.search(vec, fetch, allowed=allowed)
-        if qc.query.scope is None:
+        if not qc.filters_chunks:
             return hits[:k]
         ok = qc.chunks([h[0] for h in hits])
         kept = [h for h in hits if h[0] in ok]
@@ -33,7 +33,18 @@ def vector_hits(
 
 
 def bm25_hits(qc: QueryContext, text: str, k: int) -> list[tuple[str, float]]:
-    return [(h.id, h.score) for h in qc.state.store.search_text("chunk", text, k, scope=qc.query.scope)]
+    """Top-k chunk ids by BM25 (the scope is pushed down; tags are checked here)."""
+    store = qc.state.store
+    if not qc.wanted_tags:
+        return [(h.id, h.score) for h in store.search_text("chunk", text, k, scope=qc.query.scope)]
+    fetch = k * 4
+    while True:
+        hits = store.search_text("chunk", text, fetch, scope=qc.query.scope)
+        ok = qc.chunks([h.id for h in hits])
+        kept = [(h.id, h.score) for h in hits if h.id in ok]
+        if len(kept) >= k or len(hits) < fetch:
+            return kept[:k]
+        fetch *= 4
 
 
 def _ranked(qc: QueryContext, scored: list[tuple[str, float, Explanation]]) -> list[RankedChunk]:

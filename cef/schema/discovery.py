@@ -17,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Collection
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,13 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from cef.model import RelationSemantics
 
 if TYPE_CHECKING:
-    from cef.engine.kb import KnowledgeBase
     from cef.graph.index import GraphIndex
-    from cef.store.base import WriteSet
+    from cef.model import Node
+    from cef.store.base import RecordStore, WriteSet
 
 __all__ = [
     "EndpointInfo",
+    "EngineReads",
     "GraphSchema",
+    "KnowledgeSource",
     "NodeTypeInfo",
     "RelationTypeInfo",
     "SchemaTracker",
@@ -99,12 +102,35 @@ class GraphSchema(_Model):
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
 
+class EngineReads(Protocol):
+    """The engine state as schema discovery reads it (:class:`~cef.engine.state.EngineState` is one)."""
+
+    graph: GraphIndex
+    store: RecordStore
+    seq: int
+    listeners: list[Callable[[WriteSet], None]]
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+
+class KnowledgeSource(Protocol):
+    """What schema discovery reads (a :class:`~cef.engine.kb.KnowledgeBase` is one)."""
+
+    @property
+    def state(self) -> EngineReads: ...
+
+    @property
+    def store(self) -> RecordStore: ...
+
+    def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]: ...
+
+
 #: nodes per label read for their property names (as the stores' ``property_names`` do)
 PROPERTY_SAMPLE = 200
 
 
 def discover_schema(
-    kb: KnowledgeBase, *, samples: int = 2, scopes: Collection[str] | None = None
+    kb: KnowledgeSource, *, samples: int = 2, scopes: Collection[str] | None = None
 ) -> GraphSchema:
     """Read the live schema of ``kb`` (one consistent read).
 
@@ -152,7 +178,7 @@ def _visible_nodes(g: GraphIndex, scopes: Collection[str]) -> np.ndarray:
     return mask
 
 
-def label_counts(kb: KnowledgeBase, scopes: Collection[str] | None = None) -> dict[str, int]:
+def label_counts(kb: KnowledgeSource, scopes: Collection[str] | None = None) -> dict[str, int]:
     """Nodes per label, most frequent first; with ``scopes``, only nodes of those scopes or of none."""
     if scopes is None:
         return dict(kb.store.labels())
@@ -165,7 +191,7 @@ def label_counts(kb: KnowledgeBase, scopes: Collection[str] | None = None) -> di
         return {g.labels.names[c]: int(counts[c]) for c in codes}
 
 
-def _scoped_schema(kb: KnowledgeBase, samples: int, scopes: Collection[str]) -> GraphSchema:
+def _scoped_schema(kb: KnowledgeSource, samples: int, scopes: Collection[str]) -> GraphSchema:
     """The schema over the records of ``scopes`` and the unscoped ones, read from the graph index."""
     with kb.state.reading():
         g = kb.state.graph
@@ -257,7 +283,7 @@ class SchemaTracker:
     refreshes when the knowledge base's change sequence moved.
     """
 
-    def __init__(self, kb: KnowledgeBase, *, samples: int = 2) -> None:
+    def __init__(self, kb: KnowledgeSource, *, samples: int = 2) -> None:
         self.kb = kb
         self.samples = samples
         self._lock = threading.Lock()

@@ -92,7 +92,7 @@ def explorer_api(
             view = neighbourhood_view(kb, node_id, depth=depth, max_nodes=limit, relation_types=relation)
             if grant is None or grant.scopes is None:
                 return view
-            keep = {n.id for n in kb.store.get_nodes([n.id for n in view.nodes]) if visible(grant, n.scope)}
+            keep = {n.id for n in kb.get_nodes([n.id for n in view.nodes]) if visible(grant, n.scope)}
             return view.model_copy(
                 update={
                     "nodes": [n for n in view.nodes if n.id in keep],
@@ -114,8 +114,8 @@ def explorer_api(
 
         def load() -> list[Chunk]:
             seen(grant, node_id)
-            ids = kb.store.chunks_for_nodes([node_id]).get(node_id, [])
-            return [c for c in kb.store.get_chunks(ids[:limit]) if visible(grant, c.scope)]
+            ids = kb.chunk_ids_for_nodes([node_id]).get(node_id, [])
+            return [c for c in kb.get_chunks(ids[:limit]) if visible(grant, c.scope)]
 
         return await svc.run(load)
 

@@ -98,7 +98,7 @@ class _Builder:
     def fetch(self, ids: Iterable[str]) -> None:
         missing = [i for i in dict.fromkeys(ids) if i not in self.known]
         if missing:
-            self.remember(self.kb.store.get_nodes(missing))
+            self.remember(self.kb.get_nodes(missing))
 
     def add_node(self, node_id: str, role: Role | None = None, **fields: Any) -> ViewNode | None:
         view = self.nodes.get(node_id)
@@ -153,7 +153,7 @@ class _Builder:
 
     def count_chunks(self) -> None:
         graph_ids = [i for i, n in self.nodes.items() if "chunk" not in n.roles]
-        for node_id, chunk_ids in self.kb.store.chunks_for_nodes(graph_ids).items():
+        for node_id, chunk_ids in self.kb.chunk_ids_for_nodes(graph_ids).items():
             self.nodes[node_id].chunks = len(chunk_ids)
 
     def view(self, title: str, *, truncated: bool = False) -> GraphView:

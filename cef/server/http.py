@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
+from cef.engine.answer import Answer
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
 from cef.model import Batch, Chunk, Edge, Node, SearchResult
@@ -51,7 +52,7 @@ from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import ApiKey, Scope, ServerSettings
-from cef.server.tools import format_validation_error, input_models, strict_json
+from cef.server.tools import AnswerQuestionInput, format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
 
@@ -252,6 +253,12 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         """A structured graph query → ranked chunks with the paths that explain them."""
         return await svc.retrieve_knowledge(scoped_query(grant, query))
 
+    @api.post("/answer", response_model=Answer, dependencies=read, tags=["retrieval"])
+    async def answer(req: AnswerQuestionInput, grant: Reader) -> Answer:
+        """A question answered by the server's LLM (CEF_LLM) from the retrieved passages, citing
+        their ids; without an LLM configured, ``answer`` is null and the passages are returned."""
+        return await svc.answer(req.model_copy(update={"scope": read_scope(grant, req.scope)}))
+
     if svc.context is not None:
         request_model = svc.context.request_model
 
@@ -328,26 +335,24 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
     async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
-        found = [e for e in await svc.run(kb.store.get_edges, [edge_id]) if visible(grant, e.scope)]
-        return _found(found[0] if found else None, "edge", edge_id)
+        edge = await svc.run(kb.get_edge, edge_id)
+        return _found(edge if edge is not None and visible(grant, edge.scope) else None, "edge", edge_id)
 
     @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
     async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
         def apply() -> Edge:
-            found = kb.store.get_edges([edge_id])
-            old = owned(grant, found[0] if found else None, "edge", edge_id)
+            old = owned(grant, kb.get_edge(edge_id), "edge", edge_id)
             try:
                 new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
             except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
                 raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
-            return kb.indexer.update_edge(new)
+            return kb.update_edge(new)
 
         return await svc.run(apply)
 
     @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
     async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
-        found = await svc.run(kb.store.get_edges, [edge_id])
-        owned(grant, found[0] if found else None, "edge", edge_id)
+        owned(grant, await svc.run(kb.get_edge, edge_id), "edge", edge_id)
         await svc.run(kb.delete_edge, edge_id)
         return WriteResult(edges=1)
 
@@ -367,15 +372,14 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
     async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
-        found = [c for c in await svc.run(kb.store.get_chunks, [chunk_id]) if visible(grant, c.scope)]
-        return _found(found[0] if found else None, "chunk", chunk_id)
+        chunk = await svc.run(kb.get_chunk, chunk_id)
+        return _found(chunk if chunk is not None and visible(grant, chunk.scope) else None, "chunk", chunk_id)
 
     @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
     async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
-        found = await svc.run(kb.store.get_chunks, [chunk_id])
-        owned(grant, found[0] if found else None, "chunk", chunk_id)
+        owned(grant, await svc.run(kb.get_chunk, chunk_id), "chunk", chunk_id)
         return await svc.run(
-            lambda: kb.indexer.update_chunk(
+            lambda: kb.update_chunk(
                 chunk_id,
                 content=patch.content,
                 metadata=patch.metadata,
@@ -387,8 +391,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
     async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
-        found = await svc.run(kb.store.get_chunks, [chunk_id])
-        owned(grant, found[0] if found else None, "chunk", chunk_id)
+        owned(grant, await svc.run(kb.get_chunk, chunk_id), "chunk", chunk_id)
         await svc.run(kb.delete_chunk, chunk_id)
         return WriteResult(chunks=1)
 

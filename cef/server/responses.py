@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cef.model import GraphPath, Node, RankedChunk, SearchResult, SearchStrategy
+from cef.retrieve.context import chunk_tags
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -114,16 +115,6 @@ class SearchResponse(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
-def chunk_tags(metadata: dict[str, Any]) -> list[str]:
-    """A chunk's tags: metadata ``tags`` as a list or a comma-separated string."""
-    raw = metadata.get("tags")
-    if isinstance(raw, str):
-        return [t.strip() for t in raw.split(",") if t.strip()]
-    if isinstance(raw, list):
-        return [str(t) for t in raw if isinstance(t, str | int | float) and str(t).strip()]
-    return []
-
-
 def _preview(text: str) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
@@ -180,16 +171,12 @@ def build_search_response(
     depth: int,
     graph_enabled: bool,
     limit: int,
-    tags: Iterable[str] | None = None,
     timed_out: bool = False,
     elapsed_ms: float = 0.0,
     notes: Sequence[str] = (),
 ) -> SearchResponse:
     """Shape a SearchResult as the search response (reads node labels from the store)."""
-    wanted = {t.lower() for t in tags or ()}
     hits = result.results
-    if wanted:
-        hits = [r for r in hits if wanted.intersection(t.lower() for t in chunk_tags(r.chunk.metadata))]
     total = len(hits)
     hits = hits[:limit]
 
@@ -208,7 +195,7 @@ def build_search_response(
             wanted_ids.update(r.explanation.path.node_ids)
     missing = [i for i in wanted_ids if i not in nodes]
     if missing:
-        nodes.update({n.id: n for n in kb.store.get_nodes(missing)})
+        nodes.update({n.id: n for n in kb.get_nodes(missing)})
 
     def ref(node_id: str) -> EntityRef | None:
         n = nodes.get(node_id)

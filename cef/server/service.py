@@ -17,7 +17,6 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
@@ -36,6 +35,7 @@ from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
 from cef.server.settings import ApiKey, ServerSettings
 from cef.server.tools import (
+    AnswerQuestionInput,
     DeleteNodeInput,
     GetGraphSchemaInput,
     IndexChunksInput,
@@ -48,8 +48,10 @@ from cef.server.tools import (
 )
 
 if TYPE_CHECKING:
+    from cef.engine.answer import Answer
     from cef.engine.indexer import IndexResult
     from cef.engine.kb import KnowledgeBase
+    from cef.llm.base import LLMClient
     from cef.store.base import WriteSet
 
 log = logging.getLogger(__name__)
@@ -69,18 +71,6 @@ T = TypeVar("T")
 GRAPH_STRATEGIES = frozenset(
     {SearchStrategy.AUTO, SearchStrategy.HYBRID, SearchStrategy.GRAPH, SearchStrategy.PPR}
 )
-
-
-async def _first(*events: anyio.Event) -> None:
-    """Wait until one of ``events`` is set."""
-    async with anyio.create_task_group() as tg:
-        for event in events:
-
-            async def wait(e: anyio.Event = event) -> None:
-                await e.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(wait)
 
 
 class LimitExceededError(ValidationError):
@@ -136,8 +126,11 @@ class CefService:
         settings: ServerSettings,
         *,
         context: ContextSupport | bool | None = True,
+        llm: LLMClient | None = None,
     ) -> None:
         self.kb = kb
+        #: the LLM that answers questions (None: built from the settings on first use, if they name one)
+        self.llm = llm
         self.settings = settings
         self.cache: StampedTTLCache[Any] = StampedTTLCache(
             settings.cache_ttl_seconds, settings.cache_max_entries
@@ -264,53 +257,20 @@ class CefService:
         return value, False
 
     async def _retrieve(self, q: GraphQuery) -> tuple[SearchResult, bool]:
-        """Retrieve; past the graph time limit, answer with vector search (``True``: timed out).
+        """Retrieve with the server's graph time limit (``True``: it ran out, vector search answered).
 
-        The limit counts the engine's own work, from the moment this query holds
-        the engine: time spent waiting behind other queries or writes is not
-        graph exploration (and falling back would only add work to the queue).
-        A call that runs out of time is abandoned, not stopped: Python cannot
-        stop a thread, so it finishes in the background before the fallback runs.
+        The limit is the query's own cooperative deadline (``GraphQuery.deadline_ms``): the
+        engine counts it from the moment the query holds the engine, checks it between and
+        inside its stages, and answers by vector search past it — one call, no racing thread.
         """
         limit_ms = self.settings.graph_timeout_ms
-        if limit_ms <= 0 or q.strategy not in GRAPH_STRATEGIES:
-            return await self.run(self.kb.retrieve, q), False
-        started, done = anyio.Event(), anyio.Event()
-        outcome: list[Any] = []
-        state = self.kb.state
-
-        def explore() -> SearchResult:
-            with state.reading():  # shared with other reads; a write waits for it
-                anyio.from_thread.run_sync(started.set)
-                return self.kb.retrieve(q)
-
-        async def call() -> None:
-            try:
-                outcome.append(await anyio.to_thread.run_sync(explore, abandon_on_cancel=True))
-            except Exception as exc:
-                outcome.append(exc)
-            finally:
-                done.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            await _first(started, done)  # the engine is ours (or the call already failed)
-            with anyio.move_on_after(limit_ms / 1000):
-                await done.wait()
-            if not done.is_set():
-                tg.cancel_scope.cancel()
-        if outcome:
-            if isinstance(outcome[0], Exception):
-                raise outcome[0]
-            result: SearchResult = outcome[0]
-            return result, False
-        log.warning("graph exploration exceeded %d ms; answering with vector search", limit_ms)
-        fallback = await self.run(self.kb.retrieve, q.model_copy(update={"strategy": SearchStrategy.VECTOR}))
-        note = f"graph: exploration exceeded the {limit_ms} ms time limit; answered by vector search"
-        fallback.fallbacks.insert(0, note)
-        fallback.metadata["timed_out"] = True
-        fallback.metadata.setdefault("notes", []).insert(0, note)
-        return fallback, True
+        if limit_ms > 0 and q.deadline_ms is None and q.strategy in GRAPH_STRATEGIES:
+            q = q.model_copy(update={"deadline_ms": limit_ms})
+        result = await self.run(self.kb.retrieve, q)
+        timed_out = bool(result.metadata.get("timed_out"))
+        if timed_out:
+            log.warning("graph exploration exceeded %s ms; answered by vector search", q.deadline_ms)
+        return result, timed_out
 
     # ----------------------------------------------------------- reads
     async def retrieve_knowledge(self, q: GraphQuery) -> SearchResult:
@@ -336,21 +296,17 @@ class CefService:
         self.check_depth(depth, "graph_depth")
         self.check_count(req.limit)
         graph = req.enable_graph and depth > 0
-        tags = req.tag_list
-        fetch = min(req.limit * 5, 500) if tags else req.limit
         q = GraphQuery(
             query=req.query,
-            top_k=fetch,
+            top_k=req.limit,
             min_results=min(3, req.limit),
             traversal=TraversalHint(depth=depth),
             strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
             scope=req.scope,
+            tags=req.tag_list or [],
         )
         key = ("search", req.model_dump_json(), depth)
-        notes = [f"tags filter the top {fetch} retrieved chunks"] if tags else []
-        return await self._search_response(
-            key, q, depth=depth, graph=graph, limit=req.limit, tags=tags, notes=notes
-        )
+        return await self._search_response(key, q, depth=depth, graph=graph, limit=req.limit)
 
     async def retrieve_context(
         self, req: RetrieveContextInput, *, scope: str | None = None
@@ -364,7 +320,7 @@ class CefService:
         self.check_depth(depth, "graphHints.depth")
         q = await self.run(self._context_query, req, depth, scope)
         key = ("context", req.model_dump_json(), depth, scope)
-        return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK, tags=None)
+        return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK)
 
     def _context_query(self, req: RetrieveContextInput, depth: int, scope: str | None) -> GraphQuery:
         text = req.textQuery
@@ -410,8 +366,6 @@ class CefService:
         depth: int,
         graph: bool,
         limit: int,
-        tags: list[str] | None,
-        notes: list[str] | None = None,
     ) -> SearchResponse:
         async def compute() -> SearchResponse:
             t0 = time.perf_counter()
@@ -424,10 +378,8 @@ class CefService:
                     depth=depth,
                     graph_enabled=graph,
                     limit=limit,
-                    tags=tags,
                     timed_out=timed_out,
                     elapsed_ms=(time.perf_counter() - t0) * 1000,
-                    notes=notes or (),
                 )
 
             return await self.run(build)
@@ -447,6 +399,40 @@ class CefService:
         response: BaseModel = await self.run(self._provider.provide_context, request)
         return response
 
+    def _llm(self) -> LLMClient | None:
+        st = self.settings
+        if self.llm is None and st.llm:
+            from cef.llm import make_llm_client
+
+            options: dict[str, Any] = {}
+            if st.llm_model:
+                options["model"] = st.llm_model
+            if st.llm_base_url:
+                options["base_url"] = st.llm_base_url
+            if st.llm_api_key is not None:
+                options["api_key"] = st.llm_api_key.get_secret_value()
+            self.llm = make_llm_client(st.llm, **options)
+        return self.llm
+
+    async def answer(self, req: AnswerQuestionInput) -> Answer:
+        """A question answered by the server's LLM from retrieved passages, with citations."""
+        await self.ensure_ready()
+        self.check_text(req.question, "question")
+        self.check_depth(req.depth)
+        self.check_count(req.top_k, "top_k")
+        llm = self._llm()
+        return await self.run(
+            lambda: self.kb.answer(
+                req.question,
+                llm,
+                understand=req.understand,
+                top_k=req.top_k,
+                depth=req.depth,
+                max_tokens=req.max_tokens,
+                scope=req.scope,
+            )
+        )
+
     async def graph_schema(self, grant: ApiKey | None = None) -> GraphSchema:
         """The live schema; for a key bound to scopes, only what its scopes and shared records show."""
         scopes = grant.scopes if grant is not None else None
@@ -464,7 +450,13 @@ class CefService:
 
     # ----------------------------------------------------------- tools
     def tool_names(self, *, writable: bool) -> list[str]:
-        names = ["retrieve_knowledge", "retrieve_context", "search_memory", "get_graph_schema"]
+        names = [
+            "retrieve_knowledge",
+            "retrieve_context",
+            "search_memory",
+            "answer_question",
+            "get_graph_schema",
+        ]
         if self.context is not None:
             names.append("provide_context")
         if writable:
@@ -492,6 +484,8 @@ class CefService:
             return await self.retrieve_context(args, scope=read_scope(grant, None))
         if isinstance(args, SearchMemoryInput):
             return await self.search(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
+        if isinstance(args, AnswerQuestionInput):
+            return await self.answer(args.model_copy(update={"scope": read_scope(grant, args.scope)}))
         if isinstance(args, GetGraphSchemaInput):
             return await self.graph_schema(grant)
         if isinstance(args, IndexNodesInput):

@@ -139,6 +139,15 @@ class ServerSettings(BaseSettings):
     cache_ttl_seconds: float = Field(default=300.0, ge=0, description="search cache lifetime (0: no cache)")
     cache_max_entries: int = Field(default=1024, ge=0)
 
+    # answers (POST /api/v1/answer and the answer_question tool)
+    llm: str | None = Field(
+        default=None,
+        description="LLM provider for answers: openai, vllm, ollama or mock (none: answers hold the passages only)",
+    )
+    llm_model: str | None = Field(default=None, description="the LLM model name")
+    llm_base_url: str | None = Field(default=None, description="API root of the LLM server")
+    llm_api_key: SecretStr | None = Field(default=None, repr=False, description="API key of the LLM server")
+
     # tools (MCP and `cef tools`)
     required_fields: Annotated[list[RequiredField], NoDecode] = Field(
         default_factory=lambda: _default_required(),

@@ -38,6 +38,7 @@ from cef.server.tool_examples import (
 __all__ = [
     "READ_TOOLS",
     "WRITE_TOOLS",
+    "AnswerQuestionInput",
     "DeleteNodeInput",
     "GetGraphSchemaInput",
     "GraphHints",
@@ -172,6 +173,19 @@ class IndexChunksInput(_Input):
     """Add text chunks, optionally linked to nodes, in one transaction."""
 
     chunks: list[Chunk] = Field(min_length=1, description="text passages; node_id links one to a node")
+
+
+class AnswerQuestionInput(_Input):
+    """The ``answer_question`` tool (``POST /api/v1/answer``): a question answered by the server's LLM."""
+
+    question: str = Field(min_length=1, max_length=10_000, description="the question, in natural language")
+    top_k: int = Field(default=6, ge=1, le=100, description="chunks to retrieve and give the LLM")
+    depth: int = Field(default=2, ge=0, le=10, description="graph traversal depth")
+    understand: bool = Field(
+        default=True, description="let the LLM turn the question into a graph query over the schema first"
+    )
+    max_tokens: int = Field(default=512, ge=1, le=8192, description="longest answer, in tokens")
+    scope: str | None = Field(default=None, max_length=256, description="only data of this scope")
 
 
 class DeleteNodeInput(_Input):
@@ -404,6 +418,19 @@ READ_TOOLS: tuple[ToolSpec, ...] = (
         input_model=SearchMemoryInput,
         with_schema="labels",
         examples=search_memory_examples,
+    ),
+    ToolSpec(
+        name="answer_question",
+        title="Answer a question (with citations)",
+        summary=(
+            "Answer a question from the knowledge base with the server's LLM: the question is turned into a "
+            "graph query over the schema (`understand`), the best `top_k` passages are retrieved and the LLM "
+            "answers from them only, citing passage ids in square brackets. Returns the answer, the cited "
+            "chunk ids and the retrieved passages. Without an LLM configured on the server (CEF_LLM) the "
+            "answer is null and the passages are returned."
+        ),
+        input_model=AnswerQuestionInput,
+        with_schema="labels",
     ),
     ToolSpec(
         name="get_graph_schema",

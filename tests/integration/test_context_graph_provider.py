@@ -13,7 +13,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 import cef
-from cef import Batch, Chunk
+from cef import Batch, Chunk, Edge, Node
 from cef.context import (
     ContextFormat,
     DocumentInput,
@@ -99,6 +99,36 @@ def test_relationships_respect_time_validity(provider: GraphContextProvider) -> 
     )
     then = {(r.relation, r.target) for r in back.relationships}
     assert ("PRESCRIBED", "med-ibuprofen") in then and ("PRESCRIBED", "med-warfarin") not in then
+
+
+def test_relationships_skip_superseded_versions_and_other_scopes_nodes(
+    provider: GraphContextProvider, kb: cef.KnowledgeBase
+) -> None:
+    kb.index_batch(
+        Batch(
+            nodes=[
+                Node(id="cond-b", label="Condition", properties={"name": "Gout"}, scope="clinic-b"),
+                Node(id="cond-old", label="Condition", properties={"name": "Anaemia"}),
+            ],
+            edges=[
+                Edge(id="lucas-b", relation_type="HAS_CONDITION", source="pat-lucas", target="cond-b"),
+                Edge(
+                    id="lucas-old",
+                    relation_type="HAS_CONDITION",
+                    source="pat-lucas",
+                    target="cond-old",
+                    properties={"superseded_at": "2024-01-01T00:00:00+00:00"},
+                ),
+            ],
+        )
+    )
+    opts = KnowledgeContextOptions(max_tokens=4000)
+    everything = {r.target for r in provider.get_context_for_entities(["pat-lucas"], opts).relationships}
+    assert "cond-b" in everything and "cond-ckd" in everything
+    assert "cond-old" not in everything  # a superseded version is history, not current knowledge
+    scoped = provider.get_context_for_entities(["pat-lucas"], opts.model_copy(update={"scope": "clinic-a"}))
+    targets = {r.target for r in scoped.relationships}
+    assert "cond-ckd" in targets and "cond-b" not in targets  # the walk never enters another scope's node
 
 
 def test_relationship_depth_reaches_further(provider: GraphContextProvider) -> None:

@@ -363,3 +363,18 @@ def test_cef_serve_http_warns_when_open(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_answer_route(serve: Serve) -> None:
+    api = serve(llm="mock")
+    r = api.post("/api/v1/answer", json={"question": "Which medications interact with warfarin?", "top_k": 3})
+    assert r.status_code == 200, r.text
+    data = r.json()
+    assert data["answer"].startswith("[mock]") and len(data["sources"]) == 3
+    # the mock echoes the start of the context, so it "cites" the first passage's id
+    assert data["query"]["top_k"] == 3 and data["citations"] == [data["sources"][0]["id"]]
+    assert "not a JSON object" in " ".join(data["notes"])  # the mock's reply is no graph query
+    bad = api.post("/api/v1/answer", json={"question": "x", "top_k": 500})
+    assert bad.status_code == 422, bad.text
+    without = serve().post("/api/v1/answer", json={"question": "warfarin"}).json()
+    assert without["answer"] is None and without["context"]

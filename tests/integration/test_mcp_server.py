@@ -231,6 +231,19 @@ def test_every_read_tool_answers(run: Callable[..., None], transport: str) -> No
     run(transport, test)
 
 
+def test_answer_question_uses_the_servers_llm(run: Callable[..., None]) -> None:
+    async def test(c: Client) -> None:
+        tools = await c.descriptions()
+        assert "answer_question" in tools and "CEF_LLM" in tools["answer_question"]
+        got = await c.ok(
+            "answer_question", {"question": "Which medications interact with warfarin?", "top_k": 3}
+        )
+        assert got["answer"].startswith("[mock] Question:") and len(got["sources"]) == 3
+        assert got["question"] == "Which medications interact with warfarin?"
+
+    run("stdio", test, env={"CEF_LLM": "mock"})
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_mistakes_are_tool_errors_and_the_session_survives(run: Callable[..., None], transport: str) -> None:
     async def test(c: Client) -> None:

@@ -126,18 +126,8 @@ def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
     return edges
 
 
-#: circles that remain, each inside files another branch of issue 16 is rewriting; the list only shrinks
-ALLOWED_CIRCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {
-            "cef.memory.memory",
-            "cef.memory.names",
-            "cef.memory.reconcile",
-            "cef.memory.retrieval",
-            "cef.memory.understand",
-        }
-    ): "memory helpers still take SemanticMemory; the memory-on-retrieve branch gives them narrow inputs",
-}
+#: circles allowed to remain (none left); the list only shrinks
+ALLOWED_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def test_no_import_circle_at_import_time() -> None:
@@ -250,8 +240,6 @@ def test_no_benchmark_code_in_the_package() -> None:
 
 #: modules still over 600 lines, each being rewritten on the memory-on-retrieve branch of issue 16
 OVERSIZED: dict[str, str] = {
-    "cef.memory.retrieval": "memory retrieval becomes a consumer of cef.retrieve",
-    "cef.context.graph_provider": "the graph context provider becomes a consumer of cef.retrieve",
     "cef.context.provider": "one packer and renderer in cef.context",
 }
 

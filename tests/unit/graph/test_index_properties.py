@@ -142,3 +142,64 @@ def test_batches_merged_into_the_csr_equal_a_rebuilt_csr(data, sizes, depth, dir
         assert dict(zip(a.nodes.tolist(), a.depth.tolist(), strict=True)) == dict(
             zip(b.nodes.tolist(), b.depth.tolist(), strict=True)
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.sets(st.integers(0, 29), max_size=12), st.sampled_from([(), ("R1",), ("R0", "R2")]))
+def test_edges_among_are_the_allowed_edges_inside_the_set(data, chosen, excluded) -> None:  # type: ignore[no-untyped-def]
+    n, edges = data
+    g = build(n, edges)
+    g.remove_edges([f"e{k}" for k in range(0, len(edges), 4)])
+    inside = sorted(p for p in chosen if p < n)
+    got = g.edges_among(inside, g.edge_filter(exclude_relations=excluded)).tolist()
+    want = sorted(
+        g.edge_pos(f"e{k}")
+        for k, (s, t, r, _) in enumerate(edges)
+        if k % 4 and s in inside and t in inside and r not in excluded
+    )
+    assert got == want
+
+
+def test_a_walk_never_enters_excluded_labels_nor_follows_excluded_relations() -> None:
+    g = GraphIndex()
+    g.set_relation_types(RELS)
+    g.add_nodes([Node(id="a", label="T"), Node(id="rule", label="Rule"), Node(id="b", label="T")])
+    g.add_edges(
+        [
+            Edge(id="a-rule", relation_type="R0", source="a", target="rule"),
+            Edge(id="rule-b", relation_type="R0", source="rule", target="b"),
+            Edge(id="a-b", relation_type="R1", source="a", target="b"),
+        ]
+    )
+    a, b = g.pos("a"), g.pos("b")
+    assert a is not None and b is not None
+    reached = g.expand([a], 3, g.edge_filter()).nodes.tolist()
+    assert {g.node_ids[p] for p in reached} == {"a", "rule", "b"}
+    no_rules = g.expand([a], 3, g.edge_filter(exclude_labels={"Rule"})).nodes.tolist()
+    assert {g.node_ids[p] for p in no_rules} == {"a", "b"}
+    neither = g.expand([a], 3, g.edge_filter(exclude_labels={"Rule"}, exclude_relations={"R1"}))
+    assert neither.nodes.tolist() == [a]
+
+
+@settings(max_examples=40, deadline=None)
+@given(graphs(), st.lists(st.integers(0, 29), min_size=1, max_size=6, unique=True), st.integers(0, 3))
+def test_seed_rank_only_breaks_ties_and_the_better_seed_wins_them(data, seeds, depth) -> None:  # type: ignore[no-untyped-def]
+    n, edges = data
+    g = build(n, [(s, t, r, 1.0) for s, t, r, _ in edges])  # every path equally confident: ranks decide
+    seeds = [s for s in seeds if s < n] or [0]
+    flt = g.edge_filter()
+    plain = g.expand(seeds, depth, flt)
+    ranked = g.expand(seeds, depth, flt, seed_rank=list(range(len(seeds))))
+    depth_of = dict(zip(plain.nodes.tolist(), plain.depth.tolist(), strict=True))
+    assert dict(zip(ranked.nodes.tolist(), ranked.depth.tolist(), strict=True)) == depth_of
+    rank = {s: i for i, s in enumerate(seeds)}
+    root: dict[int, int] = {}
+    for v, u in zip(ranked.nodes.tolist(), ranked.parent.tolist(), strict=True):
+        root[v] = v if u < 0 else root[u]
+    for v, d in depth_of.items():  # no seed better than v's own reaches v as quickly through a rooted parent
+        if d == 0:
+            continue
+        for e in g.incident_edges(v):
+            w = int(g.e_src[e]) if int(g.e_dst[e]) == v else int(g.e_dst[e])
+            if depth_of.get(w) == d - 1:
+                assert rank[root[v]] <= rank[root[w]]

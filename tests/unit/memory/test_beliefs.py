@@ -14,6 +14,7 @@ from cef.errors import NotFoundError, ValidationError
 from cef.memory import NodeKind, Observation, ObservationSource, SemanticMemory, SourceType
 from cef.memory.beliefs import Usage, combine_confidence, importance, parse_claim
 from cef.model import Batch, Edge
+from cef.text import stem
 
 from .conftest import NOW, Clock
 
@@ -31,10 +32,10 @@ def belief(memory: SemanticMemory, belief_id: str) -> dict[str, Any]:
 
 def test_claims() -> None:
     c = parse_claim("Raven is not trustworthy", (0, 5))
-    assert (c.key, c.negated, c.functional) == ("trustworthy", True, False)
+    assert (c.key, c.negated, c.functional) == (stem("trustworthy"), True, False)
     assert parse_claim("Raven is trustworthy", (0, 5)).key == c.key
     c = parse_claim("Raven's disposition is hostile", (0, 5))
-    assert (c.key, c.value, c.functional) == ("attr:disposition", "hostile", True)
+    assert (c.key, c.value, c.functional) == (f"attr:{stem('disposition')}", "hostile", True)
     c = parse_claim("Patient 12345 no longer takes ibuprofen", (0, 13))
     assert c.negated and c.change and c.key == parse_claim("Patient 12345 takes ibuprofen", (0, 13)).key
     assert parse_claim("Raven can't be trusted", (0, 5)).negated

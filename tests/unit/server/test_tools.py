@@ -30,7 +30,13 @@ def schema(clinical_kb: cef.KnowledgeBase) -> GraphSchema:
 
 def test_read_only_by_default_write_tools_when_writable(schema: GraphSchema) -> None:
     names = [d.name for d in tool_definitions(schema, ServerSettings())]
-    assert names == ["retrieve_knowledge", "retrieve_context", "search_memory", "get_graph_schema"]
+    assert names == [
+        "retrieve_knowledge",
+        "retrieve_context",
+        "search_memory",
+        "answer_question",
+        "get_graph_schema",
+    ]
     names = [d.name for d in tool_definitions(schema, ServerSettings(), writable=True)]
     assert names[-4:] == ["index_nodes", "index_edges", "index_chunks", "delete_node"]
 
