@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cef import text
 from cef.extract.lemmas import Lemmatize, default_lemmatizer, surface_tokens
 
 __all__ = [
@@ -41,53 +42,8 @@ RelationPath = tuple[Hop, ...]
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: words that ask for things sharing a neighbour ("same director", "co-starred", "also appear")
 SHARING_CUE = re.compile(r"\b(?:same|share[sd]?|sharing|also|together|co-\w+)\b", re.IGNORECASE)
-#: function words that name no relation
-FUNCTION_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "by",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "has",
-        "have",
-        "had",
-        "its",
-        "it",
-        "as",
-        "and",
-        "or",
-        "that",
-        "this",
-        "these",
-        "those",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-    ]
-)
+#: function words that name no relation (articles, prepositions, auxiliaries, pronouns, question words)
+FUNCTION_WORDS = text.FUNCTION_WORDS | text.QUESTION_WORDS
 #: function words that relate two things: relation words on both sides of one are two namings
 PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
 #: words that open a relative clause or a question about the thing named before them
