@@ -13,7 +13,8 @@ Budgets hold for the rendered text (Markdown, YAML, JSON or plain) as counted
 by a :class:`TokenCounter` chosen to match the target model.
 """
 
-from cef.context.budget import TRUNCATION_MARKER, BudgetTooSmallError, split_sentences
+from cef.context.budget import BudgetTooSmallError
+from cef.context.cuts import TRUNCATION_MARKER, split_sentences
 from cef.context.formats import ContextDocument, ContextFormat, render
 from cef.context.graph_provider import (
     DocumentInput,
