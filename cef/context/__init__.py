@@ -24,13 +24,8 @@ from cef.context.graph_provider import (
     KnowledgeContextOptions,
     RankedEntity,
 )
-from cef.context.provider import (
-    ContextProvider,
-    ContextRequest,
-    ContextResponse,
-    QuerySpec,
-    RankingStrategy,
-)
+from cef.context.provider import ContextProvider
+from cef.context.request import ContextRequest, ContextResponse, QuerySpec, RankingStrategy
 from cef.context.rules import add_axiom, add_claim
 from cef.context.tokens import TokenCounter, make_token_counter
 

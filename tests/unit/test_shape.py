@@ -252,7 +252,6 @@ def test_no_benchmark_code_in_the_package() -> None:
 OVERSIZED: dict[str, str] = {
     "cef.memory.retrieval": "memory retrieval becomes a consumer of cef.retrieve",
     "cef.context.graph_provider": "the graph context provider becomes a consumer of cef.retrieve",
-    "cef.context.provider": "one packer and renderer in cef.context",
 }
 
 
