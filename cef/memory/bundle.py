@@ -152,7 +152,7 @@ class ContextBundle(ContextFrame):
             if bundle.temporal is not None and packed.temporal is not None:
                 bundle.temporal.changes = packed.temporal.changes
         bundle.estimated_tokens = tokens
-        bundle.truncated = packed is None or packed.truncated
+        bundle.truncated = packed.truncated if packed is not None else bool(bundle._candidates)
         return bundle
 
     def _pack(self, fmt: ContextFormat) -> tuple[str, int, ContextBundle | None]:
