@@ -9,8 +9,13 @@
 * :func:`add_axiom` / :func:`add_claim` store rules and claims in the graph
   (see :mod:`cef.context.rules`).
 
-Budgets hold for the rendered text (Markdown, YAML, JSON or plain) as counted
-by a :class:`TokenCounter` chosen to match the target model.
+Both providers and the semantic memory's ``retrieve_context`` go through one
+packer (:func:`cef.context.budget.pack`) and one renderer
+(:mod:`cef.context.formats`); what a context can hold are item kinds
+(:mod:`cef.context.items`: entities, relationships, rules, claims, paths,
+chunks; :mod:`cef.context.facts`: the memory's facts, beliefs, conflicts and
+changes). Budgets hold for the rendered text (Markdown, YAML, JSON or plain)
+as counted by a :class:`TokenCounter` chosen to match the target model.
 """
 
 from cef.context.budget import BudgetTooSmallError
