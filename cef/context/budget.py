@@ -156,11 +156,16 @@ class _State:
         self.frame_tokens: int | None = None
         self.cost_cache: dict[tuple[str, int] | None, tuple[int, str]] = {}
         self.seen_cost: dict[str, int] = {}
+        # the cost of each candidate's shortest form (its section opener left out), once costed
+        self.shortest_cost: dict[str, int] = {}
+        self.last_item_cost = 0
 
     def fragment_cost(self, c: Candidate, item: Any) -> int:
         """Tokens ``item`` adds as the next item of its section (an upper bound for the join)."""
         index = self.in_section.get(c.section, 0) + 1
-        cache_key = (c.key, index) if item is c.item else None
+        # an item that does not show its number reads the same at any position
+        position = index if getattr(item, "NUMBERED", False) else 0
+        cache_key = (c.key, position) if item is c.item else None
         hit = self.cost_cache.get(cache_key) if cache_key else None
         if hit is None:
             text = self.renderer.item(self.base, c.section, item, index)
@@ -169,6 +174,7 @@ class _State:
                 self.cost_cache[cache_key] = hit
                 self.seen_cost[c.key] = hit[0]
         self.last_fragment = (index, hit[1])
+        self.last_item_cost = hit[0]
         return hit[0] + (self.section_open_cost(c.section) if index == 1 else 0)
 
     def surely_too_big(self, c: Candidate, room: int) -> bool:
@@ -334,14 +340,12 @@ def _fill(
     misses: dict[str, int] = {}
     failed_cuts: dict[str, int] = {}
     for c in pending:
-        capped = caps is not None and c.cap_group in caps
-        ranking = c.cap_group
-        if misses.get(ranking, 0) >= MAX_MISSES:  # far down the group's ranking, nothing fits any more
+        group = c.cap_group
+        if misses.get(group, 0) >= MAX_MISSES:  # far down the group's ranking, nothing fits any more
             waiting.append(c)
             continue
-        room = budget - used
-        if caps is not None and capped:
-            room = min(room, caps[c.cap_group] - st.group_used.get(c.cap_group, 0))
+        cap = caps.get(group) if caps is not None else None
+        room = budget - used if cap is None else min(budget - used, cap - st.group_used.get(group, 0))
         if room <= JOIN_SLACK or not st.requirements_met(c):
             waiting.append(c)
             continue
@@ -349,10 +353,10 @@ def _fill(
         can_cut = (
             allow_cut
             and c.shortens
-            and (not capped or (shorten_first_under_cap and not st.group_used.get(c.cap_group)))
+            and (cap is None or (shorten_first_under_cap and not st.group_used.get(group)))
             and (
                 c.text_field is None  # an item kind's own shortest form costs one count to rule out
-                or (room >= MIN_CUT_TOKENS and failed_cuts.get(ranking, 0) < MAX_FAILED_CUTS)
+                or (room >= MIN_CUT_TOKENS and failed_cuts.get(group, 0) < MAX_FAILED_CUTS)
             )
         )
         if not can_cut and _hopeless(st, c, room):
@@ -363,11 +367,11 @@ def _fill(
             st.add(c, cost)
             used += cost
             continue
-        misses[ranking] = misses.get(ranking, 0) + 1
+        misses[group] = misses.get(group, 0) + 1
         if can_cut:
             shorter = _shorten(st, c, room)
             if shorter is None and c.text_field is not None:
-                failed_cuts[ranking] = failed_cuts.get(ranking, 0) + 1
+                failed_cuts[group] = failed_cuts.get(group, 0) + 1
             if shorter is not None:
                 item, cost = shorter
                 cut_c = Candidate(
@@ -404,12 +408,17 @@ def _hopeless(st: _State, c: Candidate, room: int) -> bool:
 
 def _shorten(st: _State, c: Candidate, room: int) -> tuple[Any, int] | None:
     """The longest shorter form of ``c`` that fits ``room``, with its cost; None if none does."""
+    shortest = st.shortest_cost.get(c.key)
+    if shortest is not None and shortest - INDEX_SLACK > room:  # not even its shortest form fits
+        return None
     forms = c.shorter_forms()
     tried: dict[int, tuple[int, tuple[int, str]]] = {}  # form -> (cost, fragment)
 
     def fits(i: int) -> bool:
         cost = st.fragment_cost(c, forms[i])
         tried[i] = (cost, st.last_fragment)
+        if i == len(forms) - 1:
+            st.shortest_cost[c.key] = st.last_item_cost
         return cost <= room
 
     best = first_fit(len(forms), fits)

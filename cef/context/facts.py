@@ -15,7 +15,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cef.context.items import ContextItem
+from cef.context.items import ContextItem, Forms
 from cef.context.markup import code_like, date_text, md_code, md_inline, md_name, plain_inline, value_text
 
 __all__ = ["BeliefInfo", "Conflict", "Fact", "ObservationRef", "Relation", "TemporalChange"]
@@ -100,15 +100,14 @@ class Fact(ContextItem):
         return self._lines(False)
 
     def shortenings(self) -> Sequence[Self]:
-        """Without the excerpt, then with fewer relations, then name and type alone."""
-        base = self.model_copy(update={"excerpt": None})
-        out: list[Self] = [base] if self.excerpt else []
+        """Without the excerpt, then with fewer relations, then name and type alone (built when read)."""
+        updates: list[dict[str, Any]] = [{"excerpt": None}] if self.excerpt else []
         n = len(self.relations)
         for k in sorted({n * 3 // 4, n // 2, n // 4, 2, 1, 0}, reverse=True):
             if k < n:
-                out.append(base.model_copy(update={"relations": self.relations[:k]}))
-        out.append(base.model_copy(update={"relations": [], "path": None}))
-        return out
+                updates.append({"excerpt": None, "relations": self.relations[:k]})
+        updates.append({"excerpt": None, "relations": [], "path": None})
+        return Forms(self, updates)
 
 
 class ObservationRef(BaseModel):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, ClassVar, Self, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,13 +28,19 @@ __all__ = [
     "ContextItem",
     "ContextPath",
     "ContextRelationship",
+    "Forms",
 ]
 
 
 class ContextItem(BaseModel):
-    """One entry of a context section, in every format."""
+    """One entry of a context section, in every format.
+
+    ``NUMBERED`` kinds show their position in the section (their fragment
+    depends on it); the others read the same wherever they are.
+    """
 
     model_config = ConfigDict(extra="forbid")
+    NUMBERED: ClassVar[bool] = False
 
     def to_data(self) -> dict[str, Any]:
         """The item as JSON-compatible data, fields at their default left out."""
@@ -52,6 +58,26 @@ class ContextItem(BaseModel):
     def shortenings(self) -> Sequence[Self]:
         """Shorter forms of the item, longest first, that keep what matters most (none by default)."""
         return ()
+
+
+class Forms(Sequence[Any]):
+    """Shorter forms of an item, each a copy with one update applied, built when read."""
+
+    def __init__(self, item: BaseModel, updates: Sequence[dict[str, Any]]) -> None:
+        self.item = item
+        self.updates = updates
+
+    def __len__(self) -> int:
+        return len(self.updates)
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self.item.model_copy(update=self.updates[i])
 
 
 def _score(value: float | None) -> str:
@@ -202,6 +228,8 @@ class ContextPath(ContextItem):
 
 class ContextChunk(ContextItem):
     """A passage of text as placed in the context (``truncated`` when cut to fit)."""
+
+    NUMBERED: ClassVar[bool] = True
 
     id: str
     content: str
