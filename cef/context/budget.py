@@ -22,9 +22,10 @@ never exceeds the budget:
    nothing is shortened (a later pass may offer room for the whole item) unless
    ``shorten_first_under_cap`` lets the first item of each capped group go in
    shortened.
-3. The document is rendered and counted exactly. If a counter breaks the join
-   allowance, the last items are removed until the count fits, so the budget
-   holds for any counter; remaining room is then offered to skipped items once.
+3. Room the join allowances left (joins mostly cost nothing) is offered to the
+   skipped items once. Then the document is rendered and counted exactly; if
+   the count exceeds the budget, the last items are removed until it fits, so
+   the budget holds for any counter.
 
 Each section lists its items in the order of the candidates (priority order),
 whichever pass placed them. A header that reports the total tokens of the
@@ -159,6 +160,9 @@ class _State:
         # the cost of each candidate's shortest form (its section opener left out), once costed
         self.shortest_cost: dict[str, int] = {}
         self.last_item_cost = 0
+        self.counted: dict[str, int] = {}
+        self.removed = 0  # items the exact count removed
+        self.empty_costs: dict[str, int] = {}
 
     def fragment_cost(self, c: Candidate, item: Any) -> int:
         """Tokens ``item`` adds as the next item of its section (an upper bound for the join)."""
@@ -177,6 +181,14 @@ class _State:
         self.last_item_cost = hit[0]
         return hit[0] + (self.section_open_cost(c.section) if index == 1 else 0)
 
+    def count(self, text: str) -> int:
+        """Tokens of a whole rendering, remembered (a frame that does not state its status renders the
+        same text for every status)."""
+        known = self.counted.get(text)
+        if known is None:
+            known = self.counted[text] = self.counter.count(text)
+        return known
+
     def surely_too_big(self, c: Candidate, room: int) -> bool:
         """True when ``c`` was costed before (at another position) well above ``room``."""
         seen = self.seen_cost.get(c.key)
@@ -189,6 +201,13 @@ class _State:
                 self.counter.count(r.open(b, section) + r.close(b, section)) + JOIN_SLACK
             )
         return self.open_cost[section]
+
+    def empty_cost(self, section: str) -> int:
+        """Tokens of the section's empty form (what an opened section replaces in the frame)."""
+        if section not in self.empty_costs:
+            empty = self.renderer.empty(section)
+            self.empty_costs[section] = self.counter.count(empty) if empty else 0
+        return self.empty_costs[section]
 
     def requirements_met(self, c: Candidate) -> bool:
         if c.requires_all and not c.requires_all <= self.keys:
@@ -215,6 +234,7 @@ class _State:
     def remove_last(self) -> Candidate:
         c = self.selected[-1]
         self._drop(c)
+        self.removed += 1
         # anything that depended on it goes too
         while True:
             orphan = next((s for s in self.selected if not self.requirements_met(s)), None)
@@ -287,9 +307,10 @@ def pack(
 
     # the frame, with the header as it will read at the end (truncated, full-width count)
     frame = st.text(truncated=True, total=budget)
-    frame_cost = counter.count(frame)  # each item's cost holds the allowance for its join
+    frame_cost = st.count(frame)  # each item's cost holds the allowance for its join
     if frame_cost > budget:
         raise BudgetTooSmallError(budget, frame_cost, fmt.value, counter.name)
+    st.frame_tokens = frame_cost
 
     used = frame_cost
     pending = list(candidates)
@@ -297,9 +318,16 @@ def pack(
     for pass_caps in passes:
         used, pending = _fill(st, pending, used, budget, pass_caps, allow_cut, shorten_first_under_cap)
 
+    # one refill: the join allowances over-estimate, so room may remain; it is judged from the sum
+    # of the items' own tokens (joins mostly cost nothing) and the exact count below settles it
+    if pending:
+        estimate = _guess_total(st) + JOIN_SLACK
+        if estimate < budget - MIN_CUT_TOKENS // 2:
+            _, pending = _fill(st, pending, estimate, budget, None, allow_cut, False)
     text, total, stated = _finish(st, budget, truncated=bool(pending) or bool(st.cut))
-    # one refill from the exact count: the join allowances over-estimate, so room may remain
-    if pending and total < budget - MIN_CUT_TOKENS // 2:
+    if st.removed and total < budget - MIN_CUT_TOKENS // 2:
+        # the estimate was too hopeful and the count removed items: refill once from the count
+        pending = [c for c in candidates if c.key not in st.keys]
         before = len(st.selected)
         _, pending = _fill(st, pending, total, budget, None, allow_cut, False)
         if len(st.selected) != before:
@@ -310,7 +338,7 @@ def pack(
         text, total, stated = _finish(st, budget, truncated=truncated)
     doc: F = st.document(truncated, stated)  # type: ignore[assignment]
     empty = st.renderer.compose(st.base.with_status(truncated, stated), {})
-    content = max(0, total - counter.count(empty))
+    content = max(0, total - st.count(empty))
     return Packed(
         document=doc,
         text=text,
@@ -448,7 +476,7 @@ def _render_counted(st: _State, truncated: bool) -> tuple[str, int, int | None]:
     seen: set[int] = set()
     text = st.text(truncated, guess)
     for _ in range(4):
-        total = st.counter.count(text)
+        total = st.count(text)
         if total == guess:
             return text, total, total
         seen.add(guess)
@@ -461,11 +489,13 @@ def _render_counted(st: _State, truncated: bool) -> tuple[str, int, int | None]:
         text = again
     # no fixed point (a rare tokenizer edge case): state no number rather than a wrong one
     text = st.text(truncated, None)
-    return text, st.counter.count(text), None
+    return text, st.count(text), None
 
 
 def _guess_total(st: _State) -> int:
+    """The tokens of the text, estimated from its parts: the frame, each item without its join
+    allowance, each open section without its allowance and without the empty form it replaces."""
     if st.frame_tokens is None:
-        st.frame_tokens = st.counter.count(st.renderer.compose(st.base, {}))
-    base = st.frame_tokens
-    return base + sum(st.cost.values()) - JOIN_SLACK * len(st.cost)
+        st.frame_tokens = st.count(st.renderer.compose(st.base, {}))
+    opened = sum(st.empty_cost(s) + JOIN_SLACK for s, n in st.in_section.items() if n)
+    return st.frame_tokens + sum(st.cost.values()) - JOIN_SLACK * len(st.cost) - opened
