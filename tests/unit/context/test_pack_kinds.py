@@ -297,3 +297,19 @@ def test_a_candidate_in_a_section_the_frame_lacks_is_refused() -> None:
             fmt="plain",
             budget=100,
         )
+
+
+def test_a_run_of_misses_in_one_group_does_not_stop_the_others() -> None:
+    """Many core facts too big for any room do not keep a small supporting fact out."""
+    counter = COUNTERS["cl100k"]
+    big = {"notes": "kidney dose review " * 150}
+    cands: list[tuple[Any, Any]] = [
+        ("core_facts", Fact(node_id=f"n{i}", name=f"Drug {i}", type="medication", properties=big))
+        for i in range(60)
+    ]
+    cands.append(("supporting", Fact(node_id="s", name="Aspirin", type="medication")))
+    bundle = ContextBundle.assemble(
+        query=["q"], candidates=cands, temporal=None, max_tokens=300, counter=counter
+    )
+    assert [f.node_id for f in bundle.supporting] == ["s"]
+    assert bundle.core_facts == [] and bundle.truncated
