@@ -12,8 +12,9 @@ never exceeds the budget:
    never exceed the parts' tokens plus two). Candidates are taken in order while
    they fit their group's cap and the budget; a candidate whose requirements
    (e.g. the entities a relationship connects) are not selected waits. Once
-   :data:`MAX_MISSES` candidates of a group were counted and did not fit, a
-   pass stops looking at that group (its items are ranked among themselves).
+   :data:`MAX_MISSES` candidates of a group did not fit (counted, or surely too
+   big), a pass stops looking at that group (its items are ranked among
+   themselves).
 2. An item that does not fit whole may go in shorter: a text item (a chunk, a
    claim) cut at a sentence boundary — or, when not even one sentence fits, at a
    word boundary — and marked with :data:`TRUNCATION_MARKER`, which counts
@@ -54,7 +55,7 @@ MIN_CUT_TOKENS = 12
 MAX_FAILED_CUTS = 3
 #: an item's cost moves by at most this many tokens with its position (its number in the section)
 INDEX_SLACK = 3
-#: a pass stops after this many candidates were counted and did not fit
+#: a pass stops looking at a group after this many of its candidates did not fit
 MAX_MISSES = 40
 #: a text longer than this many characters per token of room is not even counted (no tokenizer
 #: in use packs more than ~5 characters of prose into a token on average)
@@ -163,6 +164,7 @@ class _State:
         self.counted: dict[str, int] = {}
         self.removed = 0  # items the exact count removed
         self.empty_costs: dict[str, int] = {}
+        self.forms: dict[str, Sequence[Any]] = {}  # each candidate's shorter forms, once built
 
     def fragment_cost(self, c: Candidate, item: Any) -> int:
         """Tokens ``item`` adds as the next item of its section (an upper bound for the join)."""
@@ -388,6 +390,7 @@ def _fill(
             )
         )
         if not can_cut and _hopeless(st, c, room):
+            misses[group] = misses.get(group, 0) + 1
             waiting.append(c)
             continue
         cost = st.fragment_cost(c, c.item)
@@ -439,7 +442,9 @@ def _shorten(st: _State, c: Candidate, room: int) -> tuple[Any, int] | None:
     shortest = st.shortest_cost.get(c.key)
     if shortest is not None and shortest - INDEX_SLACK > room:  # not even its shortest form fits
         return None
-    forms = c.shorter_forms()
+    forms = st.forms.get(c.key)
+    if forms is None:
+        forms = st.forms[c.key] = c.shorter_forms()
     tried: dict[int, tuple[int, tuple[int, str]]] = {}  # form -> (cost, fragment)
 
     def fits(i: int) -> bool:
