@@ -8,7 +8,7 @@ import typer
 
 from cef.cli.common import DbOption, EmbedderOption, cli_errors, err_console, open_engine, require_text
 from cef.context.formats import ContextFormat
-from cef.context.provider import RankingStrategy
+from cef.context.request import RankingStrategy
 
 
 def context(
@@ -66,7 +66,8 @@ def context(
     Example:  cef context "Which medications interact with warfarin?" "kidney function" --budget 1500 --format json
     """
     from cef.context.graph_provider import GraphContextProvider, KnowledgeContextOptions
-    from cef.context.provider import ContextProvider, ContextRequest, QuerySpec
+    from cef.context.provider import ContextProvider
+    from cef.context.request import ContextRequest, QuerySpec
 
     for q in queries:
         require_text(q, "QUERIES", 'cef context "Which medications interact with warfarin?"')

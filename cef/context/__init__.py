@@ -9,11 +9,17 @@
 * :func:`add_axiom` / :func:`add_claim` store rules and claims in the graph
   (see :mod:`cef.context.rules`).
 
-Budgets hold for the rendered text (Markdown, YAML, JSON or plain) as counted
-by a :class:`TokenCounter` chosen to match the target model.
+Both providers and the semantic memory's ``retrieve_context`` go through one
+packer (:func:`cef.context.budget.pack`) and one renderer
+(:mod:`cef.context.formats`); what a context can hold are item kinds
+(:mod:`cef.context.items`: entities, relationships, rules, claims, paths,
+chunks; :mod:`cef.context.facts`: the memory's facts, beliefs, conflicts and
+changes). Budgets hold for the rendered text (Markdown, YAML, JSON or plain)
+as counted by a :class:`TokenCounter` chosen to match the target model.
 """
 
-from cef.context.budget import TRUNCATION_MARKER, BudgetTooSmallError, split_sentences
+from cef.context.budget import BudgetTooSmallError
+from cef.context.cuts import TRUNCATION_MARKER, split_sentences
 from cef.context.formats import ContextDocument, ContextFormat, render
 from cef.context.graph_provider import (
     DocumentInput,
@@ -23,13 +29,8 @@ from cef.context.graph_provider import (
     KnowledgeContextOptions,
     RankedEntity,
 )
-from cef.context.provider import (
-    ContextProvider,
-    ContextRequest,
-    ContextResponse,
-    QuerySpec,
-    RankingStrategy,
-)
+from cef.context.provider import ContextProvider
+from cef.context.request import ContextRequest, ContextResponse, QuerySpec, RankingStrategy
 from cef.context.rules import add_axiom, add_claim
 from cef.context.tokens import TokenCounter, make_token_counter
 

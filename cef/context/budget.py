@@ -1,7 +1,9 @@
-"""Packing context items into a token budget, counted on the rendered text.
+"""The one packer: context items into a token budget, counted on the rendered text.
 
 :func:`pack` takes candidate items in priority order and fills a
-:class:`~cef.context.formats.ContextDocument` so that the rendered text, in the
+:class:`~cef.context.formats.ContextFrame` — the providers'
+:class:`~cef.context.formats.ContextDocument` or the memory's
+:class:`~cef.memory.bundle.ContextBundle` — so that the rendered text, in the
 chosen format and counted by the chosen :class:`~cef.context.tokens.TokenCounter`,
 never exceeds the budget:
 
@@ -10,60 +12,56 @@ never exceeds the budget:
    never exceed the parts' tokens plus two). Candidates are taken in order while
    they fit their group's cap and the budget; a candidate whose requirements
    (e.g. the entities a relationship connects) are not selected waits. Once
-   :data:`MAX_MISSES` candidates were counted and did not fit, a pass stops.
-2. A text item (a chunk, a claim) that does not fit whole is cut at a sentence
-   boundary — or, when not even one sentence fits, at a word boundary — and
-   marked with :data:`TRUNCATION_MARKER`, which counts against the budget.
-3. The document is rendered and counted exactly. If a counter breaks the join
-   allowance, the last items are removed until the count fits, so the budget
-   holds for any counter; remaining room is then offered to skipped items once.
+   :data:`MAX_MISSES` candidates of a group did not fit (counted, or surely too
+   big), a pass stops looking at that group (its items are ranked among
+   themselves).
+2. An item that does not fit whole may go in shorter: a text item (a chunk, a
+   claim) cut at a sentence boundary — or, when not even one sentence fits, at a
+   word boundary — and marked with :data:`TRUNCATION_MARKER`, which counts
+   against the budget; an item kind with shorter forms (a fact without its
+   excerpt, with fewer relations) in the longest form that fits. Under a cap
+   nothing is shortened (a later pass may offer room for the whole item) unless
+   ``shorten_first_under_cap`` lets the first item of each capped group go in
+   shortened.
+3. Room the join allowances left (joins mostly cost nothing) is offered to the
+   skipped items once. Then the document is rendered and counted exactly; if
+   the count exceeds the budget, the last items are removed until it fits, so
+   the budget holds for any counter.
 
-The header of every format reports the total tokens of the rendered text itself
-(a fixed point: the count of the text that contains the count).
+Each section lists its items in the order of the candidates (priority order),
+whichever pass placed them. A header that reports the total tokens of the
+rendered text states the count of that very text (a fixed point).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from cef.context.formats import (
-    SECTIONS,
-    ContextDocument,
-    ContextFormat,
-    Section,
-    renderer_for,
-)
+from cef.context.cuts import TRUNCATION_MARKER, TextCuts, first_fit
+from cef.context.formats import ContextFormat, ContextFrame, renderer_for
+from cef.context.items import ContextItem
 from cef.context.tokens import TokenCounter
 from cef.errors import ValidationError
 
-__all__ = [
-    "TRUNCATION_MARKER",
-    "BudgetTooSmallError",
-    "Candidate",
-    "Packed",
-    "cut_text",
-    "pack",
-    "split_sentences",
-]
+__all__ = ["TRUNCATION_MARKER", "BudgetTooSmallError", "Candidate", "Packed", "pack"]
 
-#: appended to a text cut to fit the budget (counted in the budget)
-TRUNCATION_MARKER = " …[truncated]"
 #: tokens allowed for each join of two fragments
 JOIN_SLACK = 2
 #: do not bother cutting a text to fit fewer tokens than this
 MIN_CUT_TOKENS = 12
-#: stop trying to cut texts after this many failures in one pass (each costs a few counts)
+#: stop trying to cut a group's texts after this many failures in one pass
 MAX_FAILED_CUTS = 3
 #: an item's cost moves by at most this many tokens with its position (its number in the section)
 INDEX_SLACK = 3
-#: a pass stops after this many candidates were counted and did not fit
+#: a pass stops looking at a group after this many of its candidates did not fit
 MAX_MISSES = 40
 #: a text longer than this many characters per token of room is not even counted (no tokenizer
 #: in use packs more than ~5 characters of prose into a token on average)
 MAX_CHARS_PER_TOKEN = 16
+
+F = TypeVar("F", bound=ContextFrame)
 
 
 class BudgetTooSmallError(ValidationError):
@@ -78,105 +76,6 @@ class BudgetTooSmallError(ValidationError):
         )
 
 
-# ------------------------------------------------------------------ sentences
-_ABBREVIATIONS = frozenset(
-    [
-        "dr",
-        "mr",
-        "mrs",
-        "ms",
-        "prof",
-        "sr",
-        "jr",
-        "st",
-        "vs",
-        "etc",
-        "e.g",
-        "i.e",
-        "cf",
-        "fig",
-        "no",
-        "approx",
-        "dept",
-        "inc",
-        "ltd",
-        "co",
-        "al",
-    ]
-)
-_BOUNDARY = re.compile(r"([.!?…]+[\"'”’)\]]*)(\s+)|(\n\s*)")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences; ``"".join(result) == text``.
-
-    A sentence ends at ``.``, ``!``, ``?`` or ``…`` (with closing quotes or
-    brackets) followed by whitespace, unless the word before the dot is a
-    common abbreviation (``Dr.``, ``e.g.``) or a single letter; a line break
-    also ends one. Each piece keeps the whitespace that follows it.
-    """
-    pieces: list[str] = []
-    start = 0
-    for m in _BOUNDARY.finditer(text):
-        end = m.end()
-        if m.group(3) is None:
-            punct_start = m.start(1)
-            word = re.search(r"([\w.]+)$", text[start:punct_start] + m.group(1).rstrip("\"'”’)]"))
-            w = (word.group(1) if word else "").lower().rstrip(".")
-            if m.group(1).startswith(".") and (w in _ABBREVIATIONS or (len(w) == 1 and w.isalpha())):
-                continue
-            nxt = text[end : end + 1]
-            if nxt and nxt.islower():
-                continue
-        if end > start and text[start:end].strip():
-            pieces.append(text[start:end])
-            start = end
-    if start < len(text):
-        if pieces and not text[start:].strip():
-            pieces[-1] += text[start:]
-        else:
-            pieces.append(text[start:])
-    return pieces
-
-
-def cut_text(text: str, fits: Callable[[str], bool], *, words_fallback: bool = True) -> str | None:
-    """The longest marked prefix of ``text`` for which ``fits`` holds, or None.
-
-    Tries whole sentences first; when not even the first sentence fits, whole
-    words. The result ends with :data:`TRUNCATION_MARKER`.
-    """
-    sentences = split_sentences(text)
-
-    def candidate(prefix: str) -> str:
-        return prefix.rstrip() + TRUNCATION_MARKER
-
-    best = _largest(len(sentences) - 1, lambda k: fits(candidate("".join(sentences[:k]))))
-    if best > 0:
-        return candidate("".join(sentences[:best]))
-    if not words_fallback:
-        return None
-    first = sentences[0] if sentences else text
-    words = list(re.finditer(r"\S+", first))
-    if len(words) < 2:
-        return None
-    best = _largest(len(words) - 1, lambda k: fits(candidate(first[: words[k - 1].end()])))
-    if best > 0:
-        return candidate(first[: words[best - 1].end()])
-    return None
-
-
-def _largest(n: int, ok: Callable[[int], bool]) -> int:
-    """The largest k in 1..n with ok(k), assuming ok is monotone (0 if none)."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 # -------------------------------------------------------------------- packing
 @dataclass(frozen=True)
 class Candidate:
@@ -184,12 +83,13 @@ class Candidate:
 
     ``key`` identifies it (``"entity:<id>"``...); ``requires_all`` /
     ``requires_any`` name keys that must already be selected (a relationship
-    needs its entities). ``text_field`` names the field that may be cut to fit
-    (``content`` for chunks, ``statement`` for claims); ``group`` is what caps
-    apply to (defaults to the section).
+    needs its entities). ``text_field`` names a text field that may be cut to
+    fit (``content`` for chunks, ``statement`` for claims); without it, the
+    item kind's own :meth:`~cef.context.items.ContextItem.shortenings` are its
+    shorter forms. ``group`` is what caps apply to (defaults to the section).
     """
 
-    section: Section
+    section: str
     item: Any
     key: str
     requires_all: frozenset[str] = frozenset()
@@ -201,17 +101,34 @@ class Candidate:
     def cap_group(self) -> str:
         return self.group or self.section
 
+    @property
+    def shortens(self) -> bool:
+        """Whether the item has shorter forms (a text to cut, or its kind's own)."""
+        if self.text_field is not None:
+            return True
+        own = getattr(type(self.item), "shortenings", None)
+        return own is not None and own is not ContextItem.shortenings
+
+    def shorter_forms(self) -> Sequence[Any]:
+        """The item's shorter forms, longest first."""
+        if self.text_field is not None:
+            return TextCuts(self.item, self.text_field)
+        forms: Sequence[Any] = self.item.shortenings()
+        return forms
+
 
 @dataclass
-class Packed:
+class Packed(Generic[F]):
     """The outcome of :func:`pack`."""
 
-    document: ContextDocument
+    document: F
     text: str
     total_tokens: int
     truncated: bool
+    #: the selected candidates in the order they were selected (shortened ones as placed)
     selected: list[Candidate] = field(default_factory=list)
     dropped: list[Candidate] = field(default_factory=list)
+    #: keys of the selected candidates placed in a shorter form
     cut: list[str] = field(default_factory=list)
     tokens_by_key: dict[str, int] = field(default_factory=dict)
     #: tokens of the text beyond its empty frame (the header and section syntax of no items)
@@ -219,11 +136,14 @@ class Packed:
 
 
 class _State:
-    def __init__(self, base: ContextDocument, fmt: ContextFormat, counter: TokenCounter) -> None:
+    def __init__(
+        self, base: ContextFrame, fmt: ContextFormat, counter: TokenCounter, order: Mapping[str, int]
+    ) -> None:
         self.base = base
         self.fmt = fmt
         self.renderer = renderer_for(fmt)
         self.counter = counter
+        self.order = order
         self.selected: list[Candidate] = []
         self.keys: set[str] = set()
         self.cost: dict[str, int] = {}
@@ -234,35 +154,62 @@ class _State:
         self.rendered_truncated = False
         # the fragment each selected item was costed with: key -> (index, text)
         self.fragments: dict[str, tuple[int, str]] = {}
-        self._last_fragment: tuple[int, str] = (0, "")
+        self.last_fragment: tuple[int, str] = (0, "")
         self.frame_tokens: int | None = None
         self.cost_cache: dict[tuple[str, int] | None, tuple[int, str]] = {}
         self.seen_cost: dict[str, int] = {}
+        # the cost of each candidate's shortest form (its section opener left out), once costed
+        self.shortest_cost: dict[str, int] = {}
+        self.last_item_cost = 0
+        self.counted: dict[str, int] = {}
+        self.removed = 0  # items the exact count removed
+        self.empty_costs: dict[str, int] = {}
+        self.forms: dict[str, Sequence[Any]] = {}  # each candidate's shorter forms, once built
 
     def fragment_cost(self, c: Candidate, item: Any) -> int:
         """Tokens ``item`` adds as the next item of its section (an upper bound for the join)."""
         index = self.in_section.get(c.section, 0) + 1
-        cache_key = (c.key, index) if item is c.item else None
+        # an item that does not show its number reads the same at any position
+        position = index if getattr(item, "NUMBERED", False) else 0
+        cache_key = (c.key, position) if item is c.item else None
         hit = self.cost_cache.get(cache_key) if cache_key else None
         if hit is None:
-            text = self.renderer.item(c.section, item, index)
+            text = self.renderer.item(self.base, c.section, item, index)
             hit = (self.counter.count(text) + JOIN_SLACK, text)
             if cache_key:
                 self.cost_cache[cache_key] = hit
                 self.seen_cost[c.key] = hit[0]
-        self._last_fragment = (index, hit[1])
+        self.last_fragment = (index, hit[1])
+        self.last_item_cost = hit[0]
         return hit[0] + (self.section_open_cost(c.section) if index == 1 else 0)
+
+    def count(self, text: str) -> int:
+        """Tokens of a whole rendering, remembered (a frame that does not state its status renders the
+        same text for every status)."""
+        known = self.counted.get(text)
+        if known is None:
+            known = self.counted[text] = self.counter.count(text)
+        return known
 
     def surely_too_big(self, c: Candidate, room: int) -> bool:
         """True when ``c`` was costed before (at another position) well above ``room``."""
         seen = self.seen_cost.get(c.key)
         return seen is not None and seen - INDEX_SLACK > room
 
-    def section_open_cost(self, section: Section) -> int:
+    def section_open_cost(self, section: str) -> int:
         if section not in self.open_cost:
-            r = self.renderer
-            self.open_cost[section] = self.counter.count(r.open(section) + r.close(section)) + JOIN_SLACK
+            r, b = self.renderer, self.base
+            self.open_cost[section] = (
+                self.counter.count(r.open(b, section) + r.close(b, section)) + JOIN_SLACK
+            )
         return self.open_cost[section]
+
+    def empty_cost(self, section: str) -> int:
+        """Tokens of the section's empty form (what an opened section replaces in the frame)."""
+        if section not in self.empty_costs:
+            empty = self.renderer.empty(section)
+            self.empty_costs[section] = self.counter.count(empty) if empty else 0
+        return self.empty_costs[section]
 
     def requirements_met(self, c: Candidate) -> bool:
         if c.requires_all and not c.requires_all <= self.keys:
@@ -274,7 +221,7 @@ class _State:
         self.selected.append(c)
         self.keys.add(c.key)
         self.cost[c.key] = cost
-        self.fragments[c.key] = self._last_fragment
+        self.fragments[c.key] = self.last_fragment
         self.group_used[c.cap_group] = self.group_used.get(c.cap_group, 0) + cost
         self.in_section[c.section] = self.in_section.get(c.section, 0) + 1
 
@@ -289,6 +236,7 @@ class _State:
     def remove_last(self) -> Candidate:
         c = self.selected[-1]
         self._drop(c)
+        self.removed += 1
         # anything that depended on it goes too
         while True:
             orphan = next((s for s in self.selected if not self.requirements_met(s)), None)
@@ -296,31 +244,34 @@ class _State:
                 return c
             self._drop(orphan)
 
-    def document(self, truncated: bool, total: int | None) -> ContextDocument:
-        parts: dict[str, Any] = {name: [] for name in SECTIONS}
-        for c in self.selected:
-            if c.section == "keywords":
-                parts["keywords"] = list(c.item)
-            else:
-                parts[c.section].append(c.item)
-        return self.base.model_copy(update={**parts, "truncated": truncated, "total_tokens": total})
+    def in_order(self) -> list[Candidate]:
+        """The selected candidates in priority (candidate) order."""
+        return sorted(self.selected, key=lambda c: self.order[c.key])
+
+    def document(self, truncated: bool, total: int | None) -> ContextFrame:
+        items: dict[str, list[Any]] = {}
+        for c in self.in_order():
+            items.setdefault(c.section, []).append(c.item)
+        return self.base.with_status(truncated, total).filled(items)
 
     def text(self, truncated: bool, total: int | None) -> str:
         """The rendered document, reusing the fragments the items were costed with."""
-        frags: dict[Section, list[str]] = {}
-        for c in self.selected:
+        frags: dict[str, list[str]] = {}
+        head = self.base.with_status(truncated, total)
+        for c in self.in_order():
             lst = frags.setdefault(c.section, [])
             index = len(lst) + 1
             cached = self.fragments.get(c.key)
             lst.append(
-                cached[1] if cached and cached[0] == index else self.renderer.item(c.section, c.item, index)
+                cached[1]
+                if cached and cached[0] == index
+                else self.renderer.item(head, c.section, c.item, index)
             )
-        head = self.base.model_copy(update={"truncated": truncated, "total_tokens": total})
         return self.renderer.compose(head, frags)
 
 
 def pack(
-    base: ContextDocument,
+    base: F,
     candidates: Sequence[Candidate],
     *,
     counter: TokenCounter,
@@ -328,52 +279,68 @@ def pack(
     budget: int,
     caps: Mapping[str, int] | None = None,
     allow_cut: bool = True,
-) -> Packed:
+    shorten_first_under_cap: bool = False,
+) -> Packed[F]:
     """Fill ``base`` with ``candidates`` (in priority order) so the rendered text fits ``budget`` tokens.
 
     ``caps`` limit the tokens of a group (a section, or a candidate's ``group``)
     in a first pass; a second pass lets skipped candidates use whatever the
-    budget still has. ``base`` gives the title and queries of the
-    header; its items are ignored. Raises :class:`BudgetTooSmallError` when the
-    empty frame alone does not fit.
+    budget still has. ``allow_cut`` False places items whole or not at all;
+    ``shorten_first_under_cap`` lets the first item of a capped group go in
+    shortened in the first pass. ``base`` gives the header (title, queries...);
+    its items are ignored. Raises :class:`BudgetTooSmallError` when the empty
+    frame alone does not fit.
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValidationError(f"token budget must be an integer >= 1, got {budget!r}")
     fmt = ContextFormat(fmt)
-    st = _State(base.model_copy(update={"token_budget": budget}), fmt, counter)
-    keys = [c.key for c in candidates]
-    if len(set(keys)) != len(keys):
+    order = {c.key: n for n, c in enumerate(candidates)}
+    if len(order) != len(candidates):
+        keys = [c.key for c in candidates]
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ValidationError(f"candidate key {dup!r} appears twice")
+    unknown = next((c for c in candidates if c.section not in base.SECTIONS), None)
+    if unknown is not None:
+        raise ValidationError(
+            f"candidate {unknown.key!r} is in section {unknown.section!r}, which a "
+            f"{type(base).__name__} does not have; sections: {', '.join(base.SECTIONS)}"
+        )
+    st = _State(base.with_budget(budget), fmt, counter, order)
 
     # the frame, with the header as it will read at the end (truncated, full-width count)
     frame = st.text(truncated=True, total=budget)
-    frame_cost = counter.count(frame) + JOIN_SLACK
-    if frame_cost - JOIN_SLACK > budget:
-        raise BudgetTooSmallError(budget, frame_cost - JOIN_SLACK, fmt.value, counter.name)
+    frame_cost = st.count(frame)  # each item's cost holds the allowance for its join
+    if frame_cost > budget:
+        raise BudgetTooSmallError(budget, frame_cost, fmt.value, counter.name)
+    st.frame_tokens = frame_cost
 
     used = frame_cost
     pending = list(candidates)
     passes: list[Mapping[str, int] | None] = [caps, None] if caps else [None]
     for pass_caps in passes:
-        used, pending = _fill(st, pending, used, budget, pass_caps, allow_cut)
+        used, pending = _fill(st, pending, used, budget, pass_caps, allow_cut, shorten_first_under_cap)
 
+    # one refill: the join allowances over-estimate, so room may remain; it is judged from the sum
+    # of the items' own tokens (joins mostly cost nothing) and the exact count below settles it
+    if pending:
+        estimate = _guess_total(st) + JOIN_SLACK
+        if estimate < budget - MIN_CUT_TOKENS // 2:
+            _, pending = _fill(st, pending, estimate, budget, None, allow_cut, False)
     text, total, stated = _finish(st, budget, truncated=bool(pending) or bool(st.cut))
-    # one refill: the join allowance over-estimates, so exact room may remain
-    if pending and total < budget - MIN_CUT_TOKENS // 2:
+    if st.removed and total < budget - MIN_CUT_TOKENS // 2:
+        # the estimate was too hopeful and the count removed items: refill once from the count
+        pending = [c for c in candidates if c.key not in st.keys]
         before = len(st.selected)
-        _, pending = _fill(st, pending, total + JOIN_SLACK, budget, None, allow_cut)
+        _, pending = _fill(st, pending, total, budget, None, allow_cut, False)
         if len(st.selected) != before:
             text, total, stated = _finish(st, budget, truncated=bool(pending) or bool(st.cut))
     dropped = [c for c in candidates if c.key not in st.keys]
     truncated = bool(dropped) or bool(st.cut)
     if truncated != st.rendered_truncated:  # a removal in _finish set the flag after the last render
         text, total, stated = _finish(st, budget, truncated=truncated)
-    doc = st.document(truncated, stated)
-    empty = st.renderer.compose(
-        st.base.model_copy(update={"truncated": truncated, "total_tokens": stated}), {}
-    )
-    content = max(0, total - counter.count(empty))
+    doc: F = st.document(truncated, stated)  # type: ignore[assignment]
+    empty = st.renderer.compose(st.base.with_status(truncated, stated), {})
+    content = max(0, total - st.count(empty))
     return Packed(
         document=doc,
         text=text,
@@ -394,30 +361,36 @@ def _fill(
     budget: int,
     caps: Mapping[str, int] | None,
     allow_cut: bool,
+    shorten_first_under_cap: bool,
 ) -> tuple[int, list[Candidate]]:
     """One greedy pass; returns the tokens used and the candidates still waiting."""
     waiting: list[Candidate] = []
-    failed_cuts = 0
-    misses = 0
-    for n, c in enumerate(pending):
-        if misses >= MAX_MISSES:  # far down the ranking and nothing fits any more: stop looking
-            waiting.extend(pending[n:])
-            break
-        room = budget - used
-        if caps is not None and c.cap_group in caps:
-            room = min(room, caps[c.cap_group] - st.group_used.get(c.cap_group, 0))
+    # per group (its items are ranked among themselves): candidates counted that did not fit,
+    # and shortenings that failed
+    misses: dict[str, int] = {}
+    failed_cuts: dict[str, int] = {}
+    for c in pending:
+        group = c.cap_group
+        if misses.get(group, 0) >= MAX_MISSES:  # far down the group's ranking, nothing fits any more
+            waiting.append(c)
+            continue
+        cap = caps.get(group) if caps is not None else None
+        room = budget - used if cap is None else min(budget - used, cap - st.group_used.get(group, 0))
         if room <= JOIN_SLACK or not st.requirements_met(c):
             waiting.append(c)
             continue
-        # cut only where no cap applies, so a later pass cannot offer more room
+        # under a cap only the first of a group, if at all: a later pass may offer room for the whole
         can_cut = (
             allow_cut
-            and c.text_field is not None
-            and (caps is None or c.cap_group not in caps)
-            and room >= MIN_CUT_TOKENS
-            and failed_cuts < MAX_FAILED_CUTS
+            and c.shortens
+            and (cap is None or (shorten_first_under_cap and not st.group_used.get(group)))
+            and (
+                c.text_field is None  # an item kind's own shortest form costs one count to rule out
+                or (room >= MIN_CUT_TOKENS and failed_cuts.get(group, 0) < MAX_FAILED_CUTS)
+            )
         )
         if not can_cut and _hopeless(st, c, room):
+            misses[group] = misses.get(group, 0) + 1
             waiting.append(c)
             continue
         cost = st.fragment_cost(c, c.item)
@@ -425,10 +398,11 @@ def _fill(
             st.add(c, cost)
             used += cost
             continue
-        misses += 1
+        misses[group] = misses.get(group, 0) + 1
         if can_cut:
-            shorter = _cut(st, c, room)
-            failed_cuts += shorter is None
+            shorter = _shorten(st, c, room)
+            if shorter is None and c.text_field is not None:
+                failed_cuts[group] = failed_cuts.get(group, 0) + 1
             if shorter is not None:
                 item, cost = shorter
                 cut_c = Candidate(
@@ -463,25 +437,28 @@ def _hopeless(st: _State, c: Candidate, room: int) -> bool:
     return False
 
 
-def _cut(st: _State, c: Candidate, room: int) -> tuple[Any, int] | None:
-    assert c.text_field is not None
-    text = getattr(c.item, c.text_field)
-    costs: dict[str, int] = {}
-    # the item with no text at all: if even that does not fit, no cut will
-    if st.fragment_cost(c, c.item.model_copy(update={c.text_field: TRUNCATION_MARKER.strip()})) > room:
+def _shorten(st: _State, c: Candidate, room: int) -> tuple[Any, int] | None:
+    """The longest shorter form of ``c`` that fits ``room``, with its cost; None if none does."""
+    shortest = st.shortest_cost.get(c.key)
+    if shortest is not None and shortest - INDEX_SLACK > room:  # not even its shortest form fits
         return None
+    forms = st.forms.get(c.key)
+    if forms is None:
+        forms = st.forms[c.key] = c.shorter_forms()
+    tried: dict[int, tuple[int, tuple[int, str]]] = {}  # form -> (cost, fragment)
 
-    def fits(candidate_text: str) -> bool:
-        item = c.item.model_copy(update={c.text_field: candidate_text, "truncated": True})
-        cost = st.fragment_cost(c, item)
-        costs[candidate_text] = cost
+    def fits(i: int) -> bool:
+        cost = st.fragment_cost(c, forms[i])
+        tried[i] = (cost, st.last_fragment)
+        if i == len(forms) - 1:
+            st.shortest_cost[c.key] = st.last_item_cost
         return cost <= room
 
-    shorter = cut_text(text, fits)
-    if shorter is None:
+    best = first_fit(len(forms), fits)
+    if best is None:
         return None
-    item = c.item.model_copy(update={c.text_field: shorter, "truncated": True})
-    return item, costs[shorter]
+    cost, st.last_fragment = tried[best]  # the fragment it goes in with
+    return forms[best], cost
 
 
 def _finish(st: _State, budget: int, *, truncated: bool) -> tuple[str, int, int | None]:
@@ -502,22 +479,28 @@ def _render_counted(st: _State, truncated: bool) -> tuple[str, int, int | None]:
     """Render, then find the total that equals the count of the text that states it."""
     guess = _guess_total(st)
     seen: set[int] = set()
+    text = st.text(truncated, guess)
     for _ in range(4):
-        text = st.text(truncated, guess)
-        total = st.counter.count(text)
+        total = st.count(text)
         if total == guess:
             return text, total, total
         seen.add(guess)
         if total in seen:
             break
         guess = total
+        again = st.text(truncated, guess)
+        if again == text:  # the header does not state the total: the count is the count
+            return text, total, total
+        text = again
     # no fixed point (a rare tokenizer edge case): state no number rather than a wrong one
     text = st.text(truncated, None)
-    return text, st.counter.count(text), None
+    return text, st.count(text), None
 
 
 def _guess_total(st: _State) -> int:
+    """The tokens of the text, estimated from its parts: the frame, each item without its join
+    allowance, each open section without its allowance and without the empty form it replaces."""
     if st.frame_tokens is None:
-        st.frame_tokens = st.counter.count(st.renderer.compose(st.base, {}))
-    base = st.frame_tokens
-    return base + sum(st.cost.values()) - JOIN_SLACK * len(st.cost)
+        st.frame_tokens = st.count(st.renderer.compose(st.base, {}))
+    opened = sum(st.empty_cost(s) + JOIN_SLACK for s, n in st.in_section.items() if n)
+    return st.frame_tokens + sum(st.cost.values()) - JOIN_SLACK * len(st.cost) - opened

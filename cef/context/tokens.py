@@ -19,6 +19,7 @@ budget at a token boundary. Three implementations:
 from __future__ import annotations
 
 import codecs
+import logging
 import math
 import threading
 from collections.abc import Callable
@@ -30,12 +31,16 @@ from cef.errors import ConfigurationError, MissingExtraError, ValidationError
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "CharEstimateCounter",
     "TiktokenCounter",
     "TokenCounter",
     "WordPieceCounter",
+    "default_token_counter",
     "make_token_counter",
+    "resolve_counter",
     "token_counter_names",
 ]
 
@@ -285,3 +290,25 @@ def _cached_counter(kind: str, allow_download: bool) -> TokenCounter:
     if kind == "estimate":
         return CharEstimateCounter()
     return TiktokenCounter(kind, allow_download=allow_download)
+
+
+def default_token_counter() -> TokenCounter:
+    """cl100k (close to current LLM tokenizers) when installed, else the chars/4 estimate."""
+    try:
+        return make_token_counter("cl100k")
+    except ConfigurationError as exc:
+        log.warning("cl100k token counter unavailable (%s); using the chars/4 estimate", exc)
+        return CharEstimateCounter()
+
+
+def resolve_counter(counter: TokenCounter | str | None) -> TokenCounter:
+    """A counter from an instance, a name for :func:`make_token_counter`, or None (the default)."""
+    if counter is None:
+        return default_token_counter()
+    if isinstance(counter, str):
+        return make_token_counter(counter)
+    if not isinstance(counter, TokenCounter):
+        raise ConfigurationError(
+            f"counter must be a TokenCounter or a counter name, got {type(counter).__name__}"
+        )
+    return counter

@@ -11,17 +11,9 @@
   context and conflicts, packed into a token budget; ``to_text(format)``.
 """
 
+from cef.context.facts import BeliefInfo, Conflict, Fact, ObservationRef, Relation, TemporalChange
 from cef.memory.beliefs import Observation, ObservationSource, SourceType, UpdateResult
-from cef.memory.bundle import (
-    BeliefInfo,
-    Conflict,
-    ContextBundle,
-    Fact,
-    ObservationRef,
-    Relation,
-    TemporalChange,
-    TemporalContext,
-)
+from cef.memory.bundle import ContextBundle, TemporalContext
 from cef.memory.memory import IngestReport, SemanticMemory, SupersedeResult, open_memory
 from cef.memory.retrieval import RetrievalConstraints
 from cef.memory.temporal import FactChange, TemporalConstraint

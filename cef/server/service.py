@@ -110,7 +110,8 @@ class ContextSupport:
 def load_context_support() -> ContextSupport | None:
     """Import the context provider lazily; None when it is not available."""
     try:
-        from cef.context.provider import ContextProvider, ContextRequest, ContextResponse
+        from cef.context.provider import ContextProvider
+        from cef.context.request import ContextRequest, ContextResponse
     except ImportError as exc:
         log.info("provide_context is not available: %s", exc)
         return None

@@ -9,7 +9,7 @@ import yaml
 
 import cef
 from cef.context import ContextFormat, ContextProvider, ContextRequest, QuerySpec, RankingStrategy
-from cef.context.budget import TRUNCATION_MARKER
+from cef.context.cuts import TRUNCATION_MARKER
 from cef.context.tokens import make_token_counter
 
 QUERIES = [

@@ -27,7 +27,7 @@ from schemathesis.generation.jsonschema.builder import build
 from schemathesis.specs.openapi.formats import format_lengths_for, get_default_format_strategies, regex_values
 
 import cef
-from cef.context.provider import ContextRequest
+from cef.context.request import ContextRequest
 from cef.server.service import CefService
 from cef.server.settings import ServerSettings
 from cef.server.tools import parse_tool_arguments, tool_definitions, tool_spec

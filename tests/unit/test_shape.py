@@ -238,20 +238,10 @@ def test_no_benchmark_code_in_the_package() -> None:
     assert not (PACKAGE / "bench").exists(), "benchmark harnesses live in bench/, outside the package"
 
 
-#: modules still over 600 lines, each being rewritten on the memory-on-retrieve branch of issue 16
-OVERSIZED: dict[str, str] = {
-    "cef.context.provider": "one packer and renderer in cef.context",
-}
-
-
 def _lines(module: str) -> int:
     return len(MODULES[module].read_text(encoding="utf-8").splitlines())
 
 
 def test_modules_stay_small() -> None:
-    big = sorted(m for m in MODULES if m not in OVERSIZED and _lines(m) > 600)
+    big = sorted(m for m in MODULES if _lines(m) > 600)
     assert big == [], "modules over 600 lines: split them along their seams"
-
-
-def test_oversized_list_only_shrinks() -> None:
-    assert [m for m in OVERSIZED if m not in MODULES or _lines(m) <= 600] == []

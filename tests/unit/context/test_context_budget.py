@@ -8,14 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cef.context.budget import (
-    TRUNCATION_MARKER,
-    BudgetTooSmallError,
-    Candidate,
-    cut_text,
-    pack,
-    split_sentences,
-)
+from cef.context.budget import BudgetTooSmallError, Candidate, pack
+from cef.context.cuts import TRUNCATION_MARKER, cut_text, split_sentences
 from cef.context.formats import (
     ContextChunk,
     ContextDocument,

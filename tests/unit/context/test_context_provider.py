@@ -22,7 +22,8 @@ from cef.context import (
     QuerySpec,
     RankingStrategy,
 )
-from cef.context.provider import MIN_TOKEN_BUDGET, dedupe_chunks, rank_chunks
+from cef.context.provider import dedupe_chunks, rank_chunks
+from cef.context.request import MIN_TOKEN_BUDGET
 from cef.context.tokens import make_token_counter
 from tests.conftest import clinical_batch
 
