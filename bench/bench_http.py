@@ -185,6 +185,15 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads) so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 class Server:
     def __init__(self, db: Path, *, cache: bool, runtime: str = "auto") -> None:
         self.port = free_port()
@@ -280,7 +289,10 @@ def measure(
             qs = queries[:8] if cache else queries
             asyncio.run(load(server.url, qs, 2, 2.0, args.depth))  # warm-up (model, caches)
             for c in args.concurrency:
+                cpu0, client0 = cpu_seconds(server.proc.pid), time.process_time()
                 run = asyncio.run(load(server.url, qs, c, args.duration, args.depth))
+                server_ms = (cpu_seconds(server.proc.pid) - cpu0) / max(run.requests, 1) * 1000
+                client_ms = (time.process_time() - client0) / max(run.requests, 1) * 1000
                 rows.append(
                     [
                         label,
@@ -294,6 +306,9 @@ def measure(
                         str(run.errors),
                         str(run.timed_out),
                         f"{rss_mb(server.proc.pid):.0f}",
+                        f"{server_ms:.1f}",
+                        f"{client_ms:.1f}",
+                        f"{(os.cpu_count() or 1) * 1000 / (server_ms + client_ms):.0f}",
                     ]
                 )
                 print("  " + " | ".join(rows[-1]), flush=True)
@@ -323,7 +338,8 @@ def main() -> None:
         f"cef REST search benchmark on {os.cpu_count()} cores (client and server share them); load {load1:.1f}"
     )
     print(
-        "  graph | embedder | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out | server RSS MB"
+        "  graph | embedder | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out "
+        "| server RSS MB | server CPU ms/req | client CPU ms/req | req/s the CPUs allow"
     )
     try:
         clinical = work / "clinical.db"
@@ -339,7 +355,8 @@ def main() -> None:
 
     print()
     header = [
-        "graph", "embedder", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out", "server RSS MB"
+        "graph", "embedder", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out",
+        "server RSS MB", "server CPU ms/req", "client CPU ms/req", "req/s the CPUs allow",
     ]  # fmt: skip
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -348,7 +365,10 @@ def main() -> None:
     print(f"\nload average before / after: {load1:.1f} / {os.getloadavg()[0]:.1f}")
     print(
         f"POST /api/v1/search, limit 10, graph_depth {args.depth}, {args.duration:.0f} s per row; "
-        "cache off: every request runs the engine; cache on: 8 repeated queries (hits after the first)"
+        "cache off: every request runs the engine; cache on: 8 repeated queries (hits after the first); "
+        "CPU ms/req: CPU seconds of the server process (all threads) and of this load generator over the "
+        "requests answered; req/s the CPUs allow: cores × 1000 / (server + client CPU ms per request), "
+        "the rate of an otherwise idle machine if the work kept both cores busy"
     )
 
 
