@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["WORD", "Lemmatize", "default_lemmatizer", "surface_tokens"]
+__all__ = ["WORD", "Lemmatize", "default_lemmatizer", "dictionary_lemmas", "surface_tokens"]
 
 #: text -> (lower-case token, lemma) pairs, punctuation left out
 Lemmatize = Callable[[str], list[tuple[str, str]]]
@@ -20,19 +20,25 @@ def surface_tokens(text: str) -> list[tuple[str, str]]:
     return [(w.lower(), w.lower()) for w in WORD.findall(text)]
 
 
+@lru_cache(maxsize=65_536)
+def _lemma(word: str) -> str:
+    import simplemma
+
+    return str(simplemma.lemmatize(word, lang="en")).lower()
+
+
+def dictionary_lemmas(text: str) -> list[tuple[str, str]]:
+    """(token, lemma) pairs from simplemma's English dictionary: no tagger, no model to load, a
+    dictionary read once (~0.3 s) and a lookup per word ("directed" -> "direct", "written" ->
+    "write", "films" -> "film"). A word the dictionary does not know is its own lemma."""
+    return [(w, _lemma(w)) for w in (m.lower() for m in WORD.findall(text))]
+
+
 @lru_cache(maxsize=1)
 def default_lemmatizer() -> Lemmatize:
-    """spaCy's lemmas when the ``nlp`` extra is installed, else lower-case tokens."""
+    """The dictionary lemmatizer; lower-case tokens when simplemma is not installed."""
     try:
-        import spacy
-
-        from cef.extract.spacy_ner import DEFAULT_MODEL
-
-        nlp = spacy.load(DEFAULT_MODEL, exclude=["parser", "ner"])
-    except (ImportError, OSError):
+        import simplemma  # noqa: F401
+    except ImportError:
         return surface_tokens
-
-    def lemmas(text: str) -> list[tuple[str, str]]:
-        return [(t.text.lower(), t.lemma_.lower()) for t in nlp(text) if not (t.is_punct or t.is_space)]
-
-    return lemmas
+    return dictionary_lemmas
