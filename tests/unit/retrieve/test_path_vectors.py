@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 import cef
+from cef.embed.base import BatchedEmbedder
 from cef.ingest.pipeline import ingest_sources
 from cef.retrieve.pathscore import path_scorer
 
@@ -90,3 +91,52 @@ def test_without_an_embedder_nothing_is_saved(tmp_path: Path) -> None:
         assert kb.retrieve(QUESTION).nodes
         saved = kb.retriever.state.vectors_path("path-text")
     assert saved is not None and not saved.exists()
+
+
+class BatchedLetters(BatchedEmbedder):
+    """Letter counts through the adapters' base class; records each call to the model."""
+
+    name = "letters"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+
+    @property
+    def dim(self) -> int:
+        return 26
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return Letters().embed(texts) + 1e-3  # never all zeros
+
+
+class QueryPrefixed(BatchedLetters):
+    """An embedder that embeds questions differently from documents (an instruction prefix)."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return super().embed([f"query: {text}"])[0]
+
+
+def test_the_question_is_embedded_in_the_same_call_as_the_masked_questions(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    with cef.open(db, embedder=BatchedLetters()) as kb:
+        ingest_sources(kb, [str(CLINICAL)], extract=False)
+    emb = BatchedLetters()
+    with cef.open(db, embedder=emb) as kb:
+        found = kb.retrieve(QUESTION)
+    assert found.nodes and found.nodes[0].path is not None
+    first = emb.calls[0]  # masked questions and the question: one batch
+    assert QUESTION in first and any(t != QUESTION and t.startswith("Which medications") for t in first)
+    assert [QUESTION] not in emb.calls  # never a call of its own
+
+
+def test_an_embedder_with_its_own_question_form_keeps_it(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    with cef.open(db, embedder=QueryPrefixed()) as kb:
+        ingest_sources(kb, [str(CLINICAL)], extract=False)
+    emb = QueryPrefixed()
+    with cef.open(db, embedder=emb) as kb:
+        assert kb.retrieve(QUESTION).results
+    texts = [t for call in emb.calls for t in call]
+    assert f"query: {QUESTION}" in texts and QUESTION not in texts
