@@ -187,6 +187,7 @@ def http(
                 f"{__name__}:worker_app",
                 factory=True,
                 workers=workers,
+                http=_need("cef.server.nodelay", "NoDelayH11", "cef serve http", "server"),
                 host=settings.host,
                 port=settings.port,
                 log_level="warning",
