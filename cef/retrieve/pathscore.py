@@ -74,6 +74,9 @@ EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 _ESTIMATE_SLACK = 0.25
 _EXAMPLES = 5
 
+#: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
+_TEXTS_KEPT = 200_000
+
 
 @dataclass
 class _RelationWords:
@@ -98,6 +101,7 @@ class PathScorer:
     examples: dict[Hop, str] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _names: dict[int, str] = field(default_factory=dict)  # example answers: node position -> name
+    _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
 
     # ------------------------------------------------------------------ words
     def words_of(self, relation: str) -> _RelationWords:
@@ -182,11 +186,16 @@ class PathScorer:
 
     def texts_of(self, path: RelationPath) -> tuple[str, str, str]:
         """What a path is compared with: its words, its distinct relations, its example answers."""
-        return (
-            self.verbalize(path),
-            self.verbalize_relations(path),
-            self.answer_text(path[-1]) or self.hop_text(path[-1]),
-        )
+        got = self._texts.get(path)
+        if got is None:
+            if len(self._texts) >= _TEXTS_KEPT:
+                self._texts.clear()
+            got = self._texts[path] = (
+                self.verbalize(path),
+                self.verbalize_relations(path),
+                self.answer_text(path[-1]) or self.hop_text(path[-1]),
+            )
+        return got
 
     def prepare(self, embed: EmbedMany, *, limit: int = 10_000, batch: int = 512) -> int:
         """Embed the texts of the relation paths the schema allows, up to 3 hops while there are at
@@ -331,11 +340,7 @@ class PathScorer:
         """The embedding terms of a path not embedded yet, each text's cosine taken from the
         longest embedded prefix of the path when the text itself is not embedded."""
         prefix = next(
-            (
-                self.texts_of(path[:n])
-                for n in range(len(path) - 1, 0, -1)
-                if self.verbalize(path[:n]) in self.vectors
-            ),
+            (pre for n in range(len(path) - 1, 0, -1) if (pre := self.texts_of(path[:n]))[0] in self.vectors),
             None,
         )
         parts = []
@@ -363,7 +368,8 @@ class PathScorer:
         Words naming one relation next to each other are one naming ("starred which actors"); the
         anchor, another content word, a preposition between two name words or a repeat of the same
         relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
-        twice, so does "written by the writer of X"). Description words count half. ``where``
+        twice, so does "written by the writer of X"), except a repeat right after it or after a relative word
+        ("which screenwriter wrote", "the director that directed": one naming). Description words count half. ``where``
         receives the token positions of the namings, ``strong`` those of name (not description) words.
         """
         out: dict[str, tuple[float, int]] = {}
@@ -375,9 +381,19 @@ class PathScorer:
             run_weight = 0.0
             split = False  # a preposition since the last relation word: "starred by actors" names twice
             same = False  # a relative word since the last relation word ("director that directed")
+            last = -2  # position of the last relation word
+            before: set[int] = set()  # relation words named before the anchor
+            joined = False  # the anchor split one naming: "what year was X released" (release_year)
             for i, (t, lem) in enumerate(tokens):
                 if i == at:
                     run = None
+                    # "starred by X actors": a preposition ties the words before to the anchor, a
+                    # naming of their own; "what year was X released": one naming around it
+                    between = [w for w, _ in tokens[last + 1 : i]] if last >= 0 else []
+                    if any(w in PREPOSITIONS for w in between) and all(
+                        w in FUNCTION_WORDS or len(w) < 2 for w in between
+                    ):
+                        before.clear()
                     continue
                 if t in FUNCTION_WORDS or len(t) < 2:
                     if t in PREPOSITIONS:
@@ -394,10 +410,20 @@ class PathScorer:
                         run = None
                         continue
                     hit, weight = len(w.cue) + soft, 0.5
-                if same and run is not None and hit in run:
+                if run is not None and hit in run and (same or last == i - 1):
                     same = False
-                    continue  # the same relation word again, about the same thing
+                    last = i
+                    continue  # the same relation word again, about the same thing ("screenwriter wrote")
                 same = False
+                last = i
+                if at is not None and weight == 1.0:
+                    if i < at:
+                        before.add(hit)
+                    elif run is None and not joined and before and hit not in before:
+                        # other words of a relation named before the anchor: the same naming around it
+                        joined = True
+                        run, run_weight, split = {hit}, weight, False
+                        continue
                 if run is not None and hit not in run and (not split or weight < 1.0 or run_weight < 1.0):
                     run.add(hit)
                     if weight > run_weight:  # a naming counts as its strongest word

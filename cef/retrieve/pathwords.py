@@ -90,9 +90,13 @@ FUNCTION_WORDS = frozenset(
 )
 #: function words that relate two things: relation words on both sides of one are two namings
 PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "from"])
-#: how far a deep path's embedding terms may rise above their estimate from its prefix
+#: words that open a relative clause or a question about the thing named before them
 WH_WORDS = frozenset(["which", "what", "whose", "whom", "who", "that"])
 MASK = "X"
+#: nouns (lemmas) that ask for a category: "what kind of film" names a relation called genre, type or class
+CATEGORY_WORDS = frozenset(
+    ["type", "kind", "sort", "genre", "category", "class", "variety", "classification"]
+)
 
 
 def relation_words(name: str) -> list[str]:
@@ -107,9 +111,12 @@ def content_words(words: Sequence[str]) -> list[str]:
 def stem_match(a: str, b: str, la: str, lb: str) -> bool:
     """``a`` (a question word) names ``b`` (a relation word): same lemma, a common prefix of >= 3
     letters covering half the shorter word, or ``b``'s first 4 letters inside a long compound
-    (``screenwriter`` names ``written``)."""
-    if la == lb or a == b:
+    (``screenwriter`` names ``written``); a category noun names another ("types" names ``genre``); "co-"
+    words name what they join ("co-wrote" names ``written``)."""
+    if la == lb or a == b or (la in CATEGORY_WORDS and lb in CATEGORY_WORDS):
         return True
+    if a.startswith("co-") and len(a) > 4:
+        return stem_match(a[3:], b, la[3:] if la.startswith("co-") else la, lb)
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cef.graph.filter import EdgeFilter
+from cef.graph.hops import hop_keys
 from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
@@ -126,37 +127,58 @@ def candidate_paths(
     out: list[RelationPath] = []
     level: dict[RelationPath, np.ndarray] = {(): np.asarray([start], dtype=np.int64)}
     names = graph.relations.names
-    rel = graph.e_rel.view
     for depth in range(max_hops):
         if depth >= 3 and deep_limit is not None and len(out) >= deep_limit:
             break
-        nxt: dict[RelationPath, np.ndarray] = {}
-        last = depth == max_hops - 1
-        for path, frontier in level.items():
-            edges, _, targets, fwd = graph.step(frontier, flt)
-            keep = targets != start
-            if not keep.all():
-                edges, targets, fwd = edges[keep], targets[keep], fwd[keep]
-            if not len(edges):
-                continue
-            codes = rel[edges].astype(np.int64)
-            fwd = fwd | graph._rel_bidir[codes]  # a bidirectional hop reads the same both ways
-            key = codes * 2 + fwd.astype(np.int64)
-            order = np.argsort(key, kind="stable")
-            key, targets = key[order], targets[order]
-            bounds = np.flatnonzero(np.diff(key)) + 1
-            for group_keys, group_targets in zip(
-                np.split(key, bounds), np.split(targets, bounds), strict=True
-            ):
-                code = int(group_keys[0])
-                hop = Hop(names[code // 2], bool(code % 2))
-                out.append((*path, hop))
-                if not last:
-                    nxt[(*path, hop)] = np.unique(group_targets)
+        final = depth == max_hops - 1
+        if final or (depth >= 2 and deep_limit is not None):
+            # maybe the last level: which hops leave each frontier is enough, not where they lead
+            for path, frontier in level.items():
+                for code in hop_keys(graph, frontier, flt, exclude=start).tolist():
+                    out.append((*path, Hop(names[code // 2], bool(code % 2))))
                 if len(out) >= max_paths:
-                    return out
-        level = nxt
+                    return out[:max_paths]
+            if final or (deep_limit is not None and len(out) >= deep_limit):
+                break
+            level = _next_level(graph, level, flt, start, None)
+        else:
+            level = _next_level(graph, level, flt, start, out)
+            if len(out) >= max_paths:
+                return out[:max_paths]
     return out
+
+
+def _next_level(
+    graph: GraphIndex,
+    level: dict[RelationPath, np.ndarray],
+    flt: EdgeFilter,
+    start: int,
+    out: list[RelationPath] | None,
+) -> dict[RelationPath, np.ndarray]:
+    """One hop further from every frontier of ``level``: the new paths (appended to ``out``
+    when given) and the nodes each reaches, never ``start``."""
+    names = graph.relations.names
+    nxt: dict[RelationPath, np.ndarray] = {}
+    for path, frontier in level.items():
+        edges, _, targets, fwd = graph.step(frontier, flt)
+        keep = targets != start
+        if not keep.all():
+            edges, targets, fwd = edges[keep], targets[keep], fwd[keep]
+        if not len(edges):
+            continue
+        codes = graph.e_rel.view[edges].astype(np.int64)
+        fwd = fwd | graph._rel_bidir[codes]  # a bidirectional hop reads the same both ways
+        key = codes * 2 + fwd.astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        key, targets = key[order], targets[order]
+        bounds = np.flatnonzero(np.diff(key)) + 1
+        for group_keys, group_targets in zip(np.split(key, bounds), np.split(targets, bounds), strict=True):
+            code = int(group_keys[0])
+            hop = Hop(names[code // 2], bool(code % 2))
+            if out is not None:
+                out.append((*path, hop))
+            nxt[(*path, hop)] = np.unique(group_targets)
+    return nxt
 
 
 def walk_path(

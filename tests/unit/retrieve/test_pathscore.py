@@ -31,6 +31,9 @@ TRIPLES = [
     ("Beta Movie", "release_year", "2005"),
     ("Gamma Movie", "release_year", "1999"),
     ("Delta Movie", "release_year", "2010"),
+    ("Alpha Movie", "written_by", "Wendy Writer"),
+    ("Beta Movie", "written_by", "Wendy Writer"),
+    ("Beta Movie", "written_by", "Will Writer"),
 ]
 
 
@@ -108,6 +111,31 @@ def test_a_preposition_between_relation_words_makes_two_namings(movies: cef.Know
     # a preposition before a wh-word keeps the naming whole: "released in which years"
     path, answers = best_path(movies, "the movies directed by Dirk Director were released in which years")
     assert path == [D, "release_year"] and set(answers[:2]) == {"1999", "2010"}
+
+
+def test_words_of_one_relation_around_the_anchor_are_one_naming(movies: cef.KnowledgeBase) -> None:
+    # "year ... released" name release_year once, split by the anchor: one hop, not there and back
+    path, answers = best_path(movies, "what year was Alpha Movie released")
+    assert path == ["release_year"] and answers[:1] == ["1999"]
+    path, answers = best_path(movies, "what year were the movies directed by Dirk Director released")
+    assert path == [D, "release_year"] and set(answers[:2]) == {"1999", "2010"}
+    # ... but a preposition before the anchor ties those words to it: "starred by X actors" is two
+    path, answers = best_path(movies, "when were the movies starred by Alpha Movie actors released")
+    assert path == [S, S, "release_year"] and answers[:1] == ["1999"]  # Ann Actor's other film, Gamma
+    # two words of one relation side by side: one naming ("which screenwriter wrote")
+    path, answers = best_path(movies, "which screenwriter wrote Alpha Movie")
+    assert path == ["written_by"] and answers[:1] == ["Wendy Writer"]
+
+
+def test_category_nouns_and_co_words_name_relations(movies: cef.KnowledgeBase) -> None:
+    # "what kind of", "what types": a relation named with a category noun (genre, type, class ...)
+    path, answers = best_path(movies, "what kind of movie is Gamma Movie")
+    assert path == ["has_genre"] and answers[:1] == ["Horror"]
+    path, answers = best_path(movies, "what types are the films directed by Dirk Director")
+    assert path == [D, "has_genre"] and set(answers[:2]) == {"Horror", "Western"}
+    # "co-wrote" names written_by (and its sharing prefix asks for the return hop)
+    path, answers = best_path(movies, "who co-wrote films with Will Writer")
+    assert path == ["written_by", "written_by"] and answers[:1] == ["Wendy Writer"]
 
 
 def test_a_hop_back_along_a_relation_named_once_counts_half(movies: cef.KnowledgeBase) -> None:
