@@ -56,9 +56,15 @@ def served(tmp_path: Path) -> tuple[str, subprocess.Popen[bytes], Path]:
 
 
 def _workers(proc: subprocess.Popen[bytes]) -> set[int]:
-    """The server's worker processes (children of the uvicorn supervisor)."""
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True)
-    return {int(p) for p in out.stdout.split()}
+    """The server's worker processes: children of the uvicorn supervisor (Linux ``/proc``)."""
+    kids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == proc.pid:
+                kids.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
 
 
 def test_writes_through_either_process_are_seen_by_every_later_read(
