@@ -245,9 +245,7 @@ class KnowledgeRetriever:
 
     def save_caches(self) -> None:
         """Save beside the store the path-text vectors queries embedded since the last save."""
-        if self.state.embedder is not None:
-            with self.state.reading():
-                pipeline.save_path_vectors(self.state)
+        pipeline.save_path_vectors(self.state)
 
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""

@@ -188,7 +188,8 @@ def save_path_vectors(state: EngineView) -> bool:
         known = _paths_on_disk.get(state)
     if emb is None or saved is None or known is None:
         return False  # this engine never read them: nothing of the scorer's came from or goes to disk
-    scorer = path_scorer(state)
+    with state.reading():
+        scorer = path_scorer(state)
     held = len(scorer.vectors)
     if held <= known or not scorer.save_vectors(saved, emb.name):
         return False
