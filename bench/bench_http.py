@@ -185,8 +185,32 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def tree(pid: int) -> list[int]:
+    """``pid`` and its child processes (a server's workers)."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return [pid, *kids]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children (all their threads) so far."""
+    total = 0.0
+    for p in tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 class Server:
-    def __init__(self, db: Path, *, cache: bool, runtime: str = "auto") -> None:
+    def __init__(self, db: Path, *, cache: bool, runtime: str = "auto", workers: int = 1) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
@@ -197,7 +221,7 @@ class Server:
             "CEF_EMBEDDER__RUNTIME": runtime,
         }
         self.proc = subprocess.Popen(
-            [CEF, "serve", "http", "--db", str(db), "--port", str(self.port)],
+            [CEF, "serve", "http", "--db", str(db), "--port", str(self.port), "--workers", str(workers)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -272,19 +296,30 @@ async def load(url: str, queries: list[str], concurrency: int, duration: float, 
 def measure(
     label: str, db: Path, queries: list[str], args: argparse.Namespace, rows: list[list[str]]
 ) -> None:
-    for runtime, cache in [(r, c) for r in args.runtime for c in (False, True) if c or not args.cached_only]:
+    plan = [
+        (r, c, w)
+        for r in args.runtime
+        for c in (False, True)
+        for w in args.workers
+        if c or not args.cached_only
+    ]
+    for runtime, cache, workers in plan:
         if cache and args.uncached_only:
             continue
-        server = Server(db, cache=cache, runtime=runtime)
+        server = Server(db, cache=cache, runtime=runtime, workers=workers)
         try:
             qs = queries[:8] if cache else queries
-            asyncio.run(load(server.url, qs, 2, 2.0, args.depth))  # warm-up (model, caches)
+            asyncio.run(load(server.url, qs, 2 * workers, 2.0 * workers, args.depth))  # warm-up, each process
             for c in args.concurrency:
+                cpu0, client0 = cpu_seconds(server.proc.pid), time.process_time()
                 run = asyncio.run(load(server.url, qs, c, args.duration, args.depth))
+                server_ms = (cpu_seconds(server.proc.pid) - cpu0) / max(run.requests, 1) * 1000
+                client_ms = (time.process_time() - client0) / max(run.requests, 1) * 1000
                 rows.append(
                     [
                         label,
                         runtime,
+                        str(workers),
                         "on" if cache else "off",
                         str(c),
                         f"{run.rps:.1f}",
@@ -293,7 +328,10 @@ def measure(
                         f"{run.pct(99):.1f}",
                         str(run.errors),
                         str(run.timed_out),
-                        f"{rss_mb(server.proc.pid):.0f}",
+                        f"{sum(rss_mb(p) for p in tree(server.proc.pid)):.0f}",
+                        f"{server_ms:.1f}",
+                        f"{client_ms:.1f}",
+                        f"{(os.cpu_count() or 1) * 1000 / (server_ms + client_ms):.0f}",
                     ]
                 )
                 print("  " + " | ".join(rows[-1]), flush=True)
@@ -309,6 +347,9 @@ def main() -> None:
     ap.add_argument(
         "--runtime", nargs="+", default=["auto"], choices=["auto", "onnx", "torch"], help="embedder runtimes"
     )
+    ap.add_argument(
+        "--workers", type=int, nargs="+", default=[1], help="server processes (cef serve http --workers)"
+    )
     ap.add_argument("--uncached-only", action="store_true", help="skip the cache-on rows")
     ap.add_argument("--cached-only", action="store_true", help="skip the cache-off rows")
     ap.add_argument("--duration", type=float, default=10.0, help="seconds per measurement")
@@ -323,7 +364,8 @@ def main() -> None:
         f"cef REST search benchmark on {os.cpu_count()} cores (client and server share them); load {load1:.1f}"
     )
     print(
-        "  graph | embedder | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out | server RSS MB"
+        "  graph | embedder | workers | cache | clients | req/s | p50 ms | p95 ms | p99 ms | errors | timed out "
+        "| server RSS MB | server CPU ms/req | client CPU ms/req | req/s the CPUs allow"
     )
     try:
         clinical = work / "clinical.db"
@@ -339,7 +381,8 @@ def main() -> None:
 
     print()
     header = [
-        "graph", "embedder", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out", "server RSS MB"
+        "graph", "embedder", "workers", "cache", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "timed out",
+        "server RSS MB", "server CPU ms/req", "client CPU ms/req", "req/s the CPUs allow",
     ]  # fmt: skip
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -348,7 +391,10 @@ def main() -> None:
     print(f"\nload average before / after: {load1:.1f} / {os.getloadavg()[0]:.1f}")
     print(
         f"POST /api/v1/search, limit 10, graph_depth {args.depth}, {args.duration:.0f} s per row; "
-        "cache off: every request runs the engine; cache on: 8 repeated queries (hits after the first)"
+        "cache off: every request runs the engine; cache on: 8 repeated queries (hits after the first); "
+        "CPU ms/req: CPU seconds of the server process (all threads) and of this load generator over the "
+        "requests answered; req/s the CPUs allow: cores × 1000 / (server + client CPU ms per request), "
+        "the rate of an otherwise idle machine if the work kept both cores busy"
     )
 
 

@@ -18,7 +18,9 @@ fresh SQLite knowledge base, once per configuration:
 * ``plain``   — no embedder, no entity extraction (graph records, chunks, FTS5);
 * ``embed``   — the default embedder (all-MiniLM-L6-v2 on CPU), no extraction;
 * ``extract`` — entity extraction (spaCy NER, titles, gazetteer, co-occurrence), no embedder;
-* ``full``    — both (the default of ``cef ingest``; synonyms need the embedder).
+* ``full``    — both (the default of ``cef ingest``; synonyms need the embedder);
+* ``encode``  — no ingest: the embedding model alone on the passages' chunk texts (title + text,
+  shortest first, the embedder's batches) — the ceiling of an ingest that embeds them.
 
 Each configuration runs in its own process, so the peak RSS (``ru_maxrss``) is
 its own. Models are loaded before the clock starts (their load time is shown
@@ -52,7 +54,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-CONFIGS = ("plain", "embed", "extract", "full")
+CONFIGS = ("plain", "embed", "extract", "full", "encode")
 DATASETS = ("musique-100", "2wiki-dev")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
@@ -114,8 +116,37 @@ def build_corpus(bench: Path, n: int, out: Path) -> int:
     return min(n, len(base))
 
 
+def encode_only(corpus: Path) -> dict[str, Any]:
+    """The encoder alone on the passages' chunk texts (title + text, as ingest embeds them: each
+    distinct text once, shortest first, in the embedder's batches): the ceiling of any ingest that
+    embeds its passages with this model on this machine."""
+    from cef.embed import get_default_embedder
+    from cef.engine.indexer import embed_texts
+
+    t0 = time.perf_counter()
+    embedder = get_default_embedder()
+    embedder.embed(["warm up"])
+    load_s = time.perf_counter() - t0
+    rows = [json.loads(line) for line in corpus.open(encoding="utf-8")]
+    texts = [f"{r['title']}\n{r['text']}" if r.get("title") else r["text"] for r in rows]
+    t1 = time.perf_counter()
+    embed_texts(embedder, texts, "encoding")
+    return {
+        "config": "encode",
+        "seconds": time.perf_counter() - t1,
+        "load_s": load_s,
+        "chunks": len(texts),
+        "nodes": 0,
+        "edges": 0,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "db_mb": 0.0,
+    }
+
+
 def run_child(config: str, corpus: Path, db: Path, batch_size: int | None) -> dict[str, Any]:
     """One configuration, in this process: load models, ingest, report."""
+    if config == "encode":
+        return encode_only(corpus)
     import cef
     from cef.ingest.pipeline import ingest_sources, make_enricher
 
@@ -161,6 +192,7 @@ DESCRIPTION = {
     "embed": "embeddings (MiniLM), no extraction",
     "extract": "entity extraction (spaCy), no embeddings",
     "full": "embeddings + entity extraction (default)",
+    "encode": "the encoder alone on the chunk texts (no ingest)",
 }
 
 
@@ -236,7 +268,12 @@ def main() -> None:
             trees.insert(
                 0, (f"reference {args.reference}", export_reference(args.reference, Path(tmp) / "ref"))
             )
-        runs = [(config, label, tree) for config in configs for label, tree in trees]
+        runs = [
+            (config, label, tree)
+            for config in configs
+            for label, tree in trees
+            if config != "encode" or tree == REPO  # the encoder alone: this checkout's runtime only
+        ]
         for i, (config, label, tree) in enumerate(runs, 1):
             log(f"[{i}/{len(runs)}] {config} ({label}): {DESCRIPTION[config]} …")
             db = Path(tmp) / f"{config}-{i}.db"

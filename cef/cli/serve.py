@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import os
+from collections.abc import AsyncIterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -125,6 +129,16 @@ def http(
     port: Annotated[int | None, typer.Option(help="Port (default $CEF_PORT, else 8080).")] = None,
     db: DbOption = None,
     embedder: EmbedderOption = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Server processes sharing the port (one per core serves reads in parallel; each loads "
+            "the model). Writes stay one transaction each, one at a time, and every process sees them "
+            "before its next read. Needs a file or PostgreSQL knowledge base.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the REST API (OpenAPI spec at /openapi.json, docs at /docs).
 
@@ -136,11 +150,15 @@ def http(
     until models and indexes are loaded, then "ready".
 
     Example:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --port 8080
+
+    On two cores:  cef serve http --db kb.db --workers 2
     """
     with cli_errors():
         settings = load_settings(host=host, port=port)
         config = load_cli_config(db, embedder)
         require_existing(config)  # before the warning and the model: a wrong path fails fast
+        if workers > 1 and str(config.store.url) == ":memory:":
+            raise typer.BadParameter("an in-memory knowledge base cannot be shared", param_hint="--workers")
     if not settings.auth_enabled:
         loopback = settings.host in ("127.0.0.1", "localhost", "::1")
         err_console.print(
@@ -151,6 +169,30 @@ def http(
     with cli_errors():
         create_app = _need("cef.server.http", "create_app", "cef serve http", "server")
         uvicorn = _need("uvicorn", None, "cef serve http", "server")
+        if workers > 1:
+            err_console.print(
+                f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs, explorer at /), "
+                f"{workers} processes"
+            )
+            os.environ[_WORKER_ENV] = json.dumps(
+                {
+                    "host": host,
+                    "port": port,
+                    "db": None if db is None else str(db),
+                    "embedder": embedder,
+                    "config": _config_file(),
+                }
+            )
+            uvicorn.run(
+                f"{__name__}:worker_app",
+                factory=True,
+                workers=workers,
+                http=_need("cef.server.nodelay", "NoDelayH11", "cef serve http", "server"),
+                host=settings.host,
+                port=settings.port,
+                log_level="warning",
+            )
+            return
         kb = open_engine(config=config)
         try:
             app = create_app(kb, settings)
@@ -160,6 +202,43 @@ def http(
             uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
         finally:
             kb.close()
+
+
+#: what a worker process of ``cef serve http --workers N`` opens (the command's own options)
+_WORKER_ENV = "CEF_SERVE_HTTP_WORKER"
+
+
+def _config_file() -> str | None:
+    from cef.cli.common import CONFIG_FILE
+
+    return str(CONFIG_FILE[0]) if CONFIG_FILE[0] is not None else None
+
+
+def worker_app() -> Any:
+    """The REST API of one worker process: the knowledge base and settings the command resolved,
+    resolved again the same way in this process (its own engine, closed when the server stops)."""
+    from pathlib import Path
+
+    from cef.cli.common import CONFIG_FILE
+    from cef.server.http import create_app
+
+    args = json.loads(os.environ[_WORKER_ENV])
+    CONFIG_FILE[0] = Path(args["config"]) if args["config"] else None
+    settings = load_settings(host=args["host"], port=args["port"])
+    kb = open_engine(config=load_cli_config(args["db"], args["embedder"]))
+    app = create_app(kb, settings)
+    serve = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        try:
+            async with serve(a) as state:
+                yield state
+        finally:
+            kb.close()
+
+    app.router.lifespan_context = lifespan
+    return app
 
 
 def register(app: typer.Typer) -> None:

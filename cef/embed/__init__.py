@@ -11,13 +11,16 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cef.embed.base import BatchedEmbedder, Embedder, Progress, Vectors, normalize_rows
 from cef.embed.minilm import MiniLMEmbedder, get_default_embedder
-from cef.embed.openai import OpenAIEmbedder
 from cef.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from cef.embed.openai import OpenAIEmbedder
 
 __all__ = [
     "EMBEDDING_PROVIDERS",
@@ -32,10 +35,26 @@ __all__ = [
     "normalize_rows",
 ]
 
-EMBEDDING_PROVIDERS: dict[str, type[BatchedEmbedder]] = {
-    "minilm": MiniLMEmbedder,
-    "openai": OpenAIEmbedder,
+#: provider name -> (module, class); a provider's module (and its HTTP client) is imported when used
+_PROVIDERS: dict[str, tuple[str, str]] = {
+    "minilm": ("cef.embed.minilm", "MiniLMEmbedder"),
+    "openai": ("cef.embed.openai", "OpenAIEmbedder"),
 }
+
+
+def _provider(key: str) -> type[BatchedEmbedder]:
+    module, name = _PROVIDERS[key]
+    cls: type[BatchedEmbedder] = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAIEmbedder`` and ``EMBEDDING_PROVIDERS`` on first use (a cold ``cef query`` never imports httpx)."""
+    if name == "OpenAIEmbedder":
+        return _provider("openai")
+    if name == "EMBEDDING_PROVIDERS":
+        return {key: _provider(key) for key in _PROVIDERS}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_embedder(provider: str = "minilm", **options: Any) -> Embedder:
@@ -46,11 +65,11 @@ def make_embedder(provider: str = "minilm", **options: Any) -> Embedder:
     loads once.
     """
     key = provider.strip().lower()
-    cls = EMBEDDING_PROVIDERS.get(key)
-    if cls is None:
+    if key not in _PROVIDERS:
         raise ConfigurationError(
-            f"unknown embedding provider {provider!r}: use one of {', '.join(sorted(EMBEDDING_PROVIDERS))}"
+            f"unknown embedding provider {provider!r}: use one of {', '.join(sorted(_PROVIDERS))}"
         )
+    cls = _provider(key)
     if cls is MiniLMEmbedder and not options:
         return get_default_embedder()
     try:

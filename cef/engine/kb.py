@@ -68,6 +68,11 @@ class KnowledgeBase:
         return self.state.embedder
 
     def close(self) -> None:
+        """Save the caches queries filled (path-text vectors) beside the store, then close the stores."""
+        try:
+            self.retriever.save_caches()
+        except Exception:  # a cache must never break closing
+            log.exception("saving the retrieval caches on close failed")
         self.state.close()
 
     def __enter__(self) -> KnowledgeBase:

@@ -255,6 +255,18 @@ class KnowledgeRetriever:
         (see :func:`cef.retrieve.pipeline.warm`); returns seconds per part."""
         return pipeline.warm(self.state)
 
+    def prepare_paths(self, limit: int = 10_000) -> int:
+        """Embed the texts of the relation paths the schema allows (up to ``limit`` paths; those
+        not saved yet) and save them beside the store, so that a query in a new process embeds
+        only its question (see :func:`cef.retrieve.pipeline.path_vectors`). Returns how many
+        path-text vectors are held; 0 without an embedder or typed relations."""
+        with self.state.reading():
+            return pipeline.path_vectors(self.state, embed=limit)
+
+    def save_caches(self) -> None:
+        """Save beside the store the path-text vectors queries embedded since the last save."""
+        pipeline.save_path_vectors(self.state)
+
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
         """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""
         q = GraphQuery(query=query, **options) if isinstance(query, str) else query

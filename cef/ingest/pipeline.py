@@ -203,6 +203,12 @@ def ingest_sources(
                     progress(f"ingesting {uri} (files)", i, len(files))
             if is_tree:
                 report.outcomes.extend(_delete_missing(kb, key, seen))
+    if any(o.status in ("ingested", "replaced", "deleted") for o in report.outcomes):
+        if progress is not None:
+            progress("embedding relation paths", 0, 1)
+        kb.retriever.prepare_paths()  # a query then embeds only its question
+        if progress is not None:
+            progress("embedding relation paths", 1, 1)
     report.seconds = time.perf_counter() - t0
     return report
 

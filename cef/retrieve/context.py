@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from cef.embed.base import BatchedEmbedder
 from cef.graph.filter import EdgeFilter
 from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, utcnow
 from cef.retrieve.ports import EngineView
@@ -106,11 +107,23 @@ class QueryContext:
         return vec
 
     def embed_many(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Vectors of several texts in one batch (not cached: callers keep what they reuse)."""
+        """Vectors of several texts in one batch (not cached: callers keep what they reuse).
+
+        The question itself joins the batch when it is not embedded yet and the embedder
+        embeds questions like any text (every route that embeds other texts compares chunks
+        with the question next): one call to the model, not two."""
         emb = self.state.embedder
         if emb is None:
             return None
-        return np.asarray(emb.embed(list(texts)), dtype=np.float32)
+        question = self.query.query
+        same_way = isinstance(emb, BatchedEmbedder) and type(emb).embed_query is BatchedEmbedder.embed_query
+        join = same_way and question not in self._vec_cache and question not in texts
+        extra = [question] if join else []
+        got = np.asarray(emb.embed([*texts, *extra]), dtype=np.float32)
+        if extra:
+            self._vec_cache[question] = got[-1]
+            got = got[:-1]
+        return got
 
     @cached_property
     def query_vector(self) -> np.ndarray | None:

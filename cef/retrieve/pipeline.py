@@ -10,7 +10,9 @@ turned into a graph): it is skipped without counting as a fallback.
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
@@ -45,6 +47,8 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
         if query.deadline_ms is not None:  # counted from when the engine is ours, not from the wait
             qc.deadline = time.perf_counter() + query.deadline_ms / 1000
         chain = strategies.chain(query.strategy)
+        if SearchStrategy.AUTO in chain or SearchStrategy.PATHS in chain:
+            path_vectors(state)  # the saved path-text vectors, read once per engine
         graph_chain = any(_needs_prepare(strategies, s, qc) for s in chain)
         prepared = False
 
@@ -148,10 +152,8 @@ def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
     the entity index and query NER, and the vectors of the relation paths the schema allows (up
     to ``path_texts``). Returns seconds per part."""
     from cef.retrieve.entities import entity_index, link_query_entities
-    from cef.retrieve.pathscore import path_scorer
     from cef.retrieve.pathwords import default_lemmatizer
     from cef.retrieve.presets import EntityLinkingSettings
-    from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
 
     out: dict[str, float] = {}
     t = time.perf_counter()
@@ -163,18 +165,68 @@ def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
         index = entity_index(state)
         link_query_entities(index, state, "Warm up the engine in Paris.", EntityLinkingSettings())
         out["entities"] = time.perf_counter() - t
-        if any(name not in TEXT_GRAPH_RELATIONS for name in state.graph.relations.names):
+        if _typed_relations(state):
             t = time.perf_counter()
             default_lemmatizer()
-            scorer = path_scorer(state)
-            emb = state.embedder
-            if emb is not None:
-                saved = state.vectors_path("path-text")
-                before = scorer.load_vectors(saved, emb.name) if saved is not None else 0
-                if scorer.prepare(lambda texts: emb.embed(list(texts)), limit=path_texts) > before and saved:
-                    scorer.save_vectors(saved, emb.name)
+            path_vectors(state, embed=path_texts)
             out["paths"] = time.perf_counter() - t
     return {k: round(v, 3) for k, v in out.items()}
+
+
+#: per engine, how many relation-path text vectors its path scorer held after the last read or
+#: save of ``<db>-path-text-vectors`` (see :func:`path_vectors`)
+_paths_on_disk: weakref.WeakKeyDictionary[EngineView, int] = weakref.WeakKeyDictionary()
+_paths_lock = threading.Lock()
+
+
+def _typed_relations(state: EngineView) -> bool:
+    """Whether the schema has relations of its own (beyond the text graph's), i.e. relation paths."""
+    from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
+
+    return any(name not in TEXT_GRAPH_RELATIONS for name in state.graph.relations.names)
+
+
+def path_vectors(state: EngineView, *, embed: int = 0) -> int:
+    """Give the relation-path scorer the path-text vectors saved beside the store
+    (``<db>-path-text-vectors``, read once per engine), so that a query in a new process embeds
+    its question and not the schema's paths. With ``embed`` > 0, the texts of up to that many
+    paths the schema allows are embedded now (those not saved yet) and saved. Returns how many
+    text vectors the scorer holds (0: no embedder or no typed relations). Call it while holding
+    ``state.reading()``."""
+    from cef.retrieve.pathscore import path_scorer
+
+    emb = state.embedder
+    if emb is None or not _typed_relations(state):
+        return 0
+    scorer = path_scorer(state)
+    saved = state.vectors_path("path-text")
+    with _paths_lock:
+        if state not in _paths_on_disk:
+            _paths_on_disk[state] = scorer.load_vectors(saved, emb.name) if saved is not None else 0
+    if embed > 0:
+        scorer.prepare(lambda texts: emb.embed(list(texts)), limit=embed)
+        save_path_vectors(state)
+    return len(scorer.vectors)
+
+
+def save_path_vectors(state: EngineView) -> bool:
+    """Save the path-text vectors beside the store when the scorer holds more than were read or
+    saved last (questions embed the paths they reach that were not saved); False: nothing to do."""
+    from cef.retrieve.pathscore import path_scorer
+
+    emb, saved = state.embedder, state.vectors_path("path-text")
+    with _paths_lock:
+        known = _paths_on_disk.get(state)
+    if emb is None or saved is None or known is None:
+        return False  # this engine never read them: nothing of the scorer's came from or goes to disk
+    with state.reading():
+        scorer = path_scorer(state)
+    held = len(scorer.vectors)
+    if held <= known or not scorer.save_vectors(saved, emb.name):
+        return False
+    with _paths_lock:
+        _paths_on_disk[state] = held
+    return True
 
 
 def _within_budget(qc: QueryContext, results: list[RankedChunk], budget: int) -> list[RankedChunk]:
