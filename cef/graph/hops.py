@@ -5,7 +5,8 @@ directions) leave its frontier. Walking the frontier's edges costs as much as
 the frontier's degree: the films of a popular genre have hundreds of thousands
 of edges. :func:`hop_keys` answers from two bit masks per node (relations of
 its outgoing and of its incoming edges), an OR over the frontier, and walks
-edges only for the nodes whose edges a filter could tell apart: edges with a
+edges only for the nodes next to the node whose moves do not count (the start
+of the paths) and for the nodes whose edges a filter could tell apart: edges with a
 validity window, superseded versions, edges to deleted nodes (the masks are
 made from the edge arrays, so edges added since the last compaction count). Filters on confidence, scope or knowledge time, and graphs
 with more than 64 relation types, walk every edge (:meth:`GraphIndex.step`).
@@ -28,10 +29,10 @@ from cef.graph.filter import NEG_INF, POS_INF, EdgeFilter
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
 
-__all__ = ["MASK_MIN_FRONTIER", "hop_keys"]
+__all__ = ["MASK_MIN_FRONTIER", "hop_keys", "neighbours"]
 
-#: frontiers smaller than this walk their edges (cheap, and exact about the excluded node)
-MASK_MIN_FRONTIER = 32
+#: frontiers smaller than this walk their edges (as cheap as reading masks)
+MASK_MIN_FRONTIER = 4
 _BITS = 64
 
 
@@ -101,13 +102,26 @@ def _bits_to_keys(bits: int, ok: np.ndarray, forward: np.ndarray) -> np.ndarray:
     return codes * 2 + forward[codes].astype(np.int64) if len(codes) else codes
 
 
+def neighbours(g: GraphIndex, node: int) -> np.ndarray:
+    """Sorted positions of the nodes one live edge away from ``node`` (either direction)."""
+    edges = np.asarray(g.incident_edges(node), dtype=np.int64)
+    ends = np.concatenate([g.e_src.view[edges], g.e_dst.view[edges]]).astype(np.int64)
+    return np.unique(ends[ends != node])
+
+
 def hop_keys(
-    g: GraphIndex, frontier: np.ndarray, flt: EdgeFilter, *, exclude: int | None = None
+    g: GraphIndex,
+    frontier: np.ndarray,
+    flt: EdgeFilter,
+    *,
+    exclude: int | None = None,
+    near: np.ndarray | None = None,
 ) -> np.ndarray:
     """Sorted keys (``relation_code * 2 + forward``) of the hops ``flt`` allows out of
-    ``frontier``. Moves to ``exclude`` do not count when the frontier is walked (frontiers of
-    fewer than :data:`MASK_MIN_FRONTIER` nodes, or when the filter needs every edge); a large
-    frontier answered from the masks may list a hop whose only moves lead to ``exclude``."""
+    ``frontier``, moves to ``exclude`` left out: exactly what walking every edge of the frontier
+    finds. Frontier nodes next to ``exclude`` (``near``: :func:`neighbours` of it, computed when
+    not given) are walked, so are nodes with edges a filter can tell apart; the others are read
+    from their masks."""
     exact = (
         len(frontier) < MASK_MIN_FRONTIER
         or flt.min_confidence > 0
@@ -119,6 +133,12 @@ def hop_keys(
         return _keys_by_walking(g, frontier, flt, exclude)
     frontier = frontier[frontier < len(masks.walk)]
     walked = masks.walk[frontier]
+    if exclude is not None:
+        if near is None:
+            near = neighbours(g, exclude)
+        if len(near):
+            at = np.minimum(np.searchsorted(near, frontier), len(near) - 1)
+            walked = walked | (near[at] == frontier)
     plain = frontier[~walked]
     out_bits = int(np.bitwise_or.reduce(masks.out_bits[plain])) if len(plain) else 0
     in_bits = int(np.bitwise_or.reduce(masks.in_bits[plain])) if len(plain) else 0

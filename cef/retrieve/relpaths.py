@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cef.graph.filter import EdgeFilter
-from cef.graph.hops import hop_keys
+from cef.graph.hops import hop_keys, neighbours
 from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
@@ -133,8 +133,9 @@ def candidate_paths(
         final = depth == max_hops - 1
         if final or (depth >= 2 and deep_limit is not None):
             # maybe the last level: which hops leave each frontier is enough, not where they lead
+            near = neighbours(graph, start)
             for path, frontier in level.items():
-                for code in hop_keys(graph, frontier, flt, exclude=start).tolist():
+                for code in hop_keys(graph, frontier, flt, exclude=start, near=near).tolist():
                     out.append((*path, Hop(names[code // 2], bool(code % 2))))
                 if len(out) >= max_paths:
                     return out[:max_paths]

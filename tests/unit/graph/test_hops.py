@@ -38,8 +38,10 @@ def graphs(draw):  # type: ignore[no-untyped-def]
     return n, edges
 
 
-def _walked(g: GraphIndex, frontier: np.ndarray, flt) -> list[int]:  # type: ignore[no-untyped-def]
-    edges, _, _, fwd = g.step(frontier, flt)
+def _walked(g: GraphIndex, frontier: np.ndarray, flt, exclude: int | None = None) -> list[int]:  # type: ignore[no-untyped-def]
+    edges, _, targets, fwd = g.step(frontier, flt)
+    if exclude is not None:
+        edges, fwd = edges[targets != exclude], fwd[targets != exclude]
     codes = g.e_rel.view[edges].astype(np.int64)
     return sorted(set((codes * 2 + (fwd | g._rel_bidir[codes]).astype(np.int64)).tolist()))
 
@@ -86,9 +88,12 @@ def test_keys_from_masks_equal_keys_from_walking(data, seed, deletes, adds, want
     if rng.random() < 0.3:
         g.remove_nodes([f"n{rng.integers(n)}"])
     flt = g.edge_filter(relation_types=wanted, direction=direction, valid_at=when)
-    for size in (hops.MASK_MIN_FRONTIER, n_all):
+    for size in (hops.MASK_MIN_FRONTIER, 12, n_all):
         frontier = np.unique(rng.choice(n_all, size=min(size, n_all), replace=False)).astype(np.int64)
         assert hop_keys(g, frontier, flt).tolist() == _walked(g, frontier, flt)
+        # moves to the start of the paths do not count: exactly as walking without them
+        start = int(rng.integers(n_all))
+        assert hop_keys(g, frontier, flt, exclude=start).tolist() == _walked(g, frontier, flt, start)
 
 
 def test_a_change_to_the_graph_rebuilds_the_masks() -> None:
