@@ -134,6 +134,7 @@ def hop_keys(
     frontier = frontier[frontier < len(masks.walk)]
     walked = masks.walk[frontier]
     if exclude is not None:
+        walked = walked | (frontier == exclude)  # its loops lead to itself
         if near is None:
             near = neighbours(g, exclude)
         if len(near):
