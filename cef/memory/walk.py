@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cef.memory.constraints import Reached, Run
+from cef.retrieve.anchors import node_vector_hits, node_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
@@ -38,9 +39,6 @@ SIM_SLOPE = 1.2
 #: most neighbours of one node offered to the queue (hubs)
 FANOUT = 48
 
-#: a scope holding more than this share of the nodes is searched by filtering a global search
-ALLOWED_SHARE = 0.5
-
 #: nodes taken from the queue and expanded together
 EXPAND_BATCH = 8
 
@@ -49,16 +47,6 @@ MIN_VECTOR = 0.3
 
 
 # ----------------------------------------------------------------- anchors
-def _scope_ok(run: Run, pos: int) -> bool:
-    g = run.memory.kb.state.graph
-    if not g.node_alive[pos]:
-        return False
-    if run.scope is None:
-        return True
-    code = int(g.node_scope[pos])
-    return code == -1 or g.scopes.names[code] == run.scope
-
-
 def find_anchors(run: Run) -> list[Reached]:
     memory = run.memory
     st = memory.kb.state
@@ -68,7 +56,7 @@ def find_anchors(run: Run) -> list[Reached]:
 
     def add(node_id: str, score: float, how: str) -> None:
         pos = g.pos(node_id)
-        if pos is None or not _scope_ok(run, pos):
+        if pos is None or not node_visible(g, pos, run.scope):
             return
         kind = reg.kind_of(g.label_of(pos))
         if kind in (NodeKind.OBSERVATION, NodeKind.BELIEF) and how != "name":
@@ -129,44 +117,16 @@ def find_anchors(run: Run) -> list[Reached]:
     return ranked[: run.constraints.max_anchors]
 
 
-def _allowed_ids(run: Run, type_name: str | None = None) -> list[str] | None:
-    """Ids of the live nodes the query may see (its scope, of a type); None when that is (nearly) all."""
-    g = run.memory.kb.state.graph
-    n = len(g.node_ids)
-    mask = g.node_alive.view[:n].copy()
-    if run.scope is not None:
-        code = g.scopes.get(run.scope)
-        sc = g.node_scope.view[:n]
-        mask &= (sc == -1) | (sc == (code if code is not None else -2))
-    if type_name is not None:
-        reg = run.memory.registry
-        codes = [c for c, lb in enumerate(g.labels.names) if reg.is_a(lb, type_name)]
-        mask &= np.isin(g.node_label.view[:n], codes)
-    positions = np.flatnonzero(mask)
-    if type_name is None and len(positions) > ALLOWED_SHARE * max(1, int(g.node_alive.view[:n].sum())):
-        return None
-    ids = g.node_ids
-    return [ids[p] for p in positions.tolist()]
-
-
 def _node_vector_hits(
     run: Run, vec: np.ndarray, k: int, type_name: str | None = None
 ) -> list[tuple[str, float]]:
-    """Top-k nodes by cosine among those the query may see (its scope; a type, if given)."""
+    """Top-k nodes by cosine among those the query may see (its scope; a type and its subtypes)."""
     st = run.memory.kb.state
-    allowed = _allowed_ids(run, type_name)
-    if allowed is not None:
-        return st.node_vectors.search(vec, k, allowed=allowed) if allowed else []
     g = st.graph
-    fetch = k if run.scope is None else k * 4
-    kept: list[tuple[str, float]] = []
-    for _ in range(4):  # the scope holds most nodes: search all, drop the few others
-        hits = st.node_vectors.search(vec, fetch)
-        kept = [(i, s) for i, s in hits if (p := g.pos(i)) is not None and _scope_ok(run, p)]
-        if len(kept) >= k or len(hits) < fetch:
-            break
-        fetch *= 4
-    return kept[:k]
+    labels = None
+    if type_name is not None:
+        labels = {name for name in g.labels.names if run.memory.registry.is_a(name, type_name)}
+    return node_vector_hits(g, st.node_vectors, vec, k, scope=run.scope, labels=labels)
 
 
 # --------------------------------------------------------------- expansion
