@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cef.memory.constraints import Reached, Run
+from cef.model import in_scope
 from cef.retrieve.anchors import node_vector_hits, node_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
@@ -101,7 +102,7 @@ def find_anchors(run: Run) -> list[Reached]:
             ch = chunks.get(cid)
             if ch is None or ch.node_id is None:
                 continue
-            if run.scope is not None and ch.scope is not None and ch.scope != run.scope:
+            if not in_scope(ch.scope, run.scope):
                 continue
             add(ch.node_id, s, "passage")
     # in the current state (or as of T), a node whose every fact has ended is history, not an anchor

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cef.graph.index import GraphIndex
-from cef.model import Node
-from cef.retrieve.anchors import node_vector_hits
+from cef.model import Node, in_scope
+from cef.retrieve.anchors import node_vector_hits, node_visible
 from cef.vectors.exact import ExactVectorIndex
 
 SCOPES = [None, "a", "b"]
@@ -86,3 +86,17 @@ def test_a_small_scope_finds_its_nodes_behind_many_closer_ones() -> None:
     assert [i for i, _ in node_vector_hits(g, index, q, 5, scope="b")] == ["b0"]
     assert "b0" not in [i for i, _ in node_vector_hits(g, index, q, 5, scope="a")]
     assert len(node_vector_hits(g, index, q, 5)) == 5
+
+
+@given(
+    spec=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.booleans()), min_size=1, max_size=20),
+    scope=st.sampled_from([*SCOPES, "c"]),
+)
+def test_graph_positions_and_records_agree_on_scope(
+    spec: list[tuple[int, int, bool]], scope: str | None
+) -> None:
+    """One scope rule: a live node is visible by its graph position exactly when its record is."""
+    g, _ = build(spec, 0)
+    for p, (sc, _, gone) in enumerate(spec):
+        assert node_visible(g, p, scope) == (not gone and in_scope(SCOPES[sc], scope))
+    assert in_scope("a", None) and in_scope(None, "a") and in_scope("a", "a") and not in_scope("b", "a")
