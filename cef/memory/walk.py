@@ -19,6 +19,7 @@ import numpy as np
 from cef.memory.constraints import Reached, Run
 from cef.model import in_scope
 from cef.retrieve.anchors import node_vector_hits, node_visible
+from cef.retrieve.search import search_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
@@ -91,7 +92,14 @@ def find_anchors(run: Run) -> list[Reached]:
     # chunks by meaning and by words lend their nodes
     chunk_hits: list[tuple[str, float]] = []
     if qvec is not None and len(st.chunk_vectors):
-        chunk_hits.extend((cid, 0.6 * s) for cid, s in st.chunk_vectors.search(qvec, 8) if s >= MIN_VECTOR)
+
+        def visible(ids: list[str]) -> set[str]:
+            return {ch.id for ch in st.store.get_chunks(ids) if in_scope(ch.scope, run.scope)}
+
+        keep = visible if run.scope is not None else None
+        chunk_hits.extend(
+            (cid, 0.6 * s) for cid, s in search_visible(st.chunk_vectors, qvec, 8, keep) if s >= MIN_VECTOR
+        )
     text_hits = st.store.search_text("chunk", run.query_text, 8, scope=run.scope)
     if text_hits:
         top = max(h.score for h in text_hits) or 1.0

@@ -11,6 +11,7 @@ from rapidfuzz import fuzz
 from cef.model import ResolutionTarget
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.entities import LinkedEntity, entity_index
+from cef.retrieve.search import search_visible
 
 #: a vector match below this cosine is not trusted as an anchor
 MIN_VECTOR_SCORE = 0.35
@@ -58,15 +59,11 @@ def node_vector_hits(
         codes = [c for c, name in enumerate(g.labels.names) if name in labels]
         mask &= np.isin(g.node_label.view[:n], codes)
     elif scope is None or int(mask.sum()) > ALLOWED_SHARE * max(1, int(g.node_alive.view[:n].sum())):
-        fetch = k if scope is None else k * 4
-        kept: list[tuple[str, float]] = []
-        for _ in range(4):
-            hits = vectors.search(vec, fetch)
-            kept = [(i, s) for i, s in hits if (p := g.pos(i)) is not None and node_visible(g, p, scope)]
-            if len(kept) >= k or len(hits) < fetch:
-                break
-            fetch *= 4
-        return kept[:k]
+
+        def visible(ids: list[str]) -> set[str]:
+            return {i for i in ids if (p := g.pos(i)) is not None and node_visible(g, p, scope)}
+
+        return search_visible(vectors, vec, k, visible)
     ids = g.node_ids
     allowed = [ids[p] for p in np.flatnonzero(mask).tolist()]
     return vectors.search(vec, k, allowed=allowed) if allowed else []

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from cef.graph.index import GraphIndex
 from cef.model import Node, in_scope
 from cef.retrieve.anchors import node_vector_hits, node_visible
+from cef.retrieve.search import search_visible
 from cef.vectors.exact import ExactVectorIndex
 
 SCOPES = [None, "a", "b"]
@@ -100,3 +101,29 @@ def test_graph_positions_and_records_agree_on_scope(
     for p, (sc, _, gone) in enumerate(spec):
         assert node_visible(g, p, scope) == (not gone and in_scope(SCOPES[sc], scope))
     assert in_scope("a", None) and in_scope(None, "a") and in_scope("a", "a") and not in_scope("b", "a")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 120),
+    keep_every=st.integers(1, 40),
+    k=st.integers(1, 8),
+    seed=st.integers(0, 1000),
+)
+def test_search_visible_is_the_exact_top_k_of_what_keep_lets_through(
+    n: int, keep_every: int, k: int, seed: int
+) -> None:
+    """However few ids ``keep`` lets through, widening finds the k best of them (retrieval's chunk
+    search, the memory's passage anchors and node search all go through it)."""
+    rng = np.random.default_rng(seed)
+    vecs = rng.standard_normal((n, 8)).astype(np.float32)
+    index = ExactVectorIndex(8)
+    ids = [f"c{i}" for i in range(n)]
+    index.upsert(ids, vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
+    kept = {i for j, i in enumerate(ids) if j % keep_every == 0}
+    q = rng.standard_normal(8).astype(np.float32)
+    got = search_visible(index, q, k, lambda found: kept.intersection(found))
+    sims = index.similarities(q, sorted(kept))
+    want = [i for _, i in sorted(zip((-sims).tolist(), sorted(kept), strict=True))][:k]
+    assert [i for i, _ in got] == want
+    assert [i for i, _ in search_visible(index, q, k)] == [i for i, _ in index.search(q, k)]
