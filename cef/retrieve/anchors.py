@@ -50,11 +50,7 @@ def node_vector_hits(
     if k <= 0 or not len(vectors):
         return []
     n = len(g.node_ids)
-    mask = g.node_alive.view[:n].copy()
-    if scope is not None:
-        code = g.scopes.get(scope)
-        sc = g.node_scope.view[:n]
-        mask &= (sc == -1) | (sc == (code if code is not None else -2))
+    mask = g.visible_nodes(None if scope is None else [scope])
     if labels is not None:
         codes = [c for c, name in enumerate(g.labels.names) if name in labels]
         mask &= np.isin(g.node_label.view[:n], codes)

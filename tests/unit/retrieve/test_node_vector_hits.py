@@ -98,8 +98,11 @@ def test_graph_positions_and_records_agree_on_scope(
 ) -> None:
     """One scope rule: a live node is visible by its graph position exactly when its record is."""
     g, _ = build(spec, 0)
+    mask = g.visible_nodes(None if scope is None else [scope])
+    some = np.arange(len(spec))[::2]
+    assert g.visible_nodes(None if scope is None else [scope], some).tolist() == mask[some].tolist()
     for p, (sc, _, gone) in enumerate(spec):
-        assert node_visible(g, p, scope) == (not gone and in_scope(SCOPES[sc], scope))
+        assert node_visible(g, p, scope) == bool(mask[p]) == (not gone and in_scope(SCOPES[sc], scope))
     assert in_scope("a", None) and in_scope(None, "a") and in_scope("a", "a") and not in_scope("b", "a")
 
 
