@@ -26,6 +26,7 @@ model; ``none`` runs without vectors (names, graph and BM25 only).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
 import resource
 import statistics
@@ -387,6 +388,7 @@ def main(argv: list[str] | None = None) -> None:
             {k: list[float]() for k in ("understand", "anchors", "expand", "assemble", "pack")},
         )
         facts = []
+        digest = hashlib.sha256()  # the facts of every bundle, in order: compares two runs' results
         for q, scope in queries:
             memory.embed_query(q)  # the query's embedding happens before the clock starts
             t0 = time.perf_counter()
@@ -399,6 +401,7 @@ def main(argv: list[str] | None = None) -> None:
             for k in stages:
                 stages[k].append(bundle.timings_ms.get(k, 0.0))
             facts.append(len(bundle.facts()))
+            digest.update((" ".join(f.node_id for f in bundle.facts()) + "\n").encode())
         rows.append(
             (
                 f"retrieve_context ({len(queries)} queries, 4000 tokens, 100 nodes)",
@@ -409,6 +412,7 @@ def main(argv: list[str] | None = None) -> None:
             ("  per stage p50 (ms)", " · ".join(f"{k} {statistics.median(v):.1f}" for k, v in stages.items()))
         )
         rows.append(("  facts per bundle (median)", f"{statistics.median(facts):.0f}"))
+        rows.append(("  facts of every bundle (sha256 of their node ids)", digest.hexdigest()[:16]))
 
         # a pool of subjects small enough that observations repeat, contradict and supersede each other
         pool = [(scope, rng.choice(names[scope])) for scope in rng.sample(scopes, 10) for _ in range(5)]

@@ -69,7 +69,7 @@ from cef.context.rules import (
 )
 from cef.context.tokens import TokenCounter
 from cef.errors import EmbeddingError, StoreError
-from cef.model import Chunk, Edge, Node, utcnow
+from cef.model import Chunk, Edge, Node, in_scope, utcnow
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -164,7 +164,7 @@ class GraphContextProvider:
             nodes: list[Node] = []
             for i in wanted:
                 node = found.get(i)
-                if node is None or not _in_scope(node, opts.scope):
+                if node is None or not in_scope(node.scope, opts.scope):
                     skipped.append(i)
                     warnings.append(f"entity {i!r} does not exist; skipped")
                 elif node.label in META_LABELS:
@@ -301,7 +301,7 @@ class GraphContextProvider:
             for n in nodes
             if n.label not in META_LABELS
             and (allowed is None or n.label in allowed)
-            and _in_scope(n, opts.scope)
+            and in_scope(n.scope, opts.scope)
         ]
         sims = self._node_similarities(vec, [n.id for n in nodes])
         ranked = [
@@ -474,7 +474,7 @@ class GraphContextProvider:
         placed: set[str] = set()
         for n in sel.nodes:
             ids = [c for c in linked.get(n.id, []) if c in chunks and c not in placed]
-            ids = [c for c in ids if _in_scope_chunk(chunks[c], opts.scope)]
+            ids = [c for c in ids if in_scope(chunks[c].scope, opts.scope)]
             if sims:
                 ids.sort(key=lambda c: -sims.get(c, 0.0))
             for cid in ids[: opts.max_chunks_per_entity]:
@@ -566,11 +566,3 @@ def _relationship(edge: Edge, names: Mapping[str, str]) -> ContextRelationship:
         valid_from=edge.valid_from,
         valid_to=edge.valid_to,
     )
-
-
-def _in_scope(node: Node, scope: str | None) -> bool:
-    return scope is None or node.scope is None or node.scope == scope
-
-
-def _in_scope_chunk(chunk: Chunk, scope: str | None) -> bool:
-    return scope is None or chunk.scope is None or chunk.scope == scope

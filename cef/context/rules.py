@@ -35,7 +35,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from cef.errors import ValidationError
 from cef.model import Batch, Edge, Node, RelationSemantics, RelationType, new_id, utcnow
@@ -220,30 +223,27 @@ class ClaimMatch:
     confidence: float = 1.0
 
 
-def _live_edges(
-    g: GraphIndex, pos: int, relation: str, *, incoming: bool, at: float, scope_code: int | None
+def _rule_walk(
+    g: GraphIndex,
+    positions: Sequence[int],
+    relation: str,
+    *,
+    incoming: bool,
+    label: str | None,
+    at: datetime,
+    scope: str | None,
 ) -> list[tuple[int, int]]:
-    """(edge, other end) of live ``relation`` edges into (or out of) node ``pos``, valid at ``at``."""
-    out = []
-    for e in g.incident_edges(pos):
-        if g.relations.names[int(g.e_rel[e])] != relation:
-            continue
-        src, dst = int(g.e_src[e]), int(g.e_dst[e])
-        if (dst if incoming else src) != pos:
-            continue
-        if not (g.e_from[e] <= at < g.e_to[e]):
-            continue
-        if scope_code is not None and int(g.e_scope[e]) not in (-1, scope_code):
-            continue
-        out.append((e, src if incoming else dst))
-    return out
-
-
-def _scope_code(g: GraphIndex, scope: str | None) -> int | None:
-    if scope is None:
-        return None
-    code = g.scopes.get(scope)
-    return -2 if code is None else code
+    """(node, other end) for the ``relation`` edges into (or out of) ``positions``: one step of the
+    graph index under one :class:`~cef.graph.filter.EdgeFilter` (valid at ``at``, current knowledge —
+    superseded versions skipped —, inside ``scope``), the other end of ``label`` when given."""
+    if not positions or relation not in g.rel_types:
+        return []
+    flt = g.edge_filter(
+        relation_types=[relation], direction="in" if incoming else "out", valid_at=at, scope=scope
+    )
+    _, owners, targets, _ = g.step(np.asarray(positions, dtype=np.int64), flt)
+    pairs = zip(owners.tolist(), targets.tolist(), strict=True)
+    return [(o, t) for o, t in pairs if label is None or g.label_of(t) == label]
 
 
 def find_axioms(
@@ -259,7 +259,7 @@ def find_axioms(
     """
     if APPLIES_TO not in kb.state.graph.rel_types or not entities:
         return []
-    at = (as_of or utcnow()).timestamp()
+    at = as_of or utcnow()
     # attachment point (node id) -> entity ids it brings in; plus display names
     attach: dict[str, list[str]] = {}
     for ent in entities:
@@ -272,21 +272,16 @@ def find_axioms(
     order: dict[str, int] = {e.id: i for i, e in enumerate(entities)}
     with kb.state.reading():
         g = kb.state.graph
-        code = _scope_code(g, scope)
-        hits: list[tuple[str, str]] = []  # (axiom id, attachment id)
-        for point in attach:
-            pos = g.pos(point)
-            if pos is None:
-                continue
-            for _, src in _live_edges(g, pos, APPLIES_TO, incoming=True, at=at, scope_code=code):
-                if g.label_of(src) == AXIOM_LABEL:
-                    hits.append((g.node_ids[src], point))
+        rank = {pos: i for i, point in enumerate(attach) if (pos := g.pos(point)) is not None}
+        found_at = _rule_walk(g, list(rank), APPLIES_TO, incoming=True, label=AXIOM_LABEL, at=at, scope=scope)
+        found_at.sort(key=lambda pair: rank[pair[0]])  # in the order of the attachment points
+        hits = [(g.node_ids[src], g.node_ids[point]) for point, src in found_at]  # (axiom, attachment)
         if not hits:
             return []
         nodes = {n.id: n for n in kb.state.store.get_nodes(list({h[0] for h in hits} | {h[1] for h in hits}))}
     for axiom_id, point in hits:
         node = nodes.get(axiom_id)
-        if node is None or not _in_scope(node, scope):
+        if node is None:
             continue
         m = found.setdefault(axiom_id, AxiomMatch(axiom=node))
         for eid in attach[point]:
@@ -312,33 +307,24 @@ def find_claims(
     """Claims about ``entity_ids``: at most ``per_entity`` per entity (most confident first), in entity order."""
     if ABOUT not in kb.state.graph.rel_types or not entity_ids:
         return []
-    at = (as_of or utcnow()).timestamp()
+    at = as_of or utcnow()
     with kb.state.reading():
         g = kb.state.graph
-        code = _scope_code(g, scope)
+        walk = partial(_rule_walk, g, at=at, scope=scope)
+        entity_pos = [p for eid in entity_ids if (p := g.pos(eid)) is not None]
         per: dict[str, list[int]] = {}
-        for eid in entity_ids:
-            pos = g.pos(eid)
-            if pos is None:
-                continue
-            per[eid] = [
-                src
-                for _, src in _live_edges(g, pos, ABOUT, incoming=True, at=at, scope_code=code)
-                if g.label_of(src) == CLAIM_LABEL
-            ]
-        claim_pos = {c for lst in per.values() for c in lst}
+        for pos, src in walk(entity_pos, ABOUT, incoming=True, label=CLAIM_LABEL):
+            per.setdefault(g.node_ids[pos], []).append(src)
+        claim_pos = sorted({c for lst in per.values() for c in lst})
         if not claim_pos:
             return []
-        about: dict[int, list[int]] = {}
-        sources: dict[int, int | None] = {}
-        for c in claim_pos:
-            about[c] = [dst for _, dst in _live_edges(g, c, ABOUT, incoming=False, at=at, scope_code=code)]
-            made_by = (
-                _live_edges(g, c, CLAIMS, incoming=True, at=at, scope_code=code)
-                if CLAIMS in g.rel_types
-                else []
-            )
-            sources[c] = made_by[0][1] if made_by else None
+        about: dict[int, list[int]] = {c: [] for c in claim_pos}
+        for c, dst in walk(claim_pos, ABOUT, incoming=False, label=None):
+            about[c].append(dst)
+        sources: dict[int, int | None] = dict.fromkeys(claim_pos)
+        for c, src in walk(claim_pos, CLAIMS, incoming=True, label=None):
+            if sources[c] is None:
+                sources[c] = src
         need = {g.node_ids[c] for c in claim_pos}
         need |= {g.node_ids[a] for lst in about.values() for a in lst}
         need |= {g.node_ids[s] for s in sources.values() if s is not None}
@@ -349,20 +335,20 @@ def find_claims(
         for c in per.get(eid, []):
             cid = g.node_ids[c]
             node = nodes.get(cid)
-            if node is None or not _in_scope(node, scope):
+            if node is None:
                 continue
             if cid in matches:
                 if eid not in matches[cid].entity_ids:
                     matches[cid].entity_ids.append(eid)
                 continue
-            src = sources[c]
+            made_by = sources[c]
             ranked.append(
                 ClaimMatch(
                     claim=node,
                     entity_ids=[eid],
                     about=[nodes[g.node_ids[a]].name for a in about[c] if g.node_ids[a] in nodes],
-                    source=nodes[g.node_ids[src]].name
-                    if src is not None and g.node_ids[src] in nodes
+                    source=nodes[g.node_ids[made_by]].name
+                    if made_by is not None and g.node_ids[made_by] in nodes
                     else None,
                     confidence=_confidence(node),
                 )
@@ -388,10 +374,6 @@ def _confidence(node: Node) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
         return float(value)
     return 1.0
-
-
-def _in_scope(node: Node, scope: str | None) -> bool:
-    return scope is None or node.scope is None or node.scope == scope
 
 
 def _ancestors(kb: KnowledgeBase, node_id: str, levels: int) -> list[str]:

@@ -239,6 +239,18 @@ class GraphIndex(GraphTraversal):
             return np.zeros(0, dtype=np.int64)
         return np.flatnonzero((self.node_label.view == code) & self.node_alive.view)
 
+    def visible_nodes(
+        self, scopes: Collection[str] | None, positions: np.ndarray | None = None
+    ) -> np.ndarray:
+        """A mask over ``positions`` (every node when None): live nodes of one of ``scopes`` or of no
+        scope (every live node when ``scopes`` is None) — the node side of an EdgeFilter's scope."""
+        pos = slice(0, len(self.node_ids)) if positions is None else positions
+        mask: np.ndarray = self.node_alive.view[pos].copy()
+        if scopes is not None:
+            codes = [-1, *(c for s in scopes if (c := self.scopes.get(s)) is not None)]
+            mask &= np.isin(self.node_scope.view[pos], codes)
+        return mask
+
     def label_of(self, pos: int) -> str:
         return self.labels.names[int(self.node_label[pos])]
 

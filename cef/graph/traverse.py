@@ -111,6 +111,12 @@ class GraphTraversal:
             alive &= flt.label_ok[self.node_label.view[targets]]
         return edges[alive], owners[alive], targets[alive], forward[alive]
 
+    def allowed_edges(self, flt: EdgeFilter) -> np.ndarray:
+        """Positions (ascending) of every edge ``flt`` lets a walk follow in some direction (the
+        edge alone: relation, confidence, time, knowledge, scope; its end nodes are not checked)."""
+        edges = np.arange(len(self.e_alive.view), dtype=np.int64)
+        return edges[self._edge_ok(edges, flt.forward_ok | flt.backward_ok, flt)]
+
     def edges_among(self, nodes: Sequence[int], flt: EdgeFilter) -> np.ndarray:
         """Positions (ascending, each once) of the allowed edges whose two ends are both in ``nodes``."""
         if not len(nodes):

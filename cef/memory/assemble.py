@@ -21,7 +21,7 @@ from cef.memory.bundle import (
     TemporalContext,
 )
 from cef.memory.temporal import aware, changed_edges
-from cef.model import Node
+from cef.model import Node, in_scope
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def _excerpts(run: Run, node_ids: list[str], qvec: np.ndarray | None) -> dict[st
     out: dict[str, str] = {}
     for nid, cid in best.items():
         ch = chunks.get(cid)
-        if ch is None or (run.scope is not None and ch.scope is not None and ch.scope != run.scope):
+        if ch is None or not in_scope(ch.scope, run.scope):
             continue
         text = " ".join(ch.content.split())
         out[nid] = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."

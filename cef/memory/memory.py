@@ -44,7 +44,7 @@ from cef.memory.names import NameIndex
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
 from cef.memory.temporal import FactChange, aware, changed_edges, supersession
 from cef.memory.view import FeedbackOutcome
-from cef.model import Batch, Edge, Node, utcnow
+from cef.model import Batch, Edge, Node, in_scope, utcnow
 from cef.schema.kinds import NodeKind, universal_relation_types
 from cef.schema.pipelines import IngestContext
 from cef.schema.registry import ExtensionRegistry
@@ -217,7 +217,7 @@ class SemanticMemory:
         out = []
         for node_id, (start, length) in best.items():
             node = nodes.get(node_id)
-            if node is not None and (scope is None or node.scope in (None, scope)):
+            if node is not None and in_scope(node.scope, scope):
                 out.append((node_id, node.name, start, length))
         return out
 

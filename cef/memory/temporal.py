@@ -255,14 +255,10 @@ def changed_edges(
         idx = np.unique(edges).astype(np.int64)
         idx = idx[(rec[idx] > lo) & (rec[idx] <= hi)]
     else:
-        mask = graph.e_alive.view[:n] & (rec > lo) & (rec <= hi)
-        if scope is not None:
-            code = graph.scopes.get(scope)
-            sc = graph.e_scope.view[:n]
-            mask &= (sc == -1) | (sc == (code if code is not None else -2))
-        # current knowledge only: the superseded versions are history, their closed copies say what changed
-        mask &= graph.e_tx_end.view[:n] == POS_INF
-        idx = np.flatnonzero(mask)
+        # the graph's one edge filter: the scope, and current knowledge only (the superseded
+        # versions are history, their closed copies say what changed)
+        idx = graph.allowed_edges(graph.edge_filter(scope=scope))
+        idx = idx[(rec[idx] > lo) & (rec[idx] <= hi)]
     idx = idx[np.argsort(-rec[idx], kind="stable")][:limit]
     out: list[FactChange] = []
     for p in idx.tolist():

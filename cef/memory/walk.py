@@ -17,6 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from cef.memory.constraints import Reached, Run
+from cef.model import in_scope
+from cef.retrieve.anchors import node_vector_hits, node_visible
+from cef.retrieve.search import search_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
@@ -38,9 +41,6 @@ SIM_SLOPE = 1.2
 #: most neighbours of one node offered to the queue (hubs)
 FANOUT = 48
 
-#: a scope holding more than this share of the nodes is searched by filtering a global search
-ALLOWED_SHARE = 0.5
-
 #: nodes taken from the queue and expanded together
 EXPAND_BATCH = 8
 
@@ -49,16 +49,6 @@ MIN_VECTOR = 0.3
 
 
 # ----------------------------------------------------------------- anchors
-def _scope_ok(run: Run, pos: int) -> bool:
-    g = run.memory.kb.state.graph
-    if not g.node_alive[pos]:
-        return False
-    if run.scope is None:
-        return True
-    code = int(g.node_scope[pos])
-    return code == -1 or g.scopes.names[code] == run.scope
-
-
 def find_anchors(run: Run) -> list[Reached]:
     memory = run.memory
     st = memory.kb.state
@@ -68,7 +58,7 @@ def find_anchors(run: Run) -> list[Reached]:
 
     def add(node_id: str, score: float, how: str) -> None:
         pos = g.pos(node_id)
-        if pos is None or not _scope_ok(run, pos):
+        if pos is None or not node_visible(g, pos, run.scope):
             return
         kind = reg.kind_of(g.label_of(pos))
         if kind in (NodeKind.OBSERVATION, NodeKind.BELIEF) and how != "name":
@@ -102,7 +92,14 @@ def find_anchors(run: Run) -> list[Reached]:
     # chunks by meaning and by words lend their nodes
     chunk_hits: list[tuple[str, float]] = []
     if qvec is not None and len(st.chunk_vectors):
-        chunk_hits.extend((cid, 0.6 * s) for cid, s in st.chunk_vectors.search(qvec, 8) if s >= MIN_VECTOR)
+
+        def visible(ids: list[str]) -> set[str]:
+            return {ch.id for ch in st.store.get_chunks(ids) if in_scope(ch.scope, run.scope)}
+
+        keep = visible if run.scope is not None else None
+        chunk_hits.extend(
+            (cid, 0.6 * s) for cid, s in search_visible(st.chunk_vectors, qvec, 8, keep) if s >= MIN_VECTOR
+        )
     text_hits = st.store.search_text("chunk", run.query_text, 8, scope=run.scope)
     if text_hits:
         top = max(h.score for h in text_hits) or 1.0
@@ -113,7 +110,7 @@ def find_anchors(run: Run) -> list[Reached]:
             ch = chunks.get(cid)
             if ch is None or ch.node_id is None:
                 continue
-            if run.scope is not None and ch.scope is not None and ch.scope != run.scope:
+            if not in_scope(ch.scope, run.scope):
                 continue
             add(ch.node_id, s, "passage")
     # in the current state (or as of T), a node whose every fact has ended is history, not an anchor
@@ -129,44 +126,16 @@ def find_anchors(run: Run) -> list[Reached]:
     return ranked[: run.constraints.max_anchors]
 
 
-def _allowed_ids(run: Run, type_name: str | None = None) -> list[str] | None:
-    """Ids of the live nodes the query may see (its scope, of a type); None when that is (nearly) all."""
-    g = run.memory.kb.state.graph
-    n = len(g.node_ids)
-    mask = g.node_alive.view[:n].copy()
-    if run.scope is not None:
-        code = g.scopes.get(run.scope)
-        sc = g.node_scope.view[:n]
-        mask &= (sc == -1) | (sc == (code if code is not None else -2))
-    if type_name is not None:
-        reg = run.memory.registry
-        codes = [c for c, lb in enumerate(g.labels.names) if reg.is_a(lb, type_name)]
-        mask &= np.isin(g.node_label.view[:n], codes)
-    positions = np.flatnonzero(mask)
-    if type_name is None and len(positions) > ALLOWED_SHARE * max(1, int(g.node_alive.view[:n].sum())):
-        return None
-    ids = g.node_ids
-    return [ids[p] for p in positions.tolist()]
-
-
 def _node_vector_hits(
     run: Run, vec: np.ndarray, k: int, type_name: str | None = None
 ) -> list[tuple[str, float]]:
-    """Top-k nodes by cosine among those the query may see (its scope; a type, if given)."""
+    """Top-k nodes by cosine among those the query may see (its scope; a type and its subtypes)."""
     st = run.memory.kb.state
-    allowed = _allowed_ids(run, type_name)
-    if allowed is not None:
-        return st.node_vectors.search(vec, k, allowed=allowed) if allowed else []
     g = st.graph
-    fetch = k if run.scope is None else k * 4
-    kept: list[tuple[str, float]] = []
-    for _ in range(4):  # the scope holds most nodes: search all, drop the few others
-        hits = st.node_vectors.search(vec, fetch)
-        kept = [(i, s) for i, s in hits if (p := g.pos(i)) is not None and _scope_ok(run, p)]
-        if len(kept) >= k or len(hits) < fetch:
-            break
-        fetch *= 4
-    return kept[:k]
+    labels = None
+    if type_name is not None:
+        labels = {name for name in g.labels.names if run.memory.registry.is_a(name, type_name)}
+    return node_vector_hits(g, st.node_vectors, vec, k, scope=run.scope, labels=labels)
 
 
 # --------------------------------------------------------------- expansion

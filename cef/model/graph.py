@@ -26,6 +26,12 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def in_scope(record_scope: str | None, scope: str | None) -> bool:
+    """Whether a record of ``record_scope`` is visible to a query of ``scope``: its own scope's
+    records and unscoped ones (every record when the query has no scope)."""
+    return scope is None or record_scope is None or record_scope == scope
+
+
 def stable_id(kind: str, *parts: str) -> str:
     """A deterministic id ``<kind>:<32 hex>`` from ``parts``, so re-ingest updates instead of duplicating."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]

@@ -392,12 +392,7 @@ class PatternExecutor:
                 "or the first step's source_label, or pass entry points (start_nodes)"
             )
         pos = npx.unique(pos)
-        pos = pos[g.node_alive.view[pos]]
-        if pattern.scope is not None and len(pos):
-            code = g.scopes.get(pattern.scope)
-            sc = g.node_scope.view[pos]
-            pos = pos[(sc == -1) | (sc == (code if code is not None else -2))]
-        return pos
+        return pos[g.visible_nodes(None if pattern.scope is None else [pattern.scope], pos)]
 
     def _positions(self, ids: Sequence[str], warnings: list[str]) -> np.ndarray:
         pos = [self.graph.pos(i) for i in ids]
@@ -448,7 +443,7 @@ class PatternExecutor:
         code = g.scopes.get(scope)
         allowed = [-1] if code is None else [-1, code]
         n, m = len(g.node_ids), len(g.edge_ids)
-        nodes = g.node_alive.view[:n] & np.isin(g.node_scope.view[:n], allowed)
+        nodes = g.visible_nodes([scope])
         edges = g.e_alive.view[:m] & np.isin(g.e_scope.view[:m], allowed)
         labels = {g.labels.names[c] for c in np.unique(g.node_label.view[:n][nodes])}
         rels = {g.relations.names[c] for c in np.unique(g.e_rel.view[:m][edges])}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -10,27 +11,58 @@ from rapidfuzz import fuzz
 from cef.model import ResolutionTarget
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.entities import LinkedEntity, entity_index
+from cef.retrieve.search import search_visible
 
 #: a vector match below this cosine is not trusted as an anchor
 MIN_VECTOR_SCORE = 0.35
 #: a fuzzy name match below this (0..100) is ignored
 MIN_FUZZY = 85
+#: a filter keeping more than this share of the live nodes searches them all and drops the others
+ALLOWED_SHARE = 0.5
+
+if TYPE_CHECKING:
+    from cef.graph.index import GraphIndex
+    from cef.store.base import VectorIndex
 
 
-def _label_filter(qc: QueryContext, type_hint: str | None) -> list[str] | None:
-    if not type_hint:
-        return None
-    g = qc.state.graph
-    return [g.node_ids[int(p)] for p in g.nodes_with_label(type_hint)]
-
-
-def _scope_ok(qc: QueryContext, pos: int) -> bool:
-    scope = qc.query.scope
+def node_visible(g: GraphIndex, pos: int, scope: str | None) -> bool:
+    """Whether node ``pos`` is live and inside ``scope`` (its own or unscoped; every scope when None)."""
+    if not g.node_alive[pos]:
+        return False
     if scope is None:
         return True
-    g = qc.state.graph
     code = int(g.node_scope[pos])
     return code == -1 or g.scopes.names[code] == scope
+
+
+def node_vector_hits(
+    g: GraphIndex,
+    vectors: VectorIndex,
+    vec: np.ndarray,
+    k: int,
+    *,
+    scope: str | None = None,
+    labels: Collection[str] | None = None,
+) -> list[tuple[str, float]]:
+    """Top-``k`` nodes by cosine to ``vec`` among the live nodes inside ``scope`` and, when given,
+    of ``labels``: the search runs over those nodes only, or — a scope holding most nodes — over
+    every vector, dropping the few others (widened until ``k`` are kept)."""
+    if k <= 0 or not len(vectors):
+        return []
+    n = len(g.node_ids)
+    mask = g.visible_nodes(None if scope is None else [scope])
+    if labels is not None:
+        codes = [c for c, name in enumerate(g.labels.names) if name in labels]
+        mask &= np.isin(g.node_label.view[:n], codes)
+    elif scope is None or int(mask.sum()) > ALLOWED_SHARE * max(1, int(g.node_alive.view[:n].sum())):
+
+        def visible(ids: list[str]) -> set[str]:
+            return {i for i in ids if (p := g.pos(i)) is not None and node_visible(g, p, scope)}
+
+        return search_visible(vectors, vec, k, visible)
+    ids = g.node_ids
+    allowed = [ids[p] for p in np.flatnonzero(mask).tolist()]
+    return vectors.search(vec, k, allowed=allowed) if allowed else []
 
 
 def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
@@ -40,7 +72,7 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
     found: dict[int, Anchor] = {}
 
     def add(pos: int | None, score: float, how: str) -> None:
-        if pos is None or not g.node_alive[pos] or not _scope_ok(qc, pos):
+        if pos is None or not node_visible(g, pos, qc.query.scope):
             return
         if target.type_hint and g.label_of(pos) != target.type_hint:
             return
@@ -76,8 +108,11 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
     # vector similarity over node embeddings
     vec = qc.embed(target.description)
     if vec is not None and len(st.node_vectors):
-        allowed = _label_filter(qc, target.type_hint)
-        for node_id, score in st.node_vectors.search(vec, max(target.max_matches * 3, 5), allowed=allowed):
+        labels = [target.type_hint] if target.type_hint else None
+        k = max(target.max_matches * 3, 5)
+        for node_id, score in node_vector_hits(
+            g, st.node_vectors, vec, k, scope=qc.query.scope, labels=labels
+        ):
             if score >= MIN_VECTOR_SCORE:
                 add(g.pos(node_id), float(score), "vector")
     ranked = sorted(found.values(), key=lambda a: (-a.score, a.node_id))

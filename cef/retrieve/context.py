@@ -13,7 +13,7 @@ import numpy as np
 
 from cef.embed.base import BatchedEmbedder
 from cef.graph.filter import EdgeFilter
-from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, utcnow
+from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, in_scope, utcnow
 from cef.retrieve.ports import EngineView
 
 
@@ -90,8 +90,7 @@ class QueryContext:
         return self.query.scope is not None or bool(self.wanted_tags)
 
     def chunk_visible(self, chunk: Chunk) -> bool:
-        scope = self.query.scope
-        if scope is not None and chunk.scope is not None and chunk.scope != scope:
+        if not in_scope(chunk.scope, self.query.scope):
             return False
         tags = self.wanted_tags
         return not tags or not tags.isdisjoint(t.lower() for t in chunk_tags(chunk.metadata))

@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable
+from typing import TYPE_CHECKING
+
 from cef.model import Explanation, RankedChunk, SearchStrategy
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import path_for
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from cef.store.base import VectorIndex
+
 #: graph score decays by this factor per hop away from an anchor
 HOP_DECAY = 0.7
+
+
+def search_visible(
+    index: VectorIndex,
+    vec: np.ndarray,
+    k: int,
+    keep: Callable[[list[str]], Collection[str]] | None = None,
+    *,
+    allowed: Iterable[str] | None = None,
+) -> list[tuple[str, float]]:
+    """Top-``k`` ids of ``index`` by cosine to ``vec`` among those ``keep`` lets through (all when
+    None): fetches 4 × ``k``, drops what ``keep`` rejects, and widens the search (× 4) until ``k``
+    are kept or the index has no more."""
+    if keep is None:
+        return index.search(vec, k, allowed=allowed)
+    fetch = k * 4
+    while True:
+        hits = index.search(vec, fetch, allowed=allowed)
+        ok = keep([h[0] for h in hits])
+        kept = [h for h in hits if h[0] in ok]
+        if len(kept) >= k or len(hits) < fetch:
+            return kept[:k]
+        fetch *= 4
 
 
 def vector_hits(
@@ -20,16 +51,7 @@ def vector_hits(
     vec = qc.embed(text) if text else qc.query_vector
     if vec is None:
         return []
-    fetch = k * 4 if qc.filters_chunks else k
-    while True:
-        hits = st.chunk_vectors.search(vec, fetch, allowed=allowed)
-        if not qc.filters_chunks:
-            return hits[:k]
-        ok = qc.chunks([h[0] for h in hits])
-        kept = [h for h in hits if h[0] in ok]
-        if len(kept) >= k or len(hits) < fetch:
-            return kept[:k]
-        fetch *= 4
+    return search_visible(st.chunk_vectors, vec, k, qc.chunks if qc.filters_chunks else None, allowed=allowed)
 
 
 def bm25_hits(qc: QueryContext, text: str, k: int) -> list[tuple[str, float]]:

@@ -170,14 +170,6 @@ def discover_schema(
     return GraphSchema(node_types=node_types, relation_types=relation_types)
 
 
-def _visible_nodes(g: GraphIndex, scopes: Collection[str]) -> np.ndarray:
-    """A mask over node positions: live nodes of ``scopes`` or of no scope."""
-    allowed = np.array([-1, *(c for s in scopes if (c := g.scopes.get(s)) is not None)], dtype=np.int32)
-    n = len(g.node_ids)
-    mask: np.ndarray = g.node_alive.view[:n] & np.isin(g.node_scope.view[:n], allowed)
-    return mask
-
-
 def label_counts(kb: KnowledgeSource, scopes: Collection[str] | None = None) -> dict[str, int]:
     """Nodes per label, most frequent first; with ``scopes``, only nodes of those scopes or of none."""
     if scopes is None:
@@ -185,7 +177,7 @@ def label_counts(kb: KnowledgeSource, scopes: Collection[str] | None = None) -> 
     with kb.state.reading():
         g = kb.state.graph
         counts = np.bincount(
-            g.node_label.view[: len(g.node_ids)][_visible_nodes(g, scopes)], minlength=len(g.labels)
+            g.node_label.view[: len(g.node_ids)][g.visible_nodes(scopes)], minlength=len(g.labels)
         )
         codes = sorted(np.flatnonzero(counts), key=lambda c: (-int(counts[c]), g.labels.names[c]))
         return {g.labels.names[c]: int(counts[c]) for c in codes}
@@ -197,7 +189,7 @@ def _scoped_schema(kb: KnowledgeSource, samples: int, scopes: Collection[str]) -
         g = kb.state.graph
         allowed = np.array([-1, *(c for s in scopes if (c := g.scopes.get(s)) is not None)], dtype=np.int32)
         n, m = len(g.node_ids), len(g.edge_ids)
-        seen = _visible_nodes(g, scopes)
+        seen = g.visible_nodes(scopes)
         node_label = g.node_label.view[:n]
         counts = np.bincount(node_label[seen], minlength=len(g.labels))
         node_types = []

@@ -28,6 +28,7 @@ from cef.model import (
     SearchResult,
     SearchStrategy,
     TraversalHint,
+    in_scope,
 )
 from cef.schema.discovery import GraphSchema, discover_schema, label_counts
 from cef.server.auth import owned, read_scope, scoped_query, write_scope
@@ -344,7 +345,7 @@ class CefService:
                 targets = [ResolutionTarget(description=str(value), type_hint=label)]
             else:
                 found = self.kb.find_nodes_by_property(hints.entityProperty, value, label=label, limit=50)
-                found = [n for n in found if scope is None or n.scope in (None, scope)][:5]
+                found = [n for n in found if in_scope(n.scope, scope)][:5]
                 targets = [ResolutionTarget(description=n.id, type_hint=label) for n in found] or [
                     ResolutionTarget(description=str(value)[:2000] or label, type_hint=label, max_matches=3)
                 ]

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 import cef
-from cef import Batch, Node
+from cef import Batch, Edge, Node
 from cef.context.graph_provider import EntityRelevanceRanker, query_terms
 from cef.context.rules import (
     ABOUT,
@@ -23,6 +23,7 @@ from cef.context.rules import (
     type_node_id,
 )
 from cef.errors import MissingNodeError, ValidationError
+from cef.graph.filter import SUPERSEDED_AT
 
 RULES = Path(__file__).resolve().parents[3] / "examples" / "clinical" / "rules.yaml"
 
@@ -112,6 +113,41 @@ def test_claims_per_entity_limit_and_order(clinical_kb: cef.KnowledgeBase) -> No
     assert [m.claim.id for m in both] == ["claim-metformin-first-line", "claim-kidney-review"]
     assert both[1].entity_ids == ["cond-t2d", "cond-ckd"]
     assert find_claims(clinical_kb, ["pat-john"]) == []
+
+
+def test_rules_and_claims_walk_current_knowledge_inside_the_scope(clinical_kb: cef.KnowledgeBase) -> None:
+    """A superseded edge version is history, another scope's edge or entity is not ours: the rule
+    lookups walk the graph index's one edge filter, like the context provider."""
+    axiom = add_axiom(clinical_kb, None, "Monitor bleeding.", applies_to=["med-warfarin"])
+    claim = add_claim(clinical_kb, "Warfarin interacts with many drugs.", "med-warfarin")
+    clinical_kb.index_batch(
+        Batch(
+            nodes=[
+                Node(id="med-other-ward", label="Medication", properties={"name": "Heparin"}, scope="ward-b")
+            ],
+            edges=[
+                # what we once knew: the axiom also applied to apixaban (superseded since)
+                Edge(
+                    relation_type=APPLIES_TO,
+                    source=axiom.id,
+                    target="med-apixaban",
+                    properties={SUPERSEDED_AT: "2020-01-01T00:00:00+00:00"},
+                ),
+                # only true in ward B
+                Edge(relation_type=APPLIES_TO, source=axiom.id, target="med-ibuprofen", scope="ward-b"),
+                Edge(relation_type=ABOUT, source=claim.id, target="med-other-ward"),
+            ],
+        )
+    )
+    apixaban, ibuprofen = clinical_kb.find_node("med-apixaban"), clinical_kb.find_node("med-ibuprofen")
+    assert apixaban is not None and ibuprofen is not None
+    assert axiom.id not in {m.axiom.id for m in find_axioms(clinical_kb, [apixaban])}
+    assert axiom.id not in {m.axiom.id for m in find_axioms(clinical_kb, [ibuprofen], scope="ward-a")}
+    assert axiom.id in {m.axiom.id for m in find_axioms(clinical_kb, [ibuprofen], scope="ward-b")}
+    (in_a,) = find_claims(clinical_kb, ["med-warfarin"], scope="ward-a")
+    assert in_a.about == ["Warfarin"]  # Heparin lives in ward B
+    (in_b,) = find_claims(clinical_kb, ["med-warfarin"], scope="ward-b")
+    assert sorted(in_b.about) == ["Heparin", "Warfarin"]
 
 
 # ------------------------------------------------------------------- ranker

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cef.graph.filter import SUPERSEDED_AT
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node, RelationType
 
@@ -203,3 +204,42 @@ def test_seed_rank_only_breaks_ties_and_the_better_seed_wins_them(data, seeds, d
             w = int(g.e_src[e]) if int(g.e_dst[e]) == v else int(g.e_dst[e])
             if depth_of.get(w) == d - 1:
                 assert rank[root[v]] <= rank[root[w]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    graphs(),
+    st.sampled_from([(), ("R1",), ("R0", "R2")]),
+    st.floats(0.0, 0.9),
+    st.sampled_from([None, "s1", "s2"]),
+)
+def test_allowed_edges_are_those_a_walk_from_everywhere_follows(data, excluded, min_conf, scope) -> None:  # type: ignore[no-untyped-def]
+    """Every third edge superseded, every fifth in scope s1: the edges the filter allows are the ones
+    ``step`` from all nodes walks (the nodes are unscoped, so only the edges decide)."""
+    n, edges = data
+    g = GraphIndex()
+    g.set_relation_types(RELS)
+    g.add_nodes([Node(id=f"n{i}", label="T") for i in range(n)])
+    g.add_edges(
+        [
+            Edge(
+                id=f"e{k}",
+                relation_type=r,
+                source=f"n{s}",
+                target=f"n{t}",
+                confidence=c,
+                scope="s1" if k % 5 == 0 else None,
+                properties={SUPERSEDED_AT: "2020-01-01T00:00:00+00:00"} if k % 3 == 0 else {},
+            )
+            for k, (s, t, r, c) in enumerate(edges)
+        ]
+    )
+    g.remove_edges([f"e{k}" for k in range(0, len(edges), 4)])
+    flt = g.edge_filter(exclude_relations=excluded, min_confidence=min_conf, scope=scope)
+    got = g.allowed_edges(flt).tolist()
+    walked, _, _, _ = g.step(np.arange(n, dtype=np.int64), flt)
+    assert got == sorted(set(walked.tolist()))
+    for e in got:
+        k = int(g.edge_ids[e][1:])
+        assert k % 4 and k % 3 and edges[k][2] not in excluded and edges[k][3] >= min_conf
+        assert scope != "s2" or k % 5
