@@ -70,6 +70,7 @@ from cef.context.rules import (
 from cef.context.tokens import TokenCounter
 from cef.errors import EmbeddingError, StoreError
 from cef.model import Chunk, Edge, Node, in_scope, utcnow
+from cef.retrieve.anchors import node_vector_hits
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -283,8 +284,11 @@ class GraphContextProvider:
             g = st.graph
             for hit in st.store.search_text("node", query, k, scope=opts.scope):
                 ids[hit.id] = None
-            if vec is not None:
-                for node_id, _ in st.node_vectors.search(vec, k):
+            if vec is not None:  # searched inside the scope: a small scope is not hidden behind others
+                types = set(opts.entity_types) if opts.entity_types else None
+                for node_id, _ in node_vector_hits(
+                    g, st.node_vectors, vec, k, scope=opts.scope, labels=types
+                ):
                     ids[node_id] = None
             # every node of a type the query names ("medications" -> Medication)
             for label in list(g.labels.names):

@@ -284,3 +284,24 @@ def test_budget_exceeded_truncates_and_flags(provider: GraphContextProvider) -> 
     assert len(small.entities) < len(big.entities)
     assert small.entities[0].id == big.entities[0].id == "med-warfarin"  # the most relevant survives
     assert small.metadata["dropped"] > 0
+
+
+def test_a_small_scope_is_searched_inside_itself(
+    provider: GraphContextProvider, kb: cef.KnowledgeBase
+) -> None:
+    """Vector candidates come from inside the request's scope: forty closer nodes of another scope
+    do not push the scope's only match out of the top k."""
+    kb.index_batch(
+        Batch(
+            nodes=[
+                Node(id=f"y{i}", label="Brand", properties={"name": f"Warfarin dose {i}"}, scope="clinic-y")
+                for i in range(40)
+            ]
+            + [Node(id="z-coumadin", label="Brand", properties={"name": "Coumadin"}, scope="clinic-z")]
+        )
+    )
+    opts = KnowledgeContextOptions(
+        max_tokens=4000, scope="clinic-z", entity_types=["Brand"], min_relevance=0.0, max_entities=2
+    )
+    found = [e.id for e in provider.get_context("warfarin dose", opts).entities]
+    assert found == ["z-coumadin"]
