@@ -52,7 +52,7 @@ from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.responses import SearchResponse
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import ApiKey, Scope, ServerSettings
-from cef.server.tools import AnswerQuestionInput, format_validation_error, input_models, strict_json
+from cef.server.tools import format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
 
@@ -241,6 +241,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     models = input_models(settings)  # request models whose constraints are this server's limits
     search_request = models.search
     graph_query = models.graph_query
+    answer_request = models.answer
 
     @api.post("/search", response_model=SearchResponse, dependencies=read, tags=["retrieval"])
     async def search(req: search_request, grant: Reader) -> SearchResponse:  # type: ignore[valid-type]
@@ -254,10 +255,10 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         return await svc.retrieve_knowledge(scoped_query(grant, query))
 
     @api.post("/answer", response_model=Answer, dependencies=read, tags=["retrieval"])
-    async def answer(req: AnswerQuestionInput, grant: Reader) -> Answer:
+    async def answer(req: answer_request, grant: Reader) -> Answer:  # type: ignore[valid-type]
         """A question answered by the server's LLM (CEF_LLM) from the retrieved passages, citing
         their ids; without an LLM configured, ``answer`` is null and the passages are returned."""
-        return await svc.answer(req.model_copy(update={"scope": read_scope(grant, req.scope)}))
+        return await svc.answer(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
 
     if svc.context is not None:
         request_model = svc.context.request_model

@@ -201,6 +201,7 @@ class InputModels:
     graph_query: type[GraphQuery]
     search: type[SearchMemoryInput]
     context: type[RetrieveContextInput]
+    answer: type[AnswerQuestionInput]
 
     def of(self, model: type[BaseModel]) -> type[BaseModel]:
         """The limited version of a base input model (other models are returned as they are)."""
@@ -208,6 +209,7 @@ class InputModels:
             GraphQuery: self.graph_query,
             SearchMemoryInput: self.search,
             RetrieveContextInput: self.context,
+            AnswerQuestionInput: self.answer,
         }
         return limited.get(model, model)
 
@@ -269,9 +271,16 @@ def _input_models(max_depth: int, max_limit: int, max_text: int) -> InputModels:
         graphHints=(cast(Any, hints | None), _narrow(RetrieveContextInput, "graphHints")),
         topK=(int, _narrow(RetrieveContextInput, "topK", le=limit, default=min(10, limit))),
     )
-    for model in (traversal, graph_query, search, hints, context):
+    answer: type[AnswerQuestionInput] = _subclass(
+        "AnswerQuestionInput",
+        __base__=AnswerQuestionInput,
+        question=(str, _narrow(AnswerQuestionInput, "question", max_length=max_text)),
+        top_k=(int, _narrow(AnswerQuestionInput, "top_k", le=limit, default=min(6, limit))),
+        depth=(int, _narrow(AnswerQuestionInput, "depth", le=max_depth, default=min(2, max_depth))),
+    )
+    for model in (traversal, graph_query, search, hints, context, answer):
         model.model_rebuild()  # resolve the base models' postponed annotations now, not at first use
-    return InputModels(graph_query, search, context)
+    return InputModels(graph_query, search, context, answer)
 
 
 def input_models(settings: ServerSettings) -> InputModels:
