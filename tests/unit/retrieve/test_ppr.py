@@ -127,3 +127,21 @@ def test_query_ner_runs_only_when_a_capitalized_word_is_not_a_known_name(
     assert index.extractor is None and not index.ner_failed  # the gazetteer named it: spaCy was not asked
     link_query_entities(index, st, "Where was Elena Vargaa born?", EntityLinkingSettings())
     assert index.extractor is not None or index.ner_failed  # "Vargaa" is no known name: NER reads it
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_auto_reads_only_its_top_k_when_entity_seeded_ppr_answers_alone(
+    text_kb: cef.KnowledgeBase, k: int
+) -> None:
+    deep = text_kb.retrieve(GraphQuery(query=QUESTION, strategy=SearchStrategy.PPR, top_k=30))
+    auto = text_kb.retrieve(GraphQuery(query=QUESTION, top_k=k))
+    route = auto.metadata["route"]["sources"]
+    assert list(route) == ["ppr"] and auto.metadata["ppr_seeds"]["entities"] > 0
+    assert route["ppr"]["results"] == k  # not the fusion depth: nothing else is fused beside it
+    # the same chunks, order and explanations as the first k of the deep list
+    assert [r.chunk.id for r in auto.results] == [r.chunk.id for r in deep.results[:k]]
+    for a, d in zip(auto.results, deep.results, strict=False):
+        assert a.explanation.path == d.explanation.path
+        assert a.explanation.entities == d.explanation.entities
+        assert a.explanation.notes[1:] == d.explanation.notes
+    assert auto.reasoning_context is not None and len(auto.reasoning_context.paths) <= k
