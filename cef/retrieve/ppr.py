@@ -149,6 +149,13 @@ def top_order(values: np.ndarray, k: int) -> np.ndarray:
     return sel[np.lexsort((sel, -values[sel]))]
 
 
+def first_unreached(n: int, cand: np.ndarray, count: int) -> np.ndarray:
+    """The first ``count`` of ``0..n-1`` not in ``cand`` (distinct), in order, without a pass over all ``n``:
+    among the first ``count + len(cand)`` numbers at most ``len(cand)`` are candidates."""
+    head = np.arange(min(n, count + len(cand)), dtype=np.int64)
+    return np.setdiff1d(head, cand, assume_unique=True)[:count]
+
+
 def passage_ppr(index: EntityIndex, seeds: dict[int, float], settings: PPRSettings) -> np.ndarray:
     """Approximate PPR from ``seeds`` over the MENTIONS graph: a score per graph node (see :mod:`cef.graph.push`)."""
     return _push(index, seeds, settings).scores
@@ -256,8 +263,7 @@ def ppr_search(qc: QueryContext, *, named_top_k: int | None = None) -> list[Rank
     want = max(4 * qc.query.top_k, 256)
     ranking = cand[top_order(final[cand], want)]
     if len(ranking) < min(want, n_pass):  # fewer passages reached than asked for: the rest in index order
-        rest = np.setdiff1d(np.arange(n_pass), cand, assume_unique=True)
-        ranking = np.concatenate([ranking, rest[: want - len(ranking)]])
+        ranking = np.concatenate([ranking, first_unreached(n_pass, cand, want - len(ranking))])
 
     k = min(named_top_k, qc.query.top_k) if named and named_top_k is not None else qc.query.top_k
     results = _collect(qc, index, ranking, final, score, k)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cef
 from cef import GraphQuery, SearchStrategy
 from cef.errors import ValidationError
 from cef.retrieve.entities import entity_index, link_query_entities
+from cef.retrieve.ppr import first_unreached
 from cef.retrieve.presets import EntityLinkingSettings
 from cef.schema.textgraph import entity_id, passage_id
 from tests.unit.retrieve.corpus import GOLD, QUESTION
@@ -145,3 +149,10 @@ def test_auto_reads_only_its_top_k_when_entity_seeded_ppr_answers_alone(
         assert a.explanation.entities == d.explanation.entities
         assert a.explanation.notes[1:] == d.explanation.notes
     assert auto.reasoning_context is not None and len(auto.reasoning_context.paths) <= k
+
+
+@given(st.integers(0, 300), st.sets(st.integers(0, 299), max_size=80), st.integers(0, 300))
+def test_first_unreached_is_the_set_difference_head(n: int, cand: set[int], count: int) -> None:
+    c = np.asarray(sorted(x for x in cand if x < n), dtype=np.int64)
+    want = np.setdiff1d(np.arange(n), c)[:count]
+    assert first_unreached(n, c, count).tolist() == want.tolist()
