@@ -19,7 +19,7 @@ import importlib.util
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,7 +148,9 @@ class Gazetteer:
 
     require_capital: bool = True
     min_chars: int = 2
-    _entries: dict[str, list[GazetteerEntry]] = field(default_factory=dict)
+    #: normalized key -> its entries (a gazetteer read from a saved index: a read-only mapping that
+    #: makes a key's entries when it is looked up, turned into a dict by the first :meth:`add`)
+    _entries: Mapping[str, list[GazetteerEntry]] = field(default_factory=dict)
     _max_words: int = 0
     _stop: frozenset[str] = field(default_factory=spacy_stopwords)
     _fuzzy_keys: list[str] | None = None
@@ -162,12 +164,15 @@ class Gazetteer:
     def add(self, name: str, type: str = "ENTITY", ref: str | None = None, *, aliases: bool = True) -> None:
         """Index a name (and, with ``aliases``, its disambiguation-free variants)."""
         entry = GazetteerEntry(name, type, ref)
+        if not isinstance(self._entries, dict):
+            self._entries = dict(self._entries.items())
+        entries = self._entries
         for key in alias_keys(name) if aliases else [normalize_name(name)]:
             if not is_useful_name(key, min_chars=self.min_chars):
                 continue
             if " " not in key and key in self._stop:
                 continue
-            bucket = self._entries.setdefault(key, [])
+            bucket = entries.setdefault(key, [])
             if entry not in bucket:
                 bucket.append(entry)
                 self._max_words = max(self._max_words, key.count(" ") + 1)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 
 class GrowArray:
@@ -196,3 +197,31 @@ class SortedIndex(Mapping[int, int]):
 
     def __len__(self) -> int:
         return len(self._sorted)
+
+
+class RowMap(Mapping[K, T]):
+    """``key -> value`` where the value is made from the key's row only when it is read.
+
+    ``rows`` maps each key to its row number (a dict made from two lists in one
+    C-level ``dict(zip(...))``), ``make`` turns a row number into the value: a
+    saved index of a million names is opened without making a million values
+    (lists, tuples, objects) of which a query reads a handful.
+    """
+
+    __slots__ = ("_make", "_rows")
+
+    def __init__(self, rows: dict[K, int], make: Callable[[int], T]) -> None:
+        self._rows = rows
+        self._make = make
+
+    def __getitem__(self, key: K) -> T:
+        return self._make(self._rows[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

@@ -39,7 +39,8 @@ class GraphIndex(GraphTraversal):
         self.node_alive = GrowArray(np.bool_, False)
 
         self.edge_ids: list[str] = []
-        self._edge_pos: dict[str, int] = {}
+        #: edge id -> position (see :attr:`_edge_pos`); None: not made yet (a graph read from a snapshot)
+        self._edge_pos_map: dict[str, int] | None = {}
         self.relations = Interner()
         self.e_src = GrowArray(np.int32)
         self.e_dst = GrowArray(np.int32)
@@ -73,6 +74,21 @@ class GraphIndex(GraphTraversal):
         self._live_edges = 0
         self._live_nodes = 0
         self.generation = 0  # bumps on every change (caches key on it)
+
+    @property
+    def _edge_pos(self) -> dict[str, int]:
+        """Live edge id -> position, made on first use when the graph was read from a snapshot: queries
+        address edges by position, and a big graph's millions of ids would take seconds of every open."""
+        m = self._edge_pos_map
+        if m is None:
+            alive = self.e_alive.view
+            if alive.all():
+                m = dict(zip(self.edge_ids, range(len(self.edge_ids)), strict=True))
+            else:
+                live = np.flatnonzero(alive).tolist()
+                m = dict(zip(itertools.compress(self.edge_ids, alive.tolist()), live, strict=True))
+            self._edge_pos_map = m
+        return m
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -153,15 +153,8 @@ def read_snapshot(path: Path) -> tuple[GraphIndex, dict[str, Any]]:
             zip(itertools.compress(g.node_ids, node_alive.tolist()), live.tolist(), strict=True)
         )
     g.edge_ids = _split(arrays["edge_ids"], n_edges)
-    edge_alive = g.e_alive.view
-    if edge_alive.all():
-        g._edge_pos = dict(zip(g.edge_ids, range(n_edges), strict=True))
-    else:
-        live = np.flatnonzero(edge_alive)
-        g._edge_pos = dict(
-            zip(itertools.compress(g.edge_ids, edge_alive.tolist()), live.tolist(), strict=True)
-        )
+    g._edge_pos_map = None  # edge id -> position: made on first use (queries address edges by position)
     g._live_nodes = len(g._node_pos)
-    g._live_edges = len(g._edge_pos)
+    g._live_edges = int(np.count_nonzero(g.e_alive.view))
     g.generation += 1
     return g, head

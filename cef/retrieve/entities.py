@@ -178,12 +178,13 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     title_of: dict[int, list[int]] = {}
     passages = np.unique(src)
     pidx = {int(p): i for i, p in enumerate(passages.tolist())}
-    if len(edges):
-        for rec in state.store.get_edges([g.edge_ids[int(e)] for e in edges]):
-            if rec.properties.get("title") is True:
-                sp, tp = g.pos(rec.source), g.pos(rec.target)
-                if sp is not None and tp is not None and sp in pidx:
-                    title_of.setdefault(tp, []).append(pidx[sp])
+    if len(edges):  # the title flag of every MENTIONS edge (one property read, no edge records made)
+        ids = [g.edge_ids[e] for e in edges.tolist()]
+        flags = state.store.edge_property(ids, "title")
+        for k in [k for k, eid in enumerate(ids) if flags.get(eid) is True]:
+            sp, tp = int(src[k]), int(dst[k])
+            if sp in pidx:
+                title_of.setdefault(tp, []).append(pidx[sp])
 
     gaz = Gazetteer(require_capital=False)
     resolver = NameResolver()

@@ -34,7 +34,7 @@ import numpy as np
 
 from cef.extract.resolve import NameResolver, _Entry
 from cef.extract.spacy_ner import Gazetteer, GazetteerEntry
-from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex, pack_strings, unpack_strings
+from cef.graph.arrays import Ragged, RaggedStrings, RowMap, SortedIndex, pack_strings, unpack_strings
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
@@ -231,20 +231,24 @@ def _split_types(text: str) -> list[str]:
 
 
 def _gazetteer(d: Any) -> Gazetteer:
+    """The saved gazetteer; a key's entries are made when the key is looked up (:class:`RowMap`)."""
     gaz = Gazetteer(require_capital=bool(d["gaz_require_capital"][0]), min_chars=int(d["gaz_min_chars"][0]))
     ptr = d["gaz_ptr"]
     keys = _unpack(d["gaz_keys"], len(ptr) - 1)
     n = int(ptr[-1])
     type_names = _unpack(d["gaz_types"], _count(d["gaz_types"]))
-    types = [type_names[t] for t in d["gaz_type"].tolist()]
-    refs = _unpack(d["gaz_refs"], n)
-    has_ref = d["gaz_has_ref"].tolist()
-    made = [
-        GazetteerEntry(name, t, ref if ok else None)
-        for name, t, ref, ok in zip(_unpack(d["gaz_names"], n), types, refs, has_ref, strict=True)
-    ]
-    bounds = ptr.tolist()
-    gaz._entries = {k: made[bounds[i] : bounds[i + 1]] for i, k in enumerate(keys)}
+    type_of, has_ref = d["gaz_type"], d["gaz_has_ref"]
+    names, refs = _unpack(d["gaz_names"], n), _unpack(d["gaz_refs"], n)
+    if len(type_of) != n or len(has_ref) != n:
+        raise ValueError(f"gazetteer arrays of {len(type_of)} / {len(has_ref)} entries, expected {n}")
+
+    def entries(row: int) -> list[GazetteerEntry]:
+        return [
+            GazetteerEntry(names[j], type_names[int(type_of[j])], refs[j] if has_ref[j] else None)
+            for j in range(int(ptr[row]), int(ptr[row + 1]))
+        ]
+
+    gaz._entries = RowMap(dict(zip(keys, range(len(keys)), strict=True)), entries)
     gaz._max_words = int(d["gaz_max_words"][0])
     return gaz
 
@@ -299,23 +303,25 @@ def load_entity_index(path: Path, stamp: tuple[int, int]) -> tuple[EntityIndex, 
         names_pos = d["names_pos"].tolist()
         types_pos = d["types_pos"].tolist()
         key_pos = d["key_index_pos"].tolist()
+        types = _unpack(d["types"], len(types_pos))
         title_keys = d["title_keys"].tolist()
-        tb = d["title_ptr"].tolist()
-        tflat = d["title_flat"].tolist()
+        tb, tflat = d["title_ptr"], d["title_flat"]
         index = EntityIndex(
             stamp=stamp,
             gazetteer=_gazetteer(d),
             key_index=dict(zip(_unpack(d["key_index_keys"], len(key_pos)), key_pos, strict=True)),
             names=dict(zip(names_pos, _unpack(d["names"], len(names_pos)), strict=True)),
-            types={
-                p: _split_types(t)
-                for p, t in zip(types_pos, _unpack(d["types"], len(types_pos)), strict=True)
-            },
+            types=RowMap(
+                dict(zip(types_pos, range(len(types_pos)), strict=True)), lambda i: _split_types(types[i])
+            ),
             from_file=True,
         )
         res = {k: d[k] for k in d.files if k.startswith("res_")}  # the resolver is made on first use
         index._resolver_from = lambda: _resolver(res)
-        index.title_owners = {k: tflat[tb[i] : tb[i + 1]] for i, k in enumerate(title_keys)}
+        index.title_owners = RowMap(
+            dict(zip(title_keys, range(len(title_keys)), strict=True)),
+            lambda i: tflat[int(tb[i]) : int(tb[i + 1])].tolist(),
+        )
         if "m_indptr" in d.files:
             shape = tuple(int(x) for x in d["m_shape"])
             index.matrix = sparse.csr_matrix((d["m_data"], d["m_indices"], d["m_indptr"]), shape=shape)

@@ -34,7 +34,7 @@ class EntityIndex:
     gazetteer: Gazetteer
     key_index: dict[str, int]
     names: dict[int, str]
-    types: dict[int, list[str]]
+    types: Mapping[int, list[str]]
     matrix: sparse.csr_matrix | None = None
     push: PushGraph | None = None
     passages: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -45,7 +45,7 @@ class EntityIndex:
     ent_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     ent_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ent_edge: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    title_owners: dict[int, list[int]] = field(default_factory=dict)
+    title_owners: Mapping[int, list[int]] = field(default_factory=dict)
     chunk_ids: list[str] = field(default_factory=list)  # grouped by passage
     chunk_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     passage_chunks: Sequence[list[str]] = field(default_factory=list)

@@ -149,6 +149,13 @@ def top_order(values: np.ndarray, k: int) -> np.ndarray:
     return sel[np.lexsort((sel, -values[sel]))]
 
 
+def first_unreached(n: int, cand: np.ndarray, count: int) -> np.ndarray:
+    """The first ``count`` of ``0..n-1`` not in ``cand`` (distinct), in order, without a pass over all ``n``:
+    among the first ``count + len(cand)`` numbers at most ``len(cand)`` are candidates."""
+    head = np.arange(min(n, count + len(cand)), dtype=np.int64)
+    return np.setdiff1d(head, cand, assume_unique=True)[:count]
+
+
 def passage_ppr(index: EntityIndex, seeds: dict[int, float], settings: PPRSettings) -> np.ndarray:
     """Approximate PPR from ``seeds`` over the MENTIONS graph: a score per graph node (see :mod:`cef.graph.push`)."""
     return _push(index, seeds, settings).scores
@@ -161,11 +168,16 @@ def _push(index: EntityIndex, seeds: dict[int, float], settings: PPRSettings) ->
 
 
 # ----------------------------------------------------------------------------- strategy
-def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
+def ppr_search(qc: QueryContext, *, named_top_k: int | None = None) -> list[RankedChunk] | None:
     """Rank chunks by personalized PageRank from the question's entities and closest passages.
 
     ``None`` (not applicable) when the graph has no MENTIONS edges; ``[]`` when
     there is nothing to seed from (no entity found and no embeddings).
+    ``named_top_k``: how many chunks to collect and explain when entities the
+    question names seeded the ranking (the ``auto`` route asks for a deep list
+    to fuse, but fuses nothing else beside such a ranking: reading, explaining
+    and then dropping the chunks past its top-k would be wasted work); the
+    first ones are the same either way.
     """
     settings = settings_for(PPRSettings, qc.query)
     st = qc.state
@@ -192,10 +204,9 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
             continue  # not in the MENTIONS graph: it would only leak seed mass
         ent_w.append((e.pos, e.confidence * math.log(1.0 + n_pass / max(df, 1.0))))
     total = sum(w for _, w in ent_w)
-    qc.metadata["ppr_seeds"] = {
-        "entities": len(ent_w) if total > 0 and settings.entity_seed_weight > 0 else 0
-    }
-    if total > 0 and settings.entity_seed_weight > 0:
+    named = total > 0 and settings.entity_seed_weight > 0
+    qc.metadata["ppr_seeds"] = {"entities": len(ent_w) if named else 0}
+    if named:
         for pos, w in ent_w:
             seeds[pos] = seeds.get(pos, 0.0) + settings.entity_seed_weight * w / total
     if dense is not None and dense.top and settings.dense_seeds and settings.dense_seed_weight > 0:
@@ -254,10 +265,10 @@ def ppr_search(qc: QueryContext) -> list[RankedChunk] | None:
     want = max(4 * qc.query.top_k, 256)
     ranking = cand[top_order(final[cand], want)]
     if len(ranking) < min(want, n_pass):  # fewer passages reached than asked for: the rest in index order
-        rest = np.setdiff1d(np.arange(n_pass), cand, assume_unique=True)
-        ranking = np.concatenate([ranking, rest[: want - len(ranking)]])
+        ranking = np.concatenate([ranking, first_unreached(n_pass, cand, want - len(ranking))])
 
-    results = _collect(qc, index, ranking, final, score)
+    k = min(named_top_k, qc.query.top_k) if named and named_top_k is not None else qc.query.top_k
+    results = _collect(qc, index, ranking, final, score, k)
     _explain(qc, index, settings, results, linked, pushed, score, bonus, via)
     return [r for r, _ in results]
 
@@ -268,9 +279,9 @@ def _collect(
     ranking: np.ndarray,
     final: np.ndarray,
     score: np.ndarray,
+    k: int,
 ) -> list[tuple[RankedChunk, int]]:
-    """The top-k chunks of the best passages (a passage's chunks in cosine order)."""
-    k = qc.query.top_k
+    """The top ``k`` chunks of the best passages (a passage's chunks in cosine order)."""
     vec = qc.query_vector
     out: list[tuple[RankedChunk, int]] = []
     batch = max(k * 2, 20)

@@ -143,11 +143,13 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         # the query steered the walk (targets, relation types) and the walk found enough: its
         # reasoning context is the answer; text-wide sources would reach outside it
         return _fused(qc, sources, weights, s)
-    ppr = _run(ppr_search, qc, deep)
     # PPR seeded by entities the question names already blends the dense signal (its dense seeds
     # and bridge bonus): measured on multi-hop passages, adding vector and BM25 lists beside it
     # only dilutes the bridges. Seeded by dense hits alone it is a diffusion of them: then the
-    # text sources speak for themselves.
+    # text sources speak for themselves. Entity-seeded with no other source, PPR answers alone
+    # (its top-k is the fusion's): it reads and explains only that many chunks.
+    alone = None if sources else q.top_k
+    ppr = _run(lambda sub: ppr_search(sub, named_top_k=alone), qc, deep)
     text_led = bool(ppr) and qc.metadata.get("ppr_seeds", {}).get("entities", 0) > 0
     if ppr:
         sources["ppr"] = ppr

@@ -25,6 +25,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -243,12 +244,20 @@ def load_index(path: Path, **options: Any) -> tuple[AnnVectorIndex, dict[str, An
         raise ValueError(f"vector index {path} is inconsistent (header says {n} rows)")
     options.setdefault("threshold", int(head["threshold"]))
     options.setdefault("dtype", str(head["dtype"]))
-    index = AnnVectorIndex(int(head["dim"]), capacity=max(16, n), **options)
-    index._m[:n] = matrix
-    index._alive[:n] = alive
-    index._ids = [i if a else None for i, a in zip(ids, alive.tolist(), strict=True)]
-    index._row = {i: r for r, (i, a) in enumerate(zip(ids, alive.tolist(), strict=True)) if a}
-    index._free = [r for r in range(n) if not alive[r]]
+    index = AnnVectorIndex(int(head["dim"]), **options)
+    if n:  # the rows read are the matrix (no second copy); ids, rows and free rows in C-level passes
+        index._m = np.ascontiguousarray(matrix, dtype=np.float32)
+        index._alive = np.array(alive, dtype=np.bool_)
+    if alive.all():
+        index._ids = list(ids)
+        index._row = dict(zip(ids, range(n), strict=True))
+        index._free = []
+    else:
+        keep = alive.tolist()
+        live = np.flatnonzero(alive).tolist()
+        index._ids = [i if a else None for i, a in zip(ids, keep, strict=True)]
+        index._row = dict(zip(itertools.compress(ids, keep), live, strict=True))
+        index._free = np.flatnonzero(~alive).tolist()
     token = head.get("hnsw")
     if token and len(index) >= index.threshold:
         ann = index._new_ann()

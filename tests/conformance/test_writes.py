@@ -144,3 +144,14 @@ def test_upsert_batch_replaces_records(deployment: Deployment) -> None:
     assert store.counts() == {"nodes": 8, "edges": 7, "chunks": 7, "relation_types": 3}
     top = kb.state.chunk_vectors.search(deployment.embedder.embed_query("metformin extended release"), 1)
     assert top[0][0] == "ch-b" and abs(top[0][1] - 1.0) < 1e-4
+
+
+def test_one_edge_property_is_read_without_records(deployment: Deployment) -> None:
+    kb = deployment.open()
+    kb.index_batch(data.batch())
+    store = kb.store
+    ids = [e.id for e in data.edges()] + ["missing"]
+    assert store.edge_property(ids, "n") == {"e-ab": 3}
+    assert store.edge_property(ids, "evidence") == {"e-ab": "trial"}
+    assert store.edge_property(ids, "nope") == {}
+    assert store.edge_property([], "n") == {}

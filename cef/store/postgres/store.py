@@ -276,6 +276,14 @@ class PostgresStore(SQLRecordStore):
         found = {r[0]: edge_from_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
+    def edge_property(self, ids: Sequence[str], key: str) -> dict[str, Any]:
+        rows = self._query(
+            "SELECT id, (props::jsonb) -> %s FROM cef_edges WHERE id = ANY(%s) AND props <> '{}' "
+            "AND (props::jsonb) ? %s",
+            (key, list(dict.fromkeys(ids)), key),
+        )
+        return {eid: value for eid, value in rows}
+
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         rows = self._query("SELECT id, data FROM cef_chunks WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
         found = dict(rows)

@@ -320,6 +320,20 @@ class SQLiteStore(SQLRecordStore):
                 found[row[0]] = edge_from_row(row)
         return [found[i] for i in ids if i in found]
 
+    def edge_property(self, ids: Sequence[str], key: str) -> dict[str, Any]:
+        path = f"$.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else "$." + json.dumps(key)
+        out: dict[str, Any] = {}
+        ids = list(dict.fromkeys(ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for eid, value in self._query(
+                f"SELECT id, props -> ? FROM edges WHERE id IN ({marks}) AND props <> '{{}}'", [path, *part]
+            ):
+                if value is not None:
+                    out[eid] = json.loads(value)
+        return out
+
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         found = self._by_ids("chunks", ids)
         return [Chunk.model_validate_json(found[i]) for i in ids if i in found]

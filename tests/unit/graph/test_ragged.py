@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cef.graph.arrays import Ragged, RaggedStrings, SortedIndex
+from cef.graph.arrays import Ragged, RaggedStrings, RowMap, SortedIndex
 
 rows = st.lists(st.lists(st.integers(-5, 50), max_size=6), max_size=12)
 
@@ -59,3 +59,24 @@ def test_sorted_index_is_the_dict(values: set[int], probes: list[int]) -> None:
             with pytest.raises(KeyError):
                 got[p]
     assert "1" not in got
+
+
+@given(
+    st.dictionaries(st.text(max_size=4), st.lists(st.integers(), max_size=3)), st.lists(st.text(max_size=4))
+)
+def test_row_map_is_the_dict_and_makes_only_what_is_read(d: dict[str, list[int]], probes: list[str]) -> None:
+    values = list(d.values())
+    made: list[int] = []
+
+    def make(i: int) -> list[int]:
+        made.append(i)
+        return list(values[i])
+
+    m = RowMap(dict(zip(d, range(len(d)), strict=True)), make)
+    assert len(m) == len(d) and list(m) == list(d)
+    assert made == []  # nothing made until read
+    for p in probes:
+        assert (p in m) == (p in d)
+        assert m.get(p) == d.get(p)
+    assert len(made) == sum(p in d for p in probes)
+    assert m == d and dict(m.items()) == d

@@ -91,7 +91,8 @@ def test_snapshot_round_trip_keeps_every_node_edge_and_walk(tmp_path_factory, da
     assert head["seq"] == 7 and head["instance"] == "x"
     assert (h.node_count, h.edge_count) == (g.node_count, g.edge_count)
     assert {i for i in h._node_pos} == {i for i in g._node_pos}
-    assert {i for i in h._edge_pos} == {i for i in g._edge_pos}
+    assert h._edge_pos_map is None  # edge ids -> positions: made on first use, not by every open
+    assert h._edge_pos == g._edge_pos
     for name in (
         "e_src",
         "e_dst",

@@ -172,3 +172,26 @@ def test_strings_pack_and_unpack(items: list[str]) -> None:
             entityfile._pack(items)
         return
     assert entityfile._unpack(entityfile._pack(items), len(items)) == items
+
+
+@pytest.mark.usefixtures("saving")
+def test_a_read_gazetteer_matches_like_the_built_one_and_still_takes_names(
+    text_kb: cef.KnowledgeBase,
+    embedder,  # type: ignore[no-untyped-def]
+) -> None:
+    built = entity_index(text_kb.state)
+    path = entity_index_path(text_kb.state)
+    assert path is not None
+    loaded, _ = entityfile.load_entity_index(path, built.stamp)
+    for text in ("Who wrote Symphony of Tides?", QUESTION, "elena varga and symphony of tides"):
+        for cs in (True, False):
+            assert loaded.gazetteer.match(text, case_sensitive=cs) == built.gazetteer.match(
+                text, case_sensitive=cs
+            )
+    assert loaded.gazetteer.lookup("Elena Vargaa") == built.gazetteer.lookup("Elena Vargaa")
+    loaded.gazetteer.add("Zoltan Kodaly", "PERSON")  # a read-only mapping until the first add
+    assert [m.text for m in loaded.gazetteer.match("Did Zoltan Kodaly meet Elena Varga?")] == [
+        "Zoltan Kodaly",
+        "Elena Varga",
+    ]
+    assert len(loaded.gazetteer) == len(built.gazetteer) + 1

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cef
 from cef import GraphQuery, SearchStrategy
 from cef.errors import ValidationError
 from cef.retrieve.entities import entity_index, link_query_entities
+from cef.retrieve.ppr import first_unreached
 from cef.retrieve.presets import EntityLinkingSettings
 from cef.schema.textgraph import entity_id, passage_id
 from tests.unit.retrieve.corpus import GOLD, QUESTION
@@ -127,3 +131,28 @@ def test_query_ner_runs_only_when_a_capitalized_word_is_not_a_known_name(
     assert index.extractor is None and not index.ner_failed  # the gazetteer named it: spaCy was not asked
     link_query_entities(index, st, "Where was Elena Vargaa born?", EntityLinkingSettings())
     assert index.extractor is not None or index.ner_failed  # "Vargaa" is no known name: NER reads it
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_auto_reads_only_its_top_k_when_entity_seeded_ppr_answers_alone(
+    text_kb: cef.KnowledgeBase, k: int
+) -> None:
+    deep = text_kb.retrieve(GraphQuery(query=QUESTION, strategy=SearchStrategy.PPR, top_k=30))
+    auto = text_kb.retrieve(GraphQuery(query=QUESTION, top_k=k))
+    route = auto.metadata["route"]["sources"]
+    assert list(route) == ["ppr"] and auto.metadata["ppr_seeds"]["entities"] > 0
+    assert route["ppr"]["results"] == k  # not the fusion depth: nothing else is fused beside it
+    # the same chunks, order and explanations as the first k of the deep list
+    assert [r.chunk.id for r in auto.results] == [r.chunk.id for r in deep.results[:k]]
+    for a, d in zip(auto.results, deep.results, strict=False):
+        assert a.explanation.path == d.explanation.path
+        assert a.explanation.entities == d.explanation.entities
+        assert a.explanation.notes[1:] == d.explanation.notes
+    assert auto.reasoning_context is not None and len(auto.reasoning_context.paths) <= k
+
+
+@given(st.integers(0, 300), st.sets(st.integers(0, 299), max_size=80), st.integers(0, 300))
+def test_first_unreached_is_the_set_difference_head(n: int, cand: set[int], count: int) -> None:
+    c = np.asarray(sorted(x for x in cand if x < n), dtype=np.int64)
+    want = np.setdiff1d(np.arange(n), c)[:count]
+    assert first_unreached(n, c, count).tolist() == want.tolist()

@@ -99,6 +99,7 @@ def test_save_and_load_without_rebuilding(tmp_path: Path) -> None:
     assert len(loaded) == len(index) == 1400
     for q in clustered(30, seed=3):
         assert loaded.search(q, 10) == index.search(q, 10)
+    assert loaded._row == index._row and loaded._ids == index._ids and loaded._free == sorted(index._free)
     # the search breadth is this build's setting, not the one the file was written with
     wide, _ = load_index(path, expansion_search=300)
     assert wide._ann.expansion_search == 300 and loaded._ann.expansion_search == 256
@@ -107,6 +108,12 @@ def test_save_and_load_without_rebuilding(tmp_path: Path) -> None:
     # a second save replaces the HNSW file of the first
     save_index(loaded, path, {"seq": 8})
     assert len(list(tmp_path.glob("kb.db-chunk-vectors.*.hnsw"))) == 1
+    # writes after a load: the freed rows are reused first, then the matrix grows
+    more = clustered(250, seed=5)
+    loaded.upsert([f"n{i}" for i in range(len(more))], more)
+    assert len(loaded) == 1650 and not loaded._free
+    for i in (0, 99, 100, 249):
+        assert loaded.search(more[i], 1)[0][0] == f"n{i}"
     # a lost HNSW file makes the saved index unusable (the engine then reads the store)
     for f in tmp_path.glob("kb.db-chunk-vectors.*.hnsw"):
         f.unlink()
