@@ -296,43 +296,39 @@ class SQLiteStore(SQLRecordStore):
             except sqlite3.ProgrammingError as exc:  # e.g. the store was closed
                 raise StoreError(f"knowledge base {self.path!r} is not usable: {exc}") from exc
 
+    def _rows_in(self, sql: str, ids: Iterable[str], *params: Any, part: int = 500) -> Iterator[Any]:
+        """Rows of ``sql`` for the distinct ``ids``, asked ``part`` at a time: ``{marks}`` in ``sql``
+        becomes their placeholders (``{marks2}``: placeholders for the same ids again)."""
+        todo = list(dict.fromkeys(ids))
+        for i in range(0, len(todo), part):
+            chunk = todo[i : i + part]
+            marks = ",".join("?" * len(chunk))
+            twice = "{marks2}" in sql
+            yield from self._query(
+                sql.format(marks=marks, marks2=marks), [*params, *chunk, *(chunk if twice else [])]
+            )
+
     def _by_ids(self, table: str, ids: Sequence[str], extra: str = "") -> dict[str, str]:
-        out: dict[str, str] = {}
-        ids = list(dict.fromkeys(ids))
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for row in self._query(f"SELECT id, data{extra} FROM {table} WHERE id IN ({marks})", part):
-                out[row[0]] = row[1]
-        return out
+        return {
+            row[0]: row[1]
+            for row in self._rows_in(f"SELECT id, data{extra} FROM {table} WHERE id IN ({{marks}})", ids)
+        }
 
     def get_nodes(self, ids: Sequence[str]) -> list[Node]:
         found = self._by_ids("nodes", ids)
         return [Node.model_validate_json(found[i]) for i in ids if i in found]
 
     def get_edges(self, ids: Sequence[str]) -> list[Edge]:
-        found: dict[str, Edge] = {}
-        ids = list(dict.fromkeys(ids))
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for row in self._query(f"SELECT {EDGE_COLS} FROM edges WHERE id IN ({marks})", part):
-                found[row[0]] = edge_from_row(row)
-        return [found[i] for i in ids if i in found]
+        rows = self._rows_in(f"SELECT {EDGE_COLS} FROM edges WHERE id IN ({{marks}})", ids)
+        found = {row[0]: edge_from_row(row) for row in rows}
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
 
     def edge_property(self, ids: Sequence[str], key: str) -> dict[str, Any]:
         path = f"$.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else "$." + json.dumps(key)
-        out: dict[str, Any] = {}
-        ids = list(dict.fromkeys(ids))
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for eid, value in self._query(
-                f"SELECT id, props -> ? FROM edges WHERE id IN ({marks}) AND props <> '{{}}'", [path, *part]
-            ):
-                if value is not None:
-                    out[eid] = json.loads(value)
-        return out
+        rows = self._rows_in(
+            "SELECT id, props -> ? FROM edges WHERE id IN ({marks}) AND props <> '{{}}'", ids, path
+        )
+        return {eid: json.loads(value) for eid, value in rows if value is not None}
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         found = self._by_ids("chunks", ids)
@@ -341,13 +337,7 @@ class SQLiteStore(SQLRecordStore):
     def existing_ids(self, kind: str, ids: Iterable[str]) -> set[str]:
         table = {"node": "nodes", "edge": "edges", "chunk": "chunks", "relation_type": "relation_types"}[kind]
         col = "name" if kind == "relation_type" else "id"
-        ids = list(ids)
-        out: set[str] = set()
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            out.update(r[0] for r in self._query(f"SELECT {col} FROM {table} WHERE {col} IN ({marks})", part))
-        return out
+        return {r[0] for r in self._rows_in(f"SELECT {col} FROM {table} WHERE {col} IN ({{marks}})", ids)}
 
     def _iter(self, sql: str, batch: int = 5000) -> Iterator[Any]:
         # a dedicated read connection so a long scan never blocks writers or holds our lock
@@ -411,45 +401,22 @@ class SQLiteStore(SQLRecordStore):
 
     def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         table = {"node": "nodes", "chunk": "chunks"}[kind]
-        out: dict[str, np.ndarray] = {}
-        ids = list(ids)
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for ident, blob in self._query(
-                f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL AND id IN ({marks})",
-                part,
-            ):
-                out[ident] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        sql = f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL AND id IN ({{marks}})"
+        return {ident: np.frombuffer(blob, dtype=np.float32) for ident, blob in self._rows_in(sql, ids)}
 
     def chunks_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        ids = list(dict.fromkeys(node_ids))
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for cid, nid in self._query(
-                f"SELECT id, node_id FROM chunks WHERE node_id IN ({marks}) ORDER BY rid",
-                part,
-            ):
-                out.setdefault(nid, []).append(cid)
+        for cid, nid in self._rows_in(
+            "SELECT id, node_id FROM chunks WHERE node_id IN ({marks}) ORDER BY rid", node_ids
+        ):
+            out.setdefault(nid, []).append(cid)
         return out
 
     def edges_for_nodes(self, node_ids: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        ids = list(dict.fromkeys(node_ids))
-        for i in range(0, len(ids), 400):
-            part = ids[i : i + 400]
-            marks = ",".join("?" * len(part))
-            out.extend(
-                r[0]
-                for r in self._query(
-                    f"SELECT id FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",
-                    part + part,
-                )
-            )
-        return list(dict.fromkeys(out))
+        rows = self._rows_in(
+            "SELECT id FROM edges WHERE src IN ({marks}) OR dst IN ({marks2})", node_ids, part=400
+        )
+        return list(dict.fromkeys(r[0] for r in rows))
 
     def nodes_by_property(
         self, key: str, value: Any, label: str | None = None, limit: int = 100
