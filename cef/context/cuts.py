@@ -14,6 +14,7 @@ from typing import Any, overload
 
 __all__ = [
     "TRUNCATION_MARKER",
+    "LazyForms",
     "TextCuts",
     "cut_points",
     "cut_text",
@@ -136,7 +137,23 @@ def first_fit(n: int, ok: Callable[[int], bool]) -> int | None:
     return lo
 
 
-class TextCuts(Sequence[Any]):
+class LazyForms(Sequence[Any]):
+    """Shorter forms of an item, each built when read (:meth:`_form`); a slice builds its forms."""
+
+    def _form(self, i: int) -> Any:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._form(range(len(self))[i])
+
+
+class TextCuts(LazyForms):
     """The shorter forms of an item whose text field is cut at :func:`cut_points` (longest first).
 
     Each form is built when asked for; it ends with the marker and is flagged ``truncated``.
@@ -151,12 +168,6 @@ class TextCuts(Sequence[Any]):
     def __len__(self) -> int:
         return len(self.points)
 
-    @overload
-    def __getitem__(self, i: int) -> Any: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Any]: ...
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _form(self, i: int) -> Any:
         cut = marked(self.text[: self.points[i]])
         return self.item.model_copy(update={self.field: cut, "truncated": True})

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar, Self, overload
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cef.context.cuts import LazyForms
 from cef.context.markup import date_text, md_code, md_inline, plain_inline, props_text
 
 __all__ = [
@@ -60,7 +61,7 @@ class ContextItem(BaseModel):
         return ()
 
 
-class Forms(Sequence[Any]):
+class Forms(LazyForms):
     """Shorter forms of an item, each a copy with one update applied, built when read."""
 
     def __init__(self, item: BaseModel, updates: Sequence[dict[str, Any]]) -> None:
@@ -70,13 +71,7 @@ class Forms(Sequence[Any]):
     def __len__(self) -> int:
         return len(self.updates)
 
-    @overload
-    def __getitem__(self, i: int) -> Any: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Any]: ...
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _form(self, i: int) -> Any:
         return self.item.model_copy(update=self.updates[i])
 
 
