@@ -29,7 +29,7 @@ from cef.graph.filter import NEG_INF, POS_INF, EdgeFilter
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
 
-__all__ = ["MASK_MIN_FRONTIER", "hop_keys", "neighbours"]
+__all__ = ["MASK_MIN_FRONTIER", "hop_keys", "move_keys", "neighbours"]
 
 #: frontiers smaller than this walk their edges (as cheap as reading masks)
 MASK_MIN_FRONTIER = 4
@@ -87,14 +87,19 @@ def _masks(g: GraphIndex) -> _Masks | None:
     return built
 
 
+def move_keys(g: GraphIndex, edges: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """The hop key of each move (edge walked ``forward`` or back); a bidirectional relation reads
+    forward both ways."""
+    codes = g.e_rel.view[edges].astype(np.int64)
+    return codes * 2 + (forward | g._rel_bidir[codes]).astype(np.int64)
+
+
 def _keys_by_walking(g: GraphIndex, frontier: np.ndarray, flt: EdgeFilter, exclude: int | None) -> np.ndarray:
     edges, _, targets, fwd = g.step(frontier, flt)
     if exclude is not None:
         keep = targets != exclude
         edges, fwd = edges[keep], fwd[keep]
-    codes = g.e_rel.view[edges].astype(np.int64)
-    fwd = fwd | g._rel_bidir[codes]
-    return np.unique(codes * 2 + fwd.astype(np.int64))
+    return np.unique(move_keys(g, edges, fwd))
 
 
 def _bits_to_keys(bits: int, ok: np.ndarray, forward: np.ndarray) -> np.ndarray:

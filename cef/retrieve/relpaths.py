@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cef.graph.filter import EdgeFilter
-from cef.graph.hops import hop_keys, neighbours
+from cef.graph.hops import hop_keys, move_keys, neighbours
 from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
@@ -167,9 +167,7 @@ def _next_level(
             edges, targets, fwd = edges[keep], targets[keep], fwd[keep]
         if not len(edges):
             continue
-        codes = graph.e_rel.view[edges].astype(np.int64)
-        fwd = fwd | graph._rel_bidir[codes]  # a bidirectional hop reads the same both ways
-        key = codes * 2 + fwd.astype(np.int64)
+        key = move_keys(graph, edges, fwd)
         order = np.argsort(key, kind="stable")
         key, targets = key[order], targets[order]
         bounds = np.flatnonzero(np.diff(key)) + 1
