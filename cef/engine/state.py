@@ -70,6 +70,8 @@ class EngineState:
         self.chunk_vectors: VectorIndex = vectors.index("chunk", dim) if vectors else AnnVectorIndex(dim)
         #: per vector kind, the index version last saved beside the store (see cef.vectors.ann)
         self._vectors_saved: dict[str, int] = {}
+        #: ``rows_changed`` of each big vector index when it was last saved (see :meth:`_checkpoint`)
+        self._vectors_saved_rows: dict[str, int] = {}
         self.seq = 0
         self._data_version = -1
         self.listeners: list[Callable[[WriteSet], None]] = []
@@ -99,6 +101,11 @@ class EngineState:
     SNAPSHOT_MIN_ITEMS = 200_000
     #: on close, rewrite the snapshot once this share of the graph changed since it was taken
     SNAPSHOT_REWRITE_SHARE = 0.02
+    #: while writing, re-save a big graph snapshot or vector index once this share of it changed since
+    #: its last save: a process killed mid-ingest then leaves files the next open reads, replaying at
+    #: most this share (not rebuilding a million-vector HNSW graph for a quarter of an hour); growing
+    #: from empty, the saves come at geometric steps, so they cost a constant factor of one save
+    CHECKPOINT_SHARE = 0.25
 
     def reload(self, progress: ProgressFn | None = None, *, use_snapshot: bool = True) -> None:
         """Rebuild every in-memory index from the store (from the graph snapshot when it is current)."""
@@ -254,6 +261,7 @@ class EngineState:
                 index.remove(gone)
             _upsert_vectors(index, w.node_vectors if kind == "node" else w.chunk_vectors)
         self._vectors_saved[kind] = index.version if not mine else -1
+        self._vectors_saved_rows[kind] = 0  # the replayed rows count as changed since the file
         return index
 
     def _save_vectors(self, kind: str, index: VectorIndex) -> bool:
@@ -268,6 +276,7 @@ class EngineState:
             log.warning("could not save the %s vectors to %s: %s", kind, path, exc)
             return False
         self._vectors_saved[kind] = index.version
+        self._vectors_saved_rows[kind] = index.rows_changed
         return True
 
     def save_vectors(self) -> None:
@@ -280,6 +289,26 @@ class EngineState:
                     and self._vectors_saved.get(kind) != index.version
                 ):
                     self._save_vectors(kind, index)
+
+    def _checkpoint(self) -> None:
+        """Re-save the graph snapshot and the big vector indexes that changed by ``CHECKPOINT_SHARE``."""
+        items = self.graph.node_count + self.graph.edge_count
+        if (
+            self.snapshot_path is not None
+            and items >= self.SNAPSHOT_MIN_ITEMS
+            and self._changed >= self.CHECKPOINT_SHARE * items
+        ):
+            self.save_snapshot()
+        if self.vector_store is not None:
+            return
+        for kind, index in (("node", self.node_vectors), ("chunk", self.chunk_vectors)):
+            if (
+                isinstance(index, AnnVectorIndex)
+                and index.approximate
+                and index.rows_changed - self._vectors_saved_rows.get(kind, 0)
+                >= self.CHECKPOINT_SHARE * len(index)
+            ):
+                self._save_vectors(kind, index)
 
     def _snapshot_stale(self) -> bool:
         items = self.graph.node_count + self.graph.edge_count
@@ -318,6 +347,10 @@ class EngineState:
                 self._replay_until(before)
             self._apply_local(writes)
             self.seq = after
+            try:
+                self._checkpoint()
+            except Exception:  # a cache must never break a write that is already committed
+                log.exception("saving a checkpoint of the in-memory indexes failed")
             # _data_version is left as it was: reading it now could take in another process's commit
             # that landed after ours, which sync() would then never replay
             self._mirror(writes, before, after)

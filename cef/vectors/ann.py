@@ -19,7 +19,9 @@ Persistence (:func:`save_index` / :func:`load_index`): the rows, ids and the
 HNSW graph go to two files written atomically next to the store, with the
 store's change seq they hold; the engine replays later changes on open, so
 opening a big store reads the files instead of every vector row and rebuilds
-nothing.
+nothing. The engine saves on close and, while writing, again each time a
+quarter of the index changed (``EngineState.CHECKPOINT_SHARE``), so a writer
+killed mid-ingest leaves files that miss at most that share.
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ class AnnVectorIndex(ExactVectorIndex):
         self.built_here = False
         #: bumped by every change (the engine saves a changed index on close)
         self.version = 0
+        #: rows upserted or removed so far (the engine re-saves a big index once enough of it changed)
+        self.rows_changed = 0
 
     @property
     def approximate(self) -> bool:
@@ -123,6 +127,7 @@ class AnnVectorIndex(ExactVectorIndex):
         with self._lock:
             super().upsert(ids, vectors)
             self.version += 1
+            self.rows_changed += len(ids)
             if self._ann is None:
                 if len(self) >= self.threshold:
                     self._build_ann()
@@ -141,6 +146,7 @@ class AnnVectorIndex(ExactVectorIndex):
             if not rows:
                 return
             self.version += 1
+            self.rows_changed += len(rows)
             if self._ann is not None:
                 if len(self) < self.threshold // 2:
                     self._ann = None  # small again: exact search
