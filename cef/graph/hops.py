@@ -8,8 +8,10 @@ its outgoing and of its incoming edges), an OR over the frontier, and walks
 edges only for the nodes next to the node whose moves do not count (the start
 of the paths) and for the nodes whose edges a filter could tell apart: edges with a
 validity window, superseded versions, edges to deleted nodes (the masks are
-made from the edge arrays, so edges added since the last compaction count). Filters on confidence, scope or knowledge time, and graphs
-with more than 64 relation types, walk every edge (:meth:`GraphIndex.step`).
+made from the edge arrays, so edges added since the last compaction count). Filters on confidence,
+scope, knowledge time or node labels, and graphs with more than 64 relation types, walk every edge
+(:meth:`GraphIndex.step`). :func:`hop_keys_many` answers for all the frontiers of one level of
+paths at once.
 
 A key is ``relation_code * 2 + forward`` (a bidirectional relation reads
 forward both ways), as in :func:`cef.retrieve.relpaths.candidate_paths`.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,10 +32,8 @@ from cef.graph.filter import NEG_INF, POS_INF, EdgeFilter
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
 
-__all__ = ["MASK_MIN_FRONTIER", "hop_keys", "move_keys", "neighbours"]
+__all__ = ["hop_keys", "hop_keys_many", "move_keys", "neighbours"]
 
-#: frontiers smaller than this walk their edges (as cheap as reading masks)
-MASK_MIN_FRONTIER = 4
 _BITS = 64
 
 
@@ -102,11 +103,6 @@ def _keys_by_walking(g: GraphIndex, frontier: np.ndarray, flt: EdgeFilter, exclu
     return np.unique(move_keys(g, edges, fwd))
 
 
-def _bits_to_keys(bits: int, ok: np.ndarray, forward: np.ndarray) -> np.ndarray:
-    codes = np.asarray([c for c in range(len(ok)) if bits >> c & 1 and ok[c]], dtype=np.int64)
-    return codes * 2 + forward[codes].astype(np.int64) if len(codes) else codes
-
-
 def neighbours(g: GraphIndex, node: int) -> np.ndarray:
     """Sorted positions of the nodes one live edge away from ``node`` (either direction)."""
     edges = np.asarray(g.incident_edges(node), dtype=np.int64)
@@ -124,35 +120,72 @@ def hop_keys(
 ) -> np.ndarray:
     """Sorted keys (``relation_code * 2 + forward``) of the hops ``flt`` allows out of
     ``frontier``, moves to ``exclude`` left out: exactly what walking every edge of the frontier
-    finds. Frontier nodes next to ``exclude`` (``near``: :func:`neighbours` of it, computed when
-    not given) are walked, so are nodes with edges a filter can tell apart; the others are read
-    from their masks."""
-    exact = (
-        len(frontier) < MASK_MIN_FRONTIER
-        or flt.min_confidence > 0
-        or flt.known_at is not None
-        or flt.scope_strict
-    )
+    finds (:func:`hop_keys_many` for one frontier)."""
+    return hop_keys_many(g, [frontier], flt, exclude=exclude, near=near)[0]
+
+
+def hop_keys_many(
+    g: GraphIndex,
+    frontiers: Sequence[np.ndarray],
+    flt: EdgeFilter,
+    *,
+    exclude: int | None = None,
+    near: np.ndarray | None = None,
+) -> list[np.ndarray]:
+    """:func:`hop_keys` of each frontier, in a few array passes over all of them (a level of
+    candidate paths has dozens of small frontiers). Frontier nodes next to ``exclude`` (``near``:
+    :func:`neighbours` of it, computed when not given) are walked, so are nodes with edges a filter
+    can tell apart (one :meth:`GraphIndex.step` over them all); the others are read from their masks."""
+    if not frontiers:
+        return []
+    exact = flt.min_confidence > 0 or flt.known_at is not None or flt.scope_strict or flt.label_ok is not None
     masks = None if exact else _masks(g)
     if masks is None:
-        return _keys_by_walking(g, frontier, flt, exclude)
-    frontier = frontier[frontier < len(masks.walk)]
-    walked = masks.walk[frontier]
+        return [_keys_by_walking(g, f, flt, exclude) for f in frontiers]
+    sizes = np.fromiter((len(f) for f in frontiers), dtype=np.int64, count=len(frontiers))
+    nodes = np.concatenate([np.asarray(f, dtype=np.int64) for f in frontiers])
+    owner = np.repeat(np.arange(len(frontiers)), sizes)
+    inside = nodes < len(masks.walk)  # (a node added later changes the generation: new masks)
+    nodes, owner = nodes[inside], owner[inside]
+    walked = masks.walk[nodes]
     if exclude is not None:
-        walked = walked | (frontier == exclude)  # its loops lead to itself
+        walked |= nodes == exclude  # its loops lead to itself
         if near is None:
             near = neighbours(g, exclude)
         if len(near):
-            at = np.minimum(np.searchsorted(near, frontier), len(near) - 1)
-            walked = walked | (near[at] == frontier)
-    plain = frontier[~walked]
-    out_bits = int(np.bitwise_or.reduce(masks.out_bits[plain])) if len(plain) else 0
-    in_bits = int(np.bitwise_or.reduce(masks.in_bits[plain])) if len(plain) else 0
+            at = np.minimum(np.searchsorted(near, nodes), len(near) - 1)
+            walked |= near[at] == nodes
     n_rel = min(len(flt.forward_ok), len(flt.backward_ok), len(g._rel_bidir))
-    keys = [
-        _bits_to_keys(out_bits, flt.forward_ok[:n_rel], np.ones(n_rel, dtype=bool)),
-        _bits_to_keys(in_bits, flt.backward_ok[:n_rel], g._rel_bidir[:n_rel]),
-    ]
+    width = 2 * len(g.relations.names)
+    has = np.zeros((len(frontiers), max(width, 2 * n_rel)), dtype=bool)
+    plain = ~walked
+    if plain.any():
+        out_bits = np.zeros(len(frontiers), dtype=np.uint64)
+        in_bits = np.zeros(len(frontiers), dtype=np.uint64)
+        np.bitwise_or.at(out_bits, owner[plain], masks.out_bits[nodes[plain]])
+        np.bitwise_or.at(in_bits, owner[plain], masks.in_bits[nodes[plain]])
+        shifts = np.arange(n_rel, dtype=np.uint64)
+        codes = np.arange(n_rel)
+        has[:, codes * 2 + 1] |= ((out_bits[:, None] >> shifts) & np.uint64(1)).astype(bool) & flt.forward_ok[
+            :n_rel
+        ]
+        back = codes * 2 + g._rel_bidir[:n_rel].astype(np.int64)  # a bidirectional relation reads forward
+        has[:, back] |= ((in_bits[:, None] >> shifts) & np.uint64(1)).astype(bool) & flt.backward_ok[:n_rel]
     if walked.any():
-        keys.append(_keys_by_walking(g, frontier[walked], flt, exclude))
-    return np.unique(np.concatenate(keys))
+        w_nodes, w_owner = nodes[walked], owner[walked]
+        edges, origin, targets, fwd = g.step(np.unique(w_nodes), flt)
+        if exclude is not None:
+            keep = targets != exclude
+            edges, origin, fwd = edges[keep], origin[keep], fwd[keep]
+        keys = move_keys(g, edges, fwd)
+        # (node, key) pairs, sorted by node: each walked frontier node takes its node's keys
+        pair = np.unique(origin.astype(np.int64) * has.shape[1] + keys)
+        p_node, p_key = pair // has.shape[1], pair % has.shape[1]
+        lo = np.searchsorted(p_node, w_nodes, side="left")
+        hi = np.searchsorted(p_node, w_nodes, side="right")
+        count = hi - lo
+        if count.sum():
+            rows = np.repeat(w_owner, count)
+            idx = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+            has[rows, p_key[idx]] = True
+    return [np.flatnonzero(row).astype(np.int64) for row in has]

@@ -51,7 +51,7 @@ class EntityIndex:
     passage_chunks: Sequence[list[str]] = field(default_factory=list)
     extractor: SpacyEntityExtractor | None = None
     ner_failed: bool = False
-    exact_names: dict[str, list[int]] | None = None  # name as written -> positions (built on first use)
+    _written: dict[str, list[int]] | None = field(default=None, repr=False)  # see written_names()
     from_file: bool = False  # read from the file saved beside the store (not built from the store)
     _resolver: NameResolver | None = field(default=None, repr=False)
     _resolver_from: Callable[[], NameResolver] | None = field(default=None, repr=False)
@@ -63,6 +63,15 @@ class EntityIndex:
             made = self._resolver_from() if self._resolver_from is not None else NameResolver()
             self._resolver, self._resolver_from = made, None
         return self._resolver
+
+    def written_names(self) -> dict[str, list[int]]:
+        """Node positions by name as written (the index is keyed by normalized names); made on first use."""
+        if self._written is None:
+            got: dict[str, list[int]] = {}
+            for pos, name in self.names.items():
+                got.setdefault(name, []).append(pos)
+            self._written = got
+        return self._written
 
     @property
     def has_mentions(self) -> bool:

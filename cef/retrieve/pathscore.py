@@ -71,7 +71,6 @@ __all__ = ["PathScorer", "path_scorer", "schema_paths"]
 #: texts -> their vectors, one row each (None without an embedder)
 EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 
-_ESTIMATE_SLACK = 0.25
 _EXAMPLES = 5
 
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
@@ -303,11 +302,12 @@ class PathScorer:
     def _with_vectors(
         self, qv: np.ndarray, paths: Sequence[RelationPath], lexical: list[float], embed: EmbedMany
     ) -> list[tuple[float, RelationPath]]:
-        """Word scores plus the embedding terms. Paths whose texts are not embedded yet (beyond what
-        warm() prepared: deeper paths) are embedded only when they could come near the best: their
-        embedding terms are first estimated from their longest embedded prefix, and only those
-        within ``score_margin`` + :data:`_ESTIMATE_SLACK` of the best embedded path (at most
-        ``embed_limit``, best first) are embedded and scored; the others are left out."""
+        """Word scores plus the embedding terms. A path whose texts are embedded (warm-up embeds
+        those of the paths the schema allows, up to 3 hops) is scored from them; a deeper one from
+        vectors composed of its parts (:meth:`_composed`), so that answering embeds no path text
+        beyond the few hop texts a graph has. The ``embed_limit`` best of those are then embedded
+        and scored exactly (default none: the composition ranked MetaQA's and the services' paths
+        the same, at no encoder call)."""
         s = self.settings
         texts = [self.texts_of(p) for p in paths]
         vec = self.vectors
@@ -318,17 +318,19 @@ class PathScorer:
                 out.append((lexical[i] + self._terms(qv, t), p))
             else:
                 fresh.append(i)
-        if fresh:
-            best = max((x for x, _ in out), default=None)
-            if best is not None:
-                floor = best - s.score_margin - _ESTIMATE_SLACK
-                guess = {i: lexical[i] + self._estimate(qv, paths[i], texts[i]) for i in fresh}
-                fresh = sorted((i for i in fresh if guess[i] >= floor), key=lambda i: -guess[i])
-            else:
-                fresh = sorted(fresh, key=lambda i: -lexical[i])
-            fresh = fresh[: s.embed_limit]
-            if fresh and self._vectors([x for i in fresh for x in texts[i]], embed) is not None:
-                out.extend((lexical[i] + self._terms(qv, texts[i]), paths[i]) for i in fresh)
+        if not fresh:
+            return out
+        hops = dict.fromkeys(h for i in fresh for h in paths[i])
+        if self._vectors([x for h in hops for x in self.texts_of((h,))], embed) is None:
+            out.extend((lexical[i], paths[i]) for i in fresh)
+            return out
+        guess = {i: lexical[i] + self._composed(qv, paths[i], texts[i]) for i in fresh}
+        exact = sorted(fresh, key=lambda i: -guess[i])[: s.embed_limit]
+        if exact and self._vectors([x for i in exact for x in texts[i]], embed) is not None:
+            out.extend((lexical[i] + self._terms(qv, texts[i]), paths[i]) for i in exact)
+            done = set(exact)
+            fresh = [i for i in fresh if i not in done]
+        out.extend((guess[i], paths[i]) for i in fresh)
         return out
 
     def _terms(self, qv: np.ndarray, texts: tuple[str, str, str]) -> float:
@@ -336,20 +338,32 @@ class PathScorer:
         full, distinct, answer = (float(self.vectors[t] @ qv) for t in texts)
         return full + self.settings.distinct * distinct + self.settings.answer * answer
 
-    def _estimate(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
-        """The embedding terms of a path not embedded yet, each text's cosine taken from the
-        longest embedded prefix of the path when the text itself is not embedded."""
-        prefix = next(
-            (pre for n in range(len(path) - 1, 0, -1) if (pre := self.texts_of(path[:n]))[0] in self.vectors),
-            None,
-        )
-        parts = []
-        for k, t in enumerate(texts):
-            v = self.vectors.get(t)
-            if v is None and prefix is not None:
-                v = self.vectors.get(prefix[k])
-            parts.append(float(v @ qv) if v is not None else 0.0)
-        return parts[0] + self.settings.distinct * parts[1] + self.settings.answer * parts[2]
+    def _composed(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
+        """The embedding terms of a path whose texts are not embedded, from vectors composed of
+        embedded parts. The encoder mean-pools its tokens, so a text's vector is close to the
+        word-weighted mean of its parts' vectors: the path's words are its longest embedded
+        prefix's words plus each later hop's (:meth:`hop_text`), its distinct relations are each
+        relation's words, and its answer text is its last hop's. Each hop's own texts must be
+        embedded."""
+        vec = self.vectors
+
+        def mean(parts: Sequence[str]) -> np.ndarray:
+            w = np.asarray([max(1, len(t.split())) for t in parts], dtype=np.float32)
+            v = (w[:, None] * np.stack([vec[t] for t in parts])).sum(axis=0)
+            return v / max(float(np.linalg.norm(v)), 1e-12)
+
+        full_v = vec.get(texts[0])
+        if full_v is None:
+            n = next((n for n in range(len(path) - 1, 0, -1) if self.texts_of(path[:n])[0] in vec), 0)
+            head = [self.texts_of(path[:n])[0]] if n else []
+            full_v = mean(head + [self.texts_of((h,))[0] for h in path[n:]])
+        distinct_v = vec.get(texts[1])
+        if distinct_v is None:
+            rels = dict.fromkeys(h.relation for h in path)
+            distinct_v = mean([self.texts_of((Hop(r, True),))[1] for r in rels])
+        answer_v = vec[self.texts_of(path[-1:])[2]]
+        s = self.settings
+        return float(full_v @ qv) + s.distinct * float(distinct_v @ qv) + s.answer * float(answer_v @ qv)
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""

@@ -132,6 +132,8 @@ def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
             outcomes.append(walk(k + 1, taken, last, sides))
         return max(outcomes) if outcomes else -1.0
 
+    if sum(h.relation in dists for h in path) < 2:
+        return 0.0  # one named hop or none: no order to tell, and one hop always finds a naming
     named_rel: list[str] = []  # the relation of each hop in ``sides`` (the walk's current branch)
     return walk(0, {}, {-1: 0, 1: 0}, ())
 

@@ -164,6 +164,8 @@ def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
         t = time.perf_counter()
         index = entity_index(state)
         link_query_entities(index, state, "Warm up the engine in Paris.", EntityLinkingSettings())
+        index.resolver  # noqa: B018 - the misspelled / partial name tiers, made on first use
+        index.written_names()
         out["entities"] = time.perf_counter() - t
         if _typed_relations(state):
             t = time.perf_counter()

@@ -131,10 +131,12 @@ class PathSettings(_Settings):
     score_margin: float = Field(default=0.3, ge=0.0)
     max_answers: int = Field(default=50, ge=1, le=10_000)
     embed_limit: int = Field(
-        default=150,
-        ge=1,
+        default=0,
+        ge=0,
         le=100_000,
-        description="candidate paths not embedded yet: only this many, best by words",
+        description="candidate paths whose texts warm-up did not embed (deeper than 3 hops, or beyond "
+        "the schema's limit) are scored from vectors composed of their hops' texts; this many of the "
+        "best of them are embedded and scored exactly on each question",
     )
     report_paths: int = Field(default=5, ge=0, le=100)
     path_node_answers: int = Field(default=3, ge=0, le=100)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cef.graph.filter import EdgeFilter
-from cef.graph.hops import hop_keys, move_keys, neighbours
+from cef.graph.hops import hop_keys_many, move_keys, neighbours
 from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
@@ -51,7 +51,7 @@ from cef.model import (
 )
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
-from cef.retrieve.entities import EntityIndex, entity_index, link_query_entities
+from cef.retrieve.entities import entity_index, link_query_entities
 from cef.retrieve.pathscore import PathScorer, path_scorer
 from cef.retrieve.pathwords import Hop, RelationPath, masked_question
 from cef.retrieve.presets import PathSettings, settings_for
@@ -134,9 +134,10 @@ def candidate_paths(
         if final or (depth >= 2 and deep_limit is not None):
             # maybe the last level: which hops leave each frontier is enough, not where they lead
             near = neighbours(graph, start)
-            for path, frontier in level.items():
-                for code in hop_keys(graph, frontier, flt, exclude=start, near=near).tolist():
-                    out.append((*path, Hop(names[code // 2], bool(code % 2))))
+            paths = list(level)
+            found = hop_keys_many(graph, list(level.values()), flt, exclude=start, near=near)
+            for path, codes in zip(paths, found, strict=True):
+                out.extend((*path, Hop(names[code // 2], bool(code % 2))) for code in codes.tolist())
                 if len(out) >= max_paths:
                     return out[:max_paths]
             if final or (deep_limit is not None and len(out) >= deep_limit):
@@ -157,26 +158,48 @@ def _next_level(
     out: list[RelationPath] | None,
 ) -> dict[RelationPath, np.ndarray]:
     """One hop further from every frontier of ``level``: the new paths (appended to ``out``
-    when given) and the nodes each reaches, never ``start``."""
+    when given) and the nodes each reaches, never ``start``. One walk of the frontiers' nodes
+    serves every path; each frontier node then takes its node's moves."""
     names = graph.relations.names
+    paths = list(level)
+    if not paths:
+        return {}
+    frontiers = list(level.values())
+    sizes = np.fromiter((len(f) for f in frontiers), dtype=np.int64, count=len(frontiers))
+    nodes = np.concatenate(frontiers).astype(np.int64)
+    owner = np.repeat(np.arange(len(paths)), sizes)
+    uniq = np.unique(nodes)
+    edges, origin, targets, fwd = graph.step(uniq, flt)
+    keep = targets != start
+    edges, origin, targets, fwd = edges[keep], origin[keep], targets[keep], fwd[keep]
+    if not len(edges):
+        return {}
+    keys = move_keys(graph, edges, fwd)
+    by_origin = np.argsort(origin, kind="stable")
+    origin, keys, targets = origin[by_origin], keys[by_origin], targets[by_origin]
+    # each (path, frontier node) takes the moves of its node
+    lo = np.searchsorted(origin, nodes, side="left")
+    count = np.searchsorted(origin, nodes, side="right") - lo
+    total = int(count.sum())
+    if not total:
+        return {}
+    move = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(total)
+    path_of = np.repeat(owner, count)
+    key_of, target_of = keys[move], targets[move]
+    order = np.lexsort((target_of, key_of, path_of))
+    path_of, key_of, target_of = path_of[order], key_of[order], target_of[order]
+    group = np.flatnonzero((np.diff(path_of) != 0) | (np.diff(key_of) != 0)) + 1
+    bounds = np.concatenate([[0], group, [len(path_of)]])
     nxt: dict[RelationPath, np.ndarray] = {}
-    for path, frontier in level.items():
-        edges, _, targets, fwd = graph.step(frontier, flt)
-        keep = targets != start
-        if not keep.all():
-            edges, targets, fwd = edges[keep], targets[keep], fwd[keep]
-        if not len(edges):
-            continue
-        key = move_keys(graph, edges, fwd)
-        order = np.argsort(key, kind="stable")
-        key, targets = key[order], targets[order]
-        bounds = np.flatnonzero(np.diff(key)) + 1
-        for group_keys, group_targets in zip(np.split(key, bounds), np.split(targets, bounds), strict=True):
-            code = int(group_keys[0])
-            hop = Hop(names[code // 2], bool(code % 2))
-            if out is not None:
-                out.append((*path, hop))
-            nxt[(*path, hop)] = np.unique(group_targets)
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        code = int(key_of[a])
+        new = (*paths[int(path_of[a])], Hop(names[code // 2], bool(code % 2)))
+        reached = target_of[a:b]
+        if len(reached) > 1:
+            reached = reached[np.concatenate([[True], reached[1:] != reached[:-1]])]  # sorted: unique
+        if out is not None:
+            out.append(new)
+        nxt[new] = reached
     return nxt
 
 
@@ -252,7 +275,7 @@ def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
     settings = settings_for(PathSettings, qc.query)
     index = entity_index(st)
     text = qc.query.query
-    exact = _exact_names(index)
+    exact = index.written_names()
     for e in link_query_entities(index, st, text, settings.linking, qc.linked):
         span = _find_span(text, e.mention)
         written = text[span[0] : span[1]] if span else e.mention
@@ -278,16 +301,6 @@ def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
             continue
         kept.append(pa)
     return kept[: settings.max_anchors]
-
-
-def _exact_names(index: EntityIndex) -> dict[str, list[int]]:
-    """Node positions by name as written (the entity index is keyed by normalized names)."""
-    if index.exact_names is None:
-        got: dict[str, list[int]] = {}
-        for pos, name in index.names.items():
-            got.setdefault(name, []).append(pos)
-        index.exact_names = got
-    return index.exact_names
 
 
 def _find_span(text: str, mention: str) -> tuple[int, int] | None:

@@ -8,8 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cef.graph import hops
-from cef.graph.hops import hop_keys
+from cef.graph.hops import hop_keys, hop_keys_many
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node, RelationType
 
@@ -88,12 +87,20 @@ def test_keys_from_masks_equal_keys_from_walking(data, seed, deletes, adds, want
     if rng.random() < 0.3:
         g.remove_nodes([f"n{rng.integers(n)}"])
     flt = g.edge_filter(relation_types=wanted, direction=direction, valid_at=when)
-    for size in (hops.MASK_MIN_FRONTIER, 12, n_all):
-        frontier = np.unique(rng.choice(n_all, size=min(size, n_all), replace=False)).astype(np.int64)
+    frontiers = [
+        np.unique(rng.choice(n_all, size=min(size, n_all), replace=False)).astype(np.int64)
+        for size in (1, 3, 12, n_all)
+    ]
+    start = int(rng.integers(n_all))
+    for frontier in frontiers:
         assert hop_keys(g, frontier, flt).tolist() == _walked(g, frontier, flt)
         # moves to the start of the paths do not count: exactly as walking without them
-        start = int(rng.integers(n_all))
         assert hop_keys(g, frontier, flt, exclude=start).tolist() == _walked(g, frontier, flt, start)
+    # all the frontiers of a level at once (overlapping, some holding the start): each as walking finds
+    many = hop_keys_many(g, [*frontiers, np.asarray([start], dtype=np.int64)], flt, exclude=start)
+    assert [k.tolist() for k in many] == [
+        _walked(g, f, flt, start) for f in [*frontiers, np.asarray([start], dtype=np.int64)]
+    ]
 
 
 def test_a_change_to_the_graph_rebuilds_the_masks() -> None:
