@@ -339,13 +339,19 @@ class PathScorer:
         return full + self.settings.distinct * distinct + self.settings.answer * answer
 
     def _composed(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
-        """The embedding terms of a path whose texts are not embedded, from vectors composed of
-        embedded parts. The encoder mean-pools its tokens, so a text's vector is close to the
-        word-weighted mean of its parts' vectors: the path's words are its longest embedded
-        prefix's words plus each later hop's (:meth:`hop_text`), its distinct relations are each
-        relation's words, and its answer text is its last hop's. Each hop's own texts must be
-        embedded."""
+        """The embedding terms of a path whose texts are not embedded, from :meth:`composed_vectors`."""
+        full, distinct, answer = (float(v @ qv) for v in self.composed_vectors(path))
+        return full + self.settings.distinct * distinct + self.settings.answer * answer
+
+    def composed_vectors(self, path: RelationPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Vectors for the three texts of ``path`` (:meth:`texts_of`): each one's own when it is
+        embedded, else composed of embedded parts. The encoder mean-pools its tokens, so a text's
+        vector is close to the word-weighted mean of its parts' vectors: the path's words are its
+        longest embedded prefix's words plus each later hop's (:meth:`hop_text`), its distinct
+        relations are each relation's words, and its answer text is its last hop's. Each hop's own
+        texts (``texts_of((hop,))``) must be embedded."""
         vec = self.vectors
+        texts = self.texts_of(path)
 
         def mean(parts: Sequence[str]) -> np.ndarray:
             w = np.asarray([max(1, len(t.split())) for t in parts], dtype=np.float32)
@@ -361,9 +367,7 @@ class PathScorer:
         if distinct_v is None:
             rels = dict.fromkeys(h.relation for h in path)
             distinct_v = mean([self.texts_of((Hop(r, True),))[1] for r in rels])
-        answer_v = vec[self.texts_of(path[-1:])[2]]
-        s = self.settings
-        return float(full_v @ qv) + s.distinct * float(distinct_v @ qv) + s.answer * float(answer_v @ qv)
+        return full_v, distinct_v, vec[self.texts_of(path[-1:])[2]]
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""

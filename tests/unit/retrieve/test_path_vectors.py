@@ -140,3 +140,52 @@ def test_an_embedder_with_its_own_question_form_keeps_it(tmp_path: Path) -> None
         assert kb.retrieve(QUESTION).results
     texts = [t for call in emb.calls for t in call]
     assert f"query: {QUESTION}" in texts and QUESTION not in texts
+
+
+def test_deeper_paths_are_scored_without_embedding_their_texts(tmp_path: Path) -> None:
+    """A 4-hop question: warm-up embeds the paths up to 3 hops; the 4-hop candidates are scored
+    from their hops' texts, and the path the question names end to end still answers it."""
+    from cef import Batch, Edge, Node, RelationType
+
+    rels = ["OWNS", "HOSTS", "RUNS", "EMITS"]
+    emb = Letters()
+    with cef.open(tmp_path / "kb.db", embedder=emb) as kb:  # type: ignore[arg-type]
+        kb.index_batch(
+            Batch(
+                relation_types=[RelationType(name=r) for r in rels],
+                nodes=[Node(id=i, label="Thing", properties={"name": n}) for i, n in NAMES.items()]
+                + [Node(id=f"x{i}", label="Thing", properties={"name": f"Spare {i}"}) for i in range(4)],
+                edges=[
+                    Edge(relation_type=r, source=s, target=t)
+                    for r, s, t in zip(rels, "abcd", "bcde", strict=True)
+                ]
+                # side branches, so that 1- to 3-hop paths of other shapes compete
+                + [Edge(relation_type=rels[i], source="abcd"[i], target=f"x{i}") for i in range(4)],
+            )
+        )
+        kb.warm()
+        scorer = path_scorer(kb.retriever.state)
+        deep = {scorer.texts_of(p)[0] for p in candidate_four_hop_paths(kb)}
+        assert deep and not deep & scorer.vectors.keys()  # warm-up embedded no 4-hop text
+        emb.seen.clear()
+        found = kb.retrieve(
+            "Acme Group owns a cloud that hosts a service that runs a job: what does it emit?"
+        )
+    assert found.nodes and found.nodes[0].node.id == "e"
+    assert found.nodes[0].path is not None and len(found.nodes[0].path.relation_types) == 4
+    assert not deep & set(emb.seen), "a 4-hop path text was embedded to answer"
+
+
+NAMES = {
+    "a": "Acme Group",
+    "b": "Borealis Cloud",
+    "c": "Cobalt Service",
+    "d": "Delta Job",
+    "e": "Ember Metric",
+}
+
+
+def candidate_four_hop_paths(kb: cef.KnowledgeBase) -> list[tuple]:  # type: ignore[type-arg]
+    from cef.retrieve.pathscore import schema_paths
+
+    return [p for p in schema_paths(kb.retriever.state.graph, 4) if len(p) == 4]
