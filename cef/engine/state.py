@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cef.engine.feed import upsert_vectors, vectors_from_store, writes_from_changes
 from cef.engine.rwlock import RWLock
 from cef.errors import ConfigurationError
 from cef.graph.index import GraphIndex
@@ -219,7 +220,7 @@ class EngineState:
         """The saved index with the commits since replayed, else every vector read from the store."""
         index = self._load_saved_vectors(kind, dim)
         if index is None:
-            index = _load_vectors(self.store, kind, dim)
+            index = vectors_from_store(self.store, kind, dim)
             self._vectors_saved.pop(kind, None)
             if index.approximate:  # built now: saved, so the next open does not build it again
                 self._save_vectors(kind, index)
@@ -259,7 +260,7 @@ class EngineState:
             gone = w.delete_nodes if kind == "node" else w.delete_chunks
             if gone:
                 index.remove(gone)
-            _upsert_vectors(index, w.node_vectors if kind == "node" else w.chunk_vectors)
+            upsert_vectors(index, w.node_vectors if kind == "node" else w.chunk_vectors)
         self._vectors_saved[kind] = index.version if not mine else -1
         self._vectors_saved_rows[kind] = 0  # the replayed rows count as changed since the file
         return index
@@ -454,14 +455,14 @@ class EngineState:
             nodes: list[Node] = self.store.get_nodes(node_ids)
             g.add_nodes(nodes)
             if own:
-                _upsert_vectors(self.node_vectors, self.store.get_vectors("node", node_ids))
+                upsert_vectors(self.node_vectors, self.store.get_vectors("node", node_ids))
         edge_ids = by[("edge", "upsert")]
         if edge_ids:
             edges: list[Edge] = self.store.get_edges(edge_ids)
             g.add_edges([e for e in edges if g.has_node(e.source) and g.has_node(e.target)])
         chunk_ids = by[("chunk", "upsert")]
         if chunk_ids and own:
-            _upsert_vectors(self.chunk_vectors, self.store.get_vectors("chunk", chunk_ids))
+            upsert_vectors(self.chunk_vectors, self.store.get_vectors("chunk", chunk_ids))
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -559,33 +560,6 @@ class EngineState:
             close()
 
 
-def writes_from_changes(store: RecordStore, changes: Sequence[Change]) -> WriteSet:
-    """The net effect of change-feed entries as a WriteSet read back from the store (upserts + deletes)."""
-    last: dict[tuple[str, str], str] = {}
-    for ch in changes:
-        if ch.op == "insert_range" and ch.rid_from is not None and ch.rid_to is not None:
-            for ident in store.ids_in_range(ch.kind, ch.rid_from, ch.rid_to):
-                last[(ch.kind, ident)] = "upsert"
-        else:
-            last[(ch.kind, ch.id)] = ch.op
-
-    def ids(kind: str, op: str) -> list[str]:
-        return [i for (k, i), o in last.items() if k == kind and o == op]
-
-    node_ids, edge_ids, chunk_ids = ids("node", "upsert"), ids("edge", "upsert"), ids("chunk", "upsert")
-    return WriteSet(
-        relation_types=store.relation_types() if ids("relation_type", "upsert") else [],
-        updated_nodes=store.get_nodes(node_ids),
-        node_vectors=store.get_vectors("node", node_ids),
-        updated_edges=store.get_edges(edge_ids),
-        chunks=store.get_chunks(chunk_ids),
-        chunk_vectors=store.get_vectors("chunk", chunk_ids),
-        delete_nodes=ids("node", "delete"),
-        delete_edges=ids("edge", "delete"),
-        delete_chunks=ids("chunk", "delete"),
-    )
-
-
 def _batches(items: Iterable[Any], size: int = 5000) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for item in items:
@@ -595,25 +569,3 @@ def _batches(items: Iterable[Any], size: int = 5000) -> Iterator[list[Any]]:
             batch = []
     if batch:
         yield batch
-
-
-def _load_vectors(store: RecordStore, kind: str, dim: int) -> AnnVectorIndex:
-    ids: list[str] = []
-    vecs: list[np.ndarray] = []
-    for ident, vec in store.iter_vectors(kind):
-        if len(vec) != dim:
-            raise ConfigurationError(
-                f"stored {kind} vector {ident!r} has {len(vec)} dimensions, the embedder has {dim}"
-            )
-        ids.append(ident)
-        vecs.append(vec)
-    index = AnnVectorIndex(dim, capacity=max(1024, len(ids)))
-    if ids:
-        index.upsert(ids, np.stack(vecs))
-    return index
-
-
-def _upsert_vectors(index: VectorIndex, found: dict[str, np.ndarray]) -> None:
-    if found:
-        ids = list(found)
-        index.upsert(ids, np.stack([found[i] for i in ids]))
