@@ -71,6 +71,8 @@ __all__ = ["PathScorer", "path_scorer", "schema_paths"]
 #: texts -> their vectors, one row each (None without an embedder)
 EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 
+#: how far below the best embedded path a quick guess may be and still be composed
+_ESTIMATE_SLACK = 0.25
 _EXAMPLES = 5
 
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
@@ -303,11 +305,12 @@ class PathScorer:
         self, qv: np.ndarray, paths: Sequence[RelationPath], lexical: list[float], embed: EmbedMany
     ) -> list[tuple[float, RelationPath]]:
         """Word scores plus the embedding terms. A path whose texts are embedded (warm-up embeds
-        those of the paths the schema allows, up to 3 hops) is scored from them; a deeper one from
-        vectors composed of its parts (:meth:`_composed`), so that answering embeds no path text
-        beyond the few hop texts a graph has. The ``embed_limit`` best of those are then embedded
-        and scored exactly (default none: the composition ranked MetaQA's and the services' paths
-        the same, at no encoder call)."""
+        those of the paths the schema allows, up to 3 hops) is scored from them; a deeper one, when
+        a quick guess (:meth:`_estimate`) puts it within ``score_margin`` + :data:`_ESTIMATE_SLACK`
+        of the best embedded path, from vectors composed of its parts (:meth:`_composed`), so that
+        answering embeds no path text beyond the few hop texts a graph has; the others are left
+        out. The ``embed_limit`` best of the composed are then embedded and scored exactly (default
+        none: the composition ranked MetaQA's and the services' paths the same, at no encoder call)."""
         s = self.settings
         texts = [self.texts_of(p) for p in paths]
         vec = self.vectors
@@ -320,6 +323,10 @@ class PathScorer:
                 fresh.append(i)
         if not fresh:
             return out
+        best = max((x for x, _ in out), default=None)
+        if best is not None:  # first a bound from lookups alone: only paths that may come near the best
+            floor = best - s.score_margin - _ESTIMATE_SLACK
+            fresh = [i for i in fresh if lexical[i] + self._estimate(qv, paths[i], texts[i]) >= floor]
         hops = dict.fromkeys(h for i in fresh for h in paths[i])
         if self._vectors([x for h in hops for x in self.texts_of((h,))], embed) is None:
             out.extend((lexical[i], paths[i]) for i in fresh)
@@ -337,6 +344,21 @@ class PathScorer:
         """The embedding terms of a path whose three texts are embedded."""
         full, distinct, answer = (float(self.vectors[t] @ qv) for t in texts)
         return full + self.settings.distinct * distinct + self.settings.answer * answer
+
+    def _estimate(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
+        """A quick guess at the embedding terms of a path whose texts are not embedded (dictionary
+        lookups only): each text's cosine is its own, else its longest embedded prefix's."""
+        prefix = next(
+            (pre for n in range(len(path) - 1, 0, -1) if (pre := self.texts_of(path[:n]))[0] in self.vectors),
+            None,
+        )
+        parts = []
+        for k, t in enumerate(texts):
+            v = self.vectors.get(t)
+            if v is None and prefix is not None:
+                v = self.vectors.get(prefix[k])
+            parts.append(float(v @ qv) if v is not None else 0.0)
+        return parts[0] + self.settings.distinct * parts[1] + self.settings.answer * parts[2]
 
     def _composed(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
         """The embedding terms of a path whose texts are not embedded, from :meth:`composed_vectors`."""
