@@ -277,13 +277,16 @@ def generate_text(
     return made, [qs[i] for i in order]
 
 
+CURATED_VECTOR_SEED = 17
 CURATED_LABELS = ["Person", "Drug", "Condition", "Study", "Place"]
 CURATED_RELS = ["TREATS", "CAUSES", "PART_OF", "LOCATED_IN", "AUTHORED", "STUDIES", "INTERACTS_WITH", "CITES"]
 
 
 def generate_curated(db: Path, n_nodes: int, n_edges: int, *, seed: int = 5, progress: Any = None) -> dict:
-    """A typed graph with names, a chunk on every tenth node and random 384-d chunk vectors."""
+    """A typed graph with names, a chunk on every tenth node, its vector a direction of
+    :func:`entity_vectors` (realistic intrinsic dimension, as for the text graph)."""
     rng = np.random.default_rng(seed)
+    chunk_vecs = entity_vectors(n_nodes // 10 + 1, seed=CURATED_VECTOR_SEED)
     spent = 0.0
     with cef.open(db, embedder=BenchEmbedder(), embed_nodes="none") as kb:  # type: ignore[arg-type]
         kb.index_batch(Batch(relation_types=[RelationType(name=r) for r in CURATED_RELS]))
@@ -294,13 +297,12 @@ def generate_curated(db: Path, n_nodes: int, n_edges: int, *, seed: int = 5, pro
                 Node(id=f"n{i}", label=CURATED_LABELS[i % 5], properties={"name": entity_name(i)})
                 for i in range(start, stop)
             ]
-            vecs = rng.standard_normal((stop - start, DIM)).astype(np.float32)
             chunks = [
                 Chunk(
                     id=f"k{i}",
                     content=f"{entity_name(i)} {' '.join(FILLER[j] for j in rng.integers(0, len(FILLER), 20))}",
                     node_id=f"n{i}",
-                    embedding=vecs[i - start].tolist(),
+                    embedding=chunk_vecs[i // 10].tolist(),
                 )
                 for i in range(start, stop)
                 if i % 10 == 0
@@ -332,9 +334,11 @@ def generate_curated(db: Path, n_nodes: int, n_edges: int, *, seed: int = 5, pro
 
 def curated_questions(n_nodes: int, count: int, seed: int = 9) -> list[dict[str, Any]]:
     rng = np.random.default_rng(seed)
+    chunk_vecs = entity_vectors(n_nodes // 10 + 1, seed=CURATED_VECTOR_SEED)
     out = []
     for i in rng.choice(n_nodes, size=count, replace=False).tolist():
-        v = rng.standard_normal(DIM).astype(np.float32)
+        # near the chunk of the node's group of ten (the question asks about the graph's content)
+        v = chunk_vecs[i // 10] + rng.standard_normal(DIM).astype(np.float32) * 0.05
         out.append({"question": f"What treats {entity_name(i)}?", "vector": (v / np.linalg.norm(v)).tolist()})
     return out
 
