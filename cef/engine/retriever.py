@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -262,6 +262,14 @@ class KnowledgeRetriever:
         path-text vectors are held; 0 without an embedder or typed relations."""
         with self.state.reading():
             return pipeline.path_vectors(self.state, embed=limit)
+
+    def prepare_entities(self, progress: Callable[[str, int, int], None] | None = None) -> bool:
+        """Build the entity index of a big graph now and save it beside the store (see
+        :func:`cef.retrieve.entities.entity_index`), so that the next query, in this process or a
+        new one, reads it instead of rebuilding it from the store. Returns whether the graph is big
+        enough to keep it in a file (small graphs build theirs in the first query, quickly)."""
+        with self.state.reading():
+            return pipeline.prepare_entities(self.state, progress)
 
     def save_caches(self) -> None:
         """Save beside the store the path-text vectors queries embedded since the last save."""

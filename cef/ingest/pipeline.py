@@ -209,6 +209,8 @@ def ingest_sources(
         kb.retriever.prepare_paths()  # a query then embeds only its question
         if progress is not None:
             progress("embedding relation paths", 1, 1)
+        # a big graph's entity index is built here (and saved), not by the next query (a minute at 1M)
+        kb.retriever.prepare_entities(progress)
     report.seconds = time.perf_counter() - t0
     return report
 

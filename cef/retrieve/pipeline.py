@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from collections.abc import Callable
 
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
@@ -173,6 +174,22 @@ def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
             path_vectors(state, embed=path_texts)
             out["paths"] = time.perf_counter() - t
     return {k: round(v, 3) for k, v in out.items()}
+
+
+def prepare_entities(state: EngineView, progress: Callable[[str, int, int], None] | None = None) -> bool:
+    """Build (and save) the entity index now when the graph is big enough to keep it in a file;
+    False (nothing done) for a small graph. Call it while holding ``state.reading()``."""
+    from cef.retrieve import entities
+
+    g = state.graph
+    if len(g.node_ids) + len(g.edge_ids) < entities.SAVE_MIN_ITEMS:
+        return False
+    if progress is not None:
+        progress("indexing entity names", 0, 1)
+    entities.entity_index(state)
+    if progress is not None:
+        progress("indexing entity names", 1, 1)
+    return True
 
 
 #: per engine, how many relation-path text vectors its path scorer held after the last read or

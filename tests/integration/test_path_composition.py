@@ -9,7 +9,8 @@ import numpy as np
 
 import cef
 from cef.ingest.pipeline import ingest_sources
-from cef.retrieve.pathscore import path_scorer, schema_paths
+from cef.retrieve.pathscore import path_scorer
+from cef.retrieve.pathshapes import schema_paths
 
 CLINICAL = Path(__file__).resolve().parents[2] / "examples" / "clinical" / "graph.yaml"
 

@@ -195,3 +195,22 @@ def test_a_read_gazetteer_matches_like_the_built_one_and_still_takes_names(
         "Elena Varga",
     ]
     assert len(loaded.gazetteer) == len(built.gazetteer) + 1
+
+
+@pytest.mark.usefixtures("saving")
+def test_ingest_leaves_the_entity_index_for_the_next_query(tmp_path: Path) -> None:
+    """`cef ingest` builds a big graph's entity index and saves it: the next process's first query
+    reads the file instead of rebuilding the index from the store (a minute at a million passages)."""
+    from cef.ingest.pipeline import ingest_sources
+
+    corpus = Path(__file__).resolve().parents[3] / "examples" / "ingest" / "corpus.jsonl"
+    db = tmp_path / "kb.db"
+    with cef.open(db, embedder=None) as kb:
+        ingest_sources(kb, [str(corpus)])
+        built = fresh_build(kb)
+    path = db.with_name("kb.db-entities")
+    assert path.exists()
+    with cef.open(db, embedder=None) as kb:
+        loaded = entity_index(kb.state)
+        assert loaded.from_file
+        same_index(loaded, built)

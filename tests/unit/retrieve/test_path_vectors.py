@@ -186,6 +186,6 @@ NAMES = {
 
 
 def candidate_four_hop_paths(kb: cef.KnowledgeBase) -> list[tuple]:  # type: ignore[type-arg]
-    from cef.retrieve.pathscore import schema_paths
+    from cef.retrieve.pathshapes import schema_paths
 
     return [p for p in schema_paths(kb.retriever.state.graph, 4) if len(p) == 4]
