@@ -27,14 +27,16 @@ _SPACES = re.compile(r"\s+")
 
 def fold_accents(text: str) -> str:
     """``"Ångström café"`` → ``"Angstrom cafe"`` (combining marks removed after NFKD)."""
+    if text.isascii():  # nothing to decompose (the common case: a graph's names are mostly ASCII)
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def normalize_name(name: str, *, drop_articles: bool = True) -> str:
     """The match key of a name (see module docstring). Empty when nothing word-like is left."""
-    s = unicodedata.normalize("NFKC", name)
-    s = fold_accents(s).lower().strip()
+    s = name if name.isascii() else fold_accents(unicodedata.normalize("NFKC", name))
+    s = s.lower().strip()
     s = _POSSESSIVE.sub("", s)
     s = _NON_WORD.sub(" ", s).replace("_", " ")
     s = _SPACES.sub(" ", s).strip()
@@ -56,11 +58,12 @@ def alias_keys(name: str) -> list[str]:
     """Normalized keys a name may be written as: itself, without a parenthesised
     disambiguation, and without a trailing ``", Region"`` part. Deduplicated, in that order."""
     keys: list[str] = []
-    for variant in (name, strip_disambiguation(name)):
-        for v in (variant, variant.split(",")[0] if "," in variant else variant):
-            key = normalize_name(v)
-            if key and key not in keys:
-                keys.append(key)
+    variants = [name, strip_disambiguation(name)]
+    variants = [w for v in variants for w in (v, v.split(",")[0])] if "," in name else variants
+    for v in dict.fromkeys(variants):  # a plain name is one variant, normalized once
+        key = normalize_name(v)
+        if key and key not in keys:
+            keys.append(key)
     return keys
 
 

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cef.extract import Mention, dedupe_mentions, group_pairs, near_duplicates, normalize_name
 from cef.extract.normalize import alias_keys, is_useful_name, strip_disambiguation, unique_keys
@@ -75,3 +77,45 @@ def test_near_duplicates_checks_shapes() -> None:
     with pytest.raises(ValueError):
         near_duplicates(["a", "b"], np.zeros((3, 2)))
     assert near_duplicates(["a"], np.ones((1, 2))) == []
+
+
+def _reference_key(name: str) -> str:
+    """normalize_name as specified, without its shortcuts: NFKC, accents folded, lower, possessives,
+    non-word runs to spaces, spaces squeezed, a leading article dropped."""
+    import re
+    import unicodedata
+
+    s = unicodedata.normalize("NFKC", name)
+    s = "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c)).lower().strip()
+    s = re.sub(r"(?<=\w)(?:'s|’s|'|’)(?=\s|$)", "", s)
+    s = re.sub(r"[^\w]+", " ", s).replace("_", " ")
+    s = re.sub(r"\s+", " ", s).strip()
+    for art in ("the ", "a ", "an "):
+        if s.startswith(art) and len(s) > len(art):
+            return s[len(art) :]
+    return s
+
+
+def _reference_alias_keys(name: str) -> list[str]:
+    keys: list[str] = []
+    for variant in (name, strip_disambiguation(name)):
+        for v in (variant, variant.split(",")[0] if "," in variant else variant):
+            key = _reference_key(v)
+            if key and key not in keys:
+                keys.append(key)
+    return keys
+
+
+names = st.one_of(
+    st.text(max_size=30),
+    st.text(alphabet="abcÅéü ,()'’-_.ΩΣ", max_size=30),
+    st.builds(lambda a, b: f"{a} ({b})", st.text("AbCé ,", max_size=10), st.text("xy, ", max_size=6)),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(names)
+def test_shortcuts_give_the_specified_keys(name: str) -> None:
+    """The ASCII fast path and the deduplicated variants change no key and no key order."""
+    assert normalize_name(name) == _reference_key(name)
+    assert alias_keys(name) == _reference_alias_keys(name)
