@@ -155,3 +155,15 @@ def test_one_edge_property_is_read_without_records(deployment: Deployment) -> No
     assert store.edge_property(ids, "evidence") == {"e-ab": "trial"}
     assert store.edge_property(ids, "nope") == {}
     assert store.edge_property([], "n") == {}
+    # flags and nulls (JSON literals) come back as Python values, a text "true" stays a text
+    kb.index_batch(
+        Batch(
+            edges=[
+                Edge(id="e-flags", relation_type=data.edges()[0].relation_type, source=data.edges()[0].source,
+                     target=data.edges()[0].target, properties={"title": True, "gone": None, "word": "true"}),
+            ]
+        )
+    )  # fmt: skip
+    assert store.edge_property(["e-flags"], "title") == {"e-flags": True}
+    assert store.edge_property(["e-flags"], "gone") == {"e-flags": None}
+    assert store.edge_property(["e-flags"], "word") == {"e-flags": "true"}

@@ -105,6 +105,10 @@ def fts_query(terms: Sequence[str]) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
+#: JSON texts of the literals (``props -> key`` gives JSON text)
+_JSON_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
 class SQLiteStore(SQLRecordStore):
     """A :class:`cef.store.base.RecordStore` on one SQLite file."""
 
@@ -328,7 +332,12 @@ class SQLiteStore(SQLRecordStore):
         rows = self._rows_in(
             "SELECT id, props -> ? FROM edges WHERE id IN ({marks}) AND props <> '{{}}'", ids, path
         )
-        return {eid: json.loads(value) for eid, value in rows if value is not None}
+        literal = _JSON_LITERALS  # flags are most of what is asked: no JSON parser for them
+        return {
+            eid: literal[value] if value in literal else json.loads(value)
+            for eid, value in rows
+            if value is not None
+        }
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         found = self._by_ids("chunks", ids)
