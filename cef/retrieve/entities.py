@@ -71,6 +71,7 @@ class LinkedEntity:
 
 _cache: weakref.WeakKeyDictionary[EngineView, EntityIndex] = weakref.WeakKeyDictionary()
 _cache_lock = threading.Lock()
+_build_locks: weakref.WeakKeyDictionary[EngineView, threading.Lock] = weakref.WeakKeyDictionary()
 
 
 #: graphs with at least this many nodes + edges keep their entity index in a file beside the store
@@ -89,13 +90,21 @@ def entity_index(state: EngineView) -> EntityIndex:
         cur = _cache.get(state)
         if cur is not None and cur.stamp == stamp:
             return cur
-    seq = state.seq
-    built = _load_saved(state, g, stamp, seq)
-    if built is None:
-        built = _build(state, g, stamp)
-        _save(state, g, built, seq)
-    with _cache_lock:
-        _cache[state] = built
+        building = _build_locks.setdefault(state, threading.Lock())
+    # one build per engine at a time: queries arriving together after a write wait for it instead of
+    # each building the same index (a minute of CPU each at a million passages)
+    with building:
+        with _cache_lock:
+            cur = _cache.get(state)
+            if cur is not None and cur.stamp == stamp:
+                return cur
+        seq = state.seq
+        built = _load_saved(state, g, stamp, seq)
+        if built is None:
+            built = _build(state, g, stamp)
+            _save(state, g, built, seq)
+        with _cache_lock:
+            _cache[state] = built
     return built
 
 

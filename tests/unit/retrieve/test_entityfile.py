@@ -214,3 +214,36 @@ def test_ingest_leaves_the_entity_index_for_the_next_query(tmp_path: Path) -> No
         loaded = entity_index(kb.state)
         assert loaded.from_file
         same_index(loaded, built)
+
+
+def test_queries_arriving_together_after_a_write_build_the_index_once(
+    text_kb: cef.KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    entity_index(text_kb.state)
+    text_kb.index_batch(Batch(nodes=[Node(id="late", label="Person", properties={"name": "Late Arrival"})]))
+    real = entities._build
+    calls: list[int] = []
+
+    def slow_build(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        time.sleep(0.3)  # long enough that every thread asks while the first one builds
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(entities, "_build", slow_build)
+    got: list[EntityIndex] = []
+
+    def ask() -> None:
+        with text_kb.state.reading():
+            got.append(entity_index(text_kb.state))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    assert len(got) == 4 and all(ix is got[0] for ix in got)
+    assert any(name == "Late Arrival" for name in got[0].names.values())
