@@ -172,11 +172,15 @@ def ingest_sources(
     options: ParseOptions | None = None,
     enricher: Enricher | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    index_entities: bool = True,
 ) -> IngestReport:
     """Ingest every file of every source; a bad file is reported and the others still go in.
 
     ``batch_size``: records per transaction of a file read as a stream (JSON
     Lines); a file with at most that many records is one transaction.
+    ``index_entities``: when something changed, build a big graph's entity index
+    at the end and save it beside the store, so the next query reads it (False
+    for ingests that run back to back: the first query after them builds it).
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise CefError(f"batch_size must be an integer >= 1, got {batch_size!r}")
@@ -209,8 +213,8 @@ def ingest_sources(
         kb.retriever.prepare_paths()  # a query then embeds only its question
         if progress is not None:
             progress("embedding relation paths", 1, 1)
-        # a big graph's entity index is built here (and saved), not by the next query (a minute at 1M)
-        kb.retriever.prepare_entities(progress)
+        if index_entities:  # a big graph's entity index is built here (and saved), not by the next query
+            kb.retriever.prepare_entities(progress)
     report.seconds = time.perf_counter() - t0
     return report
 

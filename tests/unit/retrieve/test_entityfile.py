@@ -216,6 +216,23 @@ def test_ingest_leaves_the_entity_index_for_the_next_query(tmp_path: Path) -> No
         same_index(loaded, built)
 
 
+@pytest.mark.usefixtures("saving")
+def test_cef_ingest_can_leave_the_entity_index_to_the_first_query(tmp_path: Path) -> None:
+    """`cef ingest --no-index-entities` (ingests run back to back) writes no entity index; the default does."""
+    from typer.testing import CliRunner
+
+    from cef.cli import app
+
+    corpus = Path(__file__).resolve().parents[3] / "examples" / "ingest" / "corpus.jsonl"
+    for flag, kept in (("--no-index-entities", False), ("--index-entities", True)):
+        db = tmp_path / f"{kept}.db"
+        got = CliRunner().invoke(
+            app, ["ingest", str(corpus), "--db", str(db), "--embedder", "none", "--no-progress", flag]
+        )
+        assert got.exit_code == 0, got.output
+        assert db.with_name(f"{db.name}-entities").exists() is kept
+
+
 def test_queries_arriving_together_after_a_write_build_the_index_once(
     text_kb: cef.KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
