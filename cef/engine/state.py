@@ -283,41 +283,36 @@ class EngineState:
     def save_vectors(self) -> None:
         """Save each big vector index that changed since it was last saved (done on close)."""
         with self.lock:
-            for kind, index in (("node", self.node_vectors), ("chunk", self.chunk_vectors)):
-                if (
-                    isinstance(index, AnnVectorIndex)
-                    and index.approximate
-                    and self._vectors_saved.get(kind) != index.version
-                ):
+            for kind, index in self._big_vector_indexes():
+                if self._vectors_saved.get(kind) != index.version:
                     self._save_vectors(kind, index)
+
+    def _big_vector_indexes(self) -> list[tuple[str, AnnVectorIndex]]:
+        """The vector indexes searched through an HNSW graph (those saved beside the store), by kind."""
+        pairs = (("node", self.node_vectors), ("chunk", self.chunk_vectors))
+        return [(k, ix) for k, ix in pairs if isinstance(ix, AnnVectorIndex) and ix.approximate]
 
     def _checkpoint(self) -> None:
         """Re-save the graph snapshot and the big vector indexes that changed by ``CHECKPOINT_SHARE``."""
-        items = self.graph.node_count + self.graph.edge_count
-        if (
-            self.snapshot_path is not None
-            and items >= self.SNAPSHOT_MIN_ITEMS
-            and self._changed >= self.CHECKPOINT_SHARE * items
-        ):
+        if self._snapshot_stale(self.CHECKPOINT_SHARE):
             self.save_snapshot()
         if self.vector_store is not None:
             return
-        for kind, index in (("node", self.node_vectors), ("chunk", self.chunk_vectors)):
-            if (
-                isinstance(index, AnnVectorIndex)
-                and index.approximate
-                and index.rows_changed - self._vectors_saved_rows.get(kind, 0)
-                >= self.CHECKPOINT_SHARE * len(index)
-            ):
+        for kind, index in self._big_vector_indexes():
+            changed = index.rows_changed - self._vectors_saved_rows.get(kind, 0)
+            if changed >= self.CHECKPOINT_SHARE * len(index):
                 self._save_vectors(kind, index)
 
-    def _snapshot_stale(self) -> bool:
+    def _snapshot_stale(self, share: float | None = None) -> bool:
+        """Whether a big graph changed by ``share`` of its size (default ``SNAPSHOT_REWRITE_SHARE``)
+        since its snapshot was taken."""
+        share = self.SNAPSHOT_REWRITE_SHARE if share is None else share
         items = self.graph.node_count + self.graph.edge_count
         return (
             self.snapshot_path is not None
             and self._snapshot_seq != self.seq
             and items >= self.SNAPSHOT_MIN_ITEMS
-            and self._changed >= max(1, self.SNAPSHOT_REWRITE_SHARE * items)
+            and self._changed >= max(1, share * items)
         )
 
     NODE_CACHE_SIZE = 100_000

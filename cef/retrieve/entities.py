@@ -40,7 +40,14 @@ from cef.schema.textgraph import (
 if TYPE_CHECKING:
     from cef.retrieve.ports import EngineView
 
-__all__ = ["TEXT_RELATIONS", "EntityIndex", "LinkedEntity", "entity_index", "link_query_entities"]
+__all__ = [
+    "TEXT_RELATIONS",
+    "EntityIndex",
+    "LinkedEntity",
+    "entity_index",
+    "kept_in_file",
+    "link_query_entities",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +83,11 @@ _build_locks: weakref.WeakKeyDictionary[EngineView, threading.Lock] = weakref.We
 
 #: graphs with at least this many nodes + edges keep their entity index in a file beside the store
 SAVE_MIN_ITEMS = 200_000
+
+
+def kept_in_file(g: GraphIndex) -> bool:
+    """Whether the graph is big enough for its entity index to be saved beside the store."""
+    return len(g.node_ids) + len(g.edge_ids) >= SAVE_MIN_ITEMS
 
 
 def entity_index(state: EngineView) -> EntityIndex:
@@ -149,7 +161,7 @@ def _save(state: EngineView, g: GraphIndex, index: EntityIndex, seq: int) -> Non
     path = entity_index_path(state)
     if path is None:
         return
-    if len(g.node_ids) + len(g.edge_ids) < SAVE_MIN_ITEMS:
+    if not kept_in_file(g):
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)  # a file of an earlier, bigger state would never match again
         return

@@ -349,10 +349,8 @@ class PathScorer:
     def _estimate(self, qv: np.ndarray, path: RelationPath, texts: tuple[str, str, str]) -> float:
         """A quick guess at the embedding terms of a path whose texts are not embedded (dictionary
         lookups only): each text's cosine is its own, else its longest embedded prefix's."""
-        prefix = next(
-            (pre for n in range(len(path) - 1, 0, -1) if (pre := self.texts_of(path[:n]))[0] in self.vectors),
-            None,
-        )
+        n = self._embedded_prefix(path)
+        prefix = self.texts_of(path[:n]) if n else None
         parts = []
         for k, t in enumerate(texts):
             v = self.vectors.get(t)
@@ -383,7 +381,7 @@ class PathScorer:
 
         full_v = vec.get(texts[0])
         if full_v is None:
-            n = next((n for n in range(len(path) - 1, 0, -1) if self.texts_of(path[:n])[0] in vec), 0)
+            n = self._embedded_prefix(path)
             head = [self.texts_of(path[:n])[0]] if n else []
             full_v = mean(head + [self.texts_of((h,))[0] for h in path[n:]])
         distinct_v = vec.get(texts[1])
@@ -391,6 +389,10 @@ class PathScorer:
             rels = dict.fromkeys(h.relation for h in path)
             distinct_v = mean([self.texts_of((Hop(r, True),))[1] for r in rels])
         return full_v, distinct_v, vec[self.texts_of(path[-1:])[2]]
+
+    def _embedded_prefix(self, path: RelationPath) -> int:
+        """Hops of the longest proper prefix of ``path`` whose words are embedded (0: none)."""
+        return next((n for n in range(len(path) - 1, 0, -1) if self.texts_of(path[:n])[0] in self.vectors), 0)
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""

@@ -181,8 +181,7 @@ def prepare_entities(state: EngineView, progress: Callable[[str, int, int], None
     False (nothing done) for a small graph. Call it while holding ``state.reading()``."""
     from cef.retrieve import entities
 
-    g = state.graph
-    if len(g.node_ids) + len(g.edge_ids) < entities.SAVE_MIN_ITEMS:
+    if not entities.kept_in_file(state.graph):
         return False
     if progress is not None:
         progress("indexing entity names", 0, 1)
