@@ -93,6 +93,16 @@ class Interner:
 NUL = "\x00"
 
 
+def spans(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The positions ``[start, start + count)`` of every span, concatenated in order (CSR rows,
+    runs of a sorted array): one ``repeat`` instead of a Python loop of ``arange`` calls."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    return np.repeat(np.asarray(starts, dtype=np.int64) - np.cumsum(counts) + counts, counts) + np.arange(
+        total
+    )
+
+
 def pack_strings(items: Sequence[str], error: type[Exception] = ValueError) -> np.ndarray:
     """``items`` as one UTF-8 byte array, NUL-separated (``error`` when an item holds a NUL)."""
     text = NUL.join(items)

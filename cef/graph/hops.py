@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cef.graph.arrays import spans
 from cef.graph.filter import NEG_INF, POS_INF, EdgeFilter
 
 if TYPE_CHECKING:
@@ -186,6 +187,6 @@ def hop_keys_many(
         count = hi - lo
         if count.sum():
             rows = np.repeat(w_owner, count)
-            idx = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+            idx = spans(lo, count)
             has[rows, p_key[idx]] = True
     return [np.flatnonzero(row).astype(np.int64) for row in has]

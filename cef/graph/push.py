@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from cef.graph.arrays import spans
+
 __all__ = ["PushGraph", "PushResult", "forward_push"]
 
 #: a safety net: rounds never reach this on a graph whose degrees are positive
@@ -119,7 +121,7 @@ def forward_push(graph: PushGraph, seeds: dict[int, float], *, damping: float, e
         counts = indptr[active + 1] - starts
         m = int(counts.sum())
         if m:
-            offs = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(m)
+            offs = spans(starts, counts)
             nbr = indices[offs]
             np.add.at(r, nbr, weights[offs] * np.repeat(walk / d, counts))
             fresh = nbr[~seen[nbr]]

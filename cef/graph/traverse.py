@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cef.graph.arrays import GrowArray
+from cef.graph.arrays import GrowArray, spans
 from cef.graph.filter import POS_INF, EdgeFilter, Expansion
 
 __all__ = ["GraphTraversal"]
@@ -52,7 +52,7 @@ class GraphTraversal:
         counts = ptr[f + 1] - starts
         total = int(counts.sum())
         if total:
-            offs = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+            offs = spans(starts, counts)
             edges = col[offs]
             owners = np.repeat(f, counts)
         else:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cef.graph.arrays import spans
 from cef.graph.filter import EdgeFilter
 from cef.graph.hops import hop_keys_many, move_keys, neighbours
 from cef.graph.index import GraphIndex
@@ -183,7 +184,7 @@ def _next_level(
     total = int(count.sum())
     if not total:
         return {}
-    move = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(total)
+    move = spans(lo, count)
     path_of = np.repeat(owner, count)
     key_of, target_of = keys[move], targets[move]
     order = np.lexsort((target_of, key_of, path_of))
@@ -235,7 +236,7 @@ def walk_path(
             conf = np.zeros(0)
             continue
         move = np.repeat(np.arange(len(e)), reps)
-        offs = np.repeat(starts[f_index] - np.cumsum(reps) + reps, reps) + np.arange(int(reps.sum()))
+        offs = spans(starts[f_index], reps)
         rows = order[offs]
         if len(rows) > cap:
             rows, move = rows[:cap], move[:cap]

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cef.graph.arrays import Ragged, RaggedStrings, RowMap, SortedIndex
+from cef.graph.arrays import Ragged, RaggedStrings, RowMap, SortedIndex, spans
 
 rows = st.lists(st.lists(st.integers(-5, 50), max_size=6), max_size=12)
 
@@ -80,3 +80,11 @@ def test_row_map_is_the_dict_and_makes_only_what_is_read(d: dict[str, list[int]]
         assert m.get(p) == d.get(p)
     assert len(made) == sum(p in d for p in probes)
     assert m == d and dict(m.items()) == d
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 6)), max_size=20))
+def test_spans_are_the_concatenated_ranges(pairs: list[tuple[int, int]]) -> None:
+    starts = np.asarray([s for s, _ in pairs], dtype=np.int64)
+    counts = np.asarray([c for _, c in pairs], dtype=np.int64)
+    want = [i for s, c in pairs for i in range(s, s + c)]
+    assert spans(starts, counts).tolist() == want
