@@ -17,7 +17,7 @@ browser can load them and then ask for the key.
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Query
+from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from cef.errors import NotFoundError
 from cef.model import Chunk, SearchResult
 from cef.server.graphview import GraphView, neighbourhood_view, result_view
+from cef.server.paths import IdPath
 from cef.server.service import CefService
 
 __all__ = ["ExploreResponse", "explorer_api", "mount_explorer", "static_dir"]
@@ -73,7 +74,7 @@ def explorer_api(
 
     @api.get("/nodes/{node_id}/neighbors", response_model=GraphView)
     async def neighbors(
-        node_id: Annotated[str, Path(min_length=1, max_length=512)],
+        node_id: IdPath,
         depth: Annotated[int, Query(ge=1, le=10, description="hops from the node")] = 1,
         limit: Annotated[int, Query(ge=1, le=1000, description="most nodes returned")] = 50,
         relation: Annotated[
@@ -104,7 +105,7 @@ def explorer_api(
 
     @api.get("/nodes/{node_id}/chunks", response_model=list[Chunk])
     async def node_chunks(
-        node_id: Annotated[str, Path(min_length=1, max_length=512)],
+        node_id: IdPath,
         limit: Annotated[int, Query(ge=1, le=1000)] = 20,
         *,
         grant: Grant,

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import pydantic
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Security
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -49,6 +49,7 @@ from cef.server.auth import (
     write_scope,
 )
 from cef.server.errors import ErrorBody, body, error_kind, status_for
+from cef.server.paths import EncodedSlashes, IdPath
 from cef.server.responses import SearchResponse
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import ApiKey, Scope, ServerSettings
@@ -76,7 +77,6 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Missing or unknown API key"},
     403: {"model": ErrorBody, "description": "The API key lacks the needed scope"},
 }
-IdPath = Annotated[str, Path(min_length=1, max_length=512)]
 
 
 def created_links(kind: str, param: str) -> dict[int | str, dict[str, Any]]:
@@ -215,6 +215,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     )
     app.state.service = svc
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(EncodedSlashes)
     install_error_handlers(app)
     install_docs(app)
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import httpx
 import pytest
@@ -212,6 +213,52 @@ def test_crud(serve: Serve) -> None:
         assert "does not exist" in error(api.get(path), 404, "not_found")
     error(api.delete("/api/v1/chunks/c-new"), 404, "not_found")
     error(api.patch("/api/v1/nodes/pat-new", json={}), 404, "not_found")
+
+
+@pytest.mark.parametrize("record_id", ["%F0%90%8C%A7", "50%", "a/b", "\U00010327", "x y+z"])
+def test_ids_with_url_characters_are_addressed_by_their_percent_encoding(
+    serve: Serve, record_id: str
+) -> None:
+    """An id is stored as given; a path names it by its percent-encoding, so "%F0%90%8C%A7" and "𐌧" differ."""
+    api = serve(api_keys=KEYS)
+    auth = {"X-API-Key": WRITE_KEY}
+    chunk = {"id": record_id, "content": "a note with an unusual id", "node_id": "doc-chen"}
+    created = api.post("/api/v1/chunks", json=chunk, headers=auth)
+    assert created.status_code == 201 and created.json()["id"] == record_id
+    path = "/api/v1/chunks/" + quote(record_id, safe="")
+    assert api.get(path, headers=auth).json()["id"] == record_id
+    decoded = unquote(record_id)
+    if decoded != record_id:  # the path the id reads as when sent unencoded names another record
+        error(api.get("/api/v1/chunks/" + quote(decoded, safe=""), headers=auth), 404, "not_found")
+    assert api.delete(path, headers=auth).status_code == 200
+    error(api.get(path, headers=auth), 404, "not_found")
+
+
+def test_node_ids_with_slashes_reach_every_node_route(serve: Serve) -> None:
+    """``cef ingest notes/`` names documents "doc:sub/a.md": each node route takes such an id."""
+    api = serve(api_keys=KEYS)
+    auth = {"X-API-Key": WRITE_KEY}
+    node = {"id": "doc:sub/a.md", "label": "Document", "properties": {"title": "a"}}
+    assert api.post("/api/v1/nodes", json=node, headers=auth).status_code == 201
+    edge = {"id": "e/1", "relation_type": "DESCRIBES", "source": "doc:sub/a.md", "target": "cond-t2d"}
+    assert api.post("/api/v1/edges", json=edge, headers=auth).status_code == 201
+    chunk = {"id": "doc:sub/a.md#0", "content": "Notes on type 2 diabetes.", "node_id": "doc:sub/a.md"}
+    assert api.post("/api/v1/chunks", json=chunk, headers=auth).status_code == 201
+    path = "/api/v1/nodes/" + quote("doc:sub/a.md", safe="")
+    assert api.get(path, headers=auth).json()["id"] == "doc:sub/a.md"
+    assert (
+        api.patch(path, json={"properties": {"title": "b"}}, headers=auth).json()["properties"]["title"]
+        == "b"
+    )
+    view = api.get(path + "/neighbors", headers=auth).json()
+    assert {"doc:sub/a.md", "cond-t2d"} <= {n["id"] for n in view["nodes"]}, view
+    assert [c["id"] for c in api.get(path + "/chunks", headers=auth).json()] == ["doc:sub/a.md#0"]
+    assert api.get("/api/v1/edges/" + quote("e/1", safe=""), headers=auth).json()["source"] == "doc:sub/a.md"
+    refused = api.post(path, json={}, headers=auth)
+    error(refused, 405, "method_not_allowed")
+    assert refused.headers["allow"] == "DELETE, GET, PATCH"
+    assert api.delete(path, headers=auth).json()["nodes"] == 1
+    error(api.get(path + "/neighbors", headers=auth), 404, "not_found")
 
 
 def test_search_cache_is_invalidated_by_every_write(serve: Serve, clinical_kb: cef.KnowledgeBase) -> None:

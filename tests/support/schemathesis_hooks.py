@@ -6,6 +6,8 @@
   chunks and then follows the OpenAPI links to read, patch and delete them.
   Which cases are changed is a function of the case's own body (seeded runs
   stay reproducible); negative cases are never touched.
+* A created id that is itself a percent-escape is changed: the tool decodes it
+  before following a link (see ``map_case``).
 * Rules the schema states in words (descriptions), not in JSON Schema
   keywords, are applied to generated bodies: an edge's ``valid_to`` is not
   before its ``valid_from``; a context's ``token_budget`` holds the empty
@@ -19,6 +21,7 @@ import json
 import zlib
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
 
 import schemathesis
 
@@ -46,6 +49,11 @@ def map_case(context: Any, case: Any) -> Any:
     body = case.body
     if op is None or op.method.upper() != "POST" or not isinstance(body, dict) or not _is_positive(case):
         return case
+    if isinstance(body.get("id"), str) and unquote(body["id"]) != body["id"]:
+        # schemathesis unquotes a link's value before quoting it into the next path, so an id that is
+        # itself a percent-escape ("%F0%90%8C%A7") is sent as another id; the API addresses such ids
+        # by their encoding (test_http_api.py::test_ids_with_url_characters_...), the tool cannot
+        body["id"] = body["id"].replace("%", "_")
     if _draw(body, "pick") % 4 == 0:
         return case
     if op.path == "/api/v1/edges" and {"relation_type", "source", "target"} <= body.keys():
