@@ -239,6 +239,8 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
             ak = normalize_name(alias)
             if ak:
                 key_index.setdefault(ak, p)
+        if not _extracted(node):  # a curated node the text mentions: named by its aliases as in step 3
+            _add_names(gaz, key_index, node, p)
     # 2. titles, with their alias keys (``WUIN (FM)`` is also ``wuin``)
     for p in title_of:
         node = nodes.get(g.node_ids[p])
@@ -249,10 +251,7 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         node = describe(p)
         if node is None or (node.name == node.id and "name" not in node.properties):
             continue
-        for name in [node.name, *node.aliases]:
-            gaz.add(name, node.label, node.id)
-            for key in alias_keys(name):
-                key_index.setdefault(key, p)
+        _add_names(gaz, key_index, node, p)
         resolver.add(
             node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
         )
@@ -293,6 +292,14 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     index.passage_chunks = RaggedStrings(index.chunk_ids, cptr)
     index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), counts)
     return index
+
+
+def _add_names(gaz: Gazetteer, key_index: dict[str, int], node: Node, pos: int) -> None:
+    """A curated node's name and aliases, with their variants, in the gazetteer and the key index."""
+    for name in [node.name, *node.aliases]:
+        gaz.add(name, node.label, node.id)
+        for key in alias_keys(name):
+            key_index.setdefault(key, pos)
 
 
 def _extracted(node: Node) -> bool:
