@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -104,6 +104,7 @@ class PathScorer:
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _names: dict[int, str] = field(default_factory=dict)  # example answers: node position -> name
     _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
+    _types: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ words
     def words_of(self, relation: str) -> _RelationWords:
@@ -117,17 +118,26 @@ class PathScorer:
             content_words([w.lower() for w in WORD.findall(rt.description or "")]) if rt is not None else []
         )
         cue_words = list(dict.fromkeys(content_words([*fwd, *(inv or [])])))
-        soft_words = [w for w in dict.fromkeys(desc) if w not in cue_words]
         lem = self.lemmatize
+        soft = [(w, (lem(w) or [(w, w)])[0][1]) for w in dict.fromkeys(desc) if w not in cue_words]
+        types = self._type_lemmas()  # "a *team* is led by a *person*": the ends, not the relation
         cur = _RelationWords(
             forward=fwd,
             inverse=inv,
             description=desc,
             cue=[(w, (lem(w) or [(w, w)])[0][1]) for w in cue_words],
-            soft=[(w, (lem(w) or [(w, w)])[0][1]) for w in soft_words],
+            soft=[(w, lw) for w, lw in soft if lw not in types and w not in types],
         )
         self.relations[relation] = cur
         return cur
+
+    def _type_lemmas(self) -> frozenset[str]:
+        """The words of the graph's node labels (``SearchIndex``: search, index), as lemmas."""
+        if self._types is None:
+            words = {w for label in self.graph.labels.names for w in relation_words(label)}
+            lem = self.lemmatize
+            self._types = frozenset(words | {(lem(w) or [(w, w)])[0][1] for w in words})
+        return self._types
 
     def hop_text(self, hop: Hop) -> str:
         w = self.words_of(hop.relation)
@@ -275,7 +285,8 @@ class PathScorer:
         sharing = bool(SHARING_CUE.search(masked))
         where: dict[str, list[int]] = {}
         strong: dict[str, list[int]] = {}
-        cues = self._cues(tokens, at, {h.relation for p in paths for h in p}, where, strong)
+        namings: dict[str, list[tuple[float, frozenset[int]]]] = {}
+        cues = self._cues(tokens, at, {h.relation for p in paths for h in p}, where, strong, namings)
         shared = shared_relation(tokens, where) if sharing else None
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
@@ -283,7 +294,7 @@ class PathScorer:
 
         lexical: list[float] = []
         for p in paths:
-            explained, order = self._explained(p, cues, sharing, shared, dists)
+            explained, order = self._explained(p, cues, sharing, shared, dists, namings)
             if explained_out is not None:
                 explained_out[p] = explained / len(p)
             lexical.append(
@@ -405,6 +416,7 @@ class PathScorer:
         relations: set[str],
         where: dict[str, list[int]] | None = None,
         strong: dict[str, list[int]] | None = None,
+        namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
     ) -> dict[str, tuple[float, int]]:
         """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
@@ -413,12 +425,16 @@ class PathScorer:
         relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
         twice, so does "written by the writer of X"), except a repeat right after it or after a relative word
         ("which screenwriter wrote", "the director that directed": one naming). Description words count half. ``where``
-        receives the token positions of the namings, ``strong`` those of name (not description) words.
+        receives the token positions of the namings, ``strong`` those of name (not description) words,
+        ``namings`` each naming's weight and token positions (a word may name several relations; in
+        one path it explains one hop, :meth:`_explained`).
         """
         out: dict[str, tuple[float, int]] = {}
         for r in relations:
             w = self.words_of(r)
             count = 0.0
+            # [weight, {weight: token positions}] of each naming: it counts as its strongest words
+            mine: list[list[Any]] = []
             nearest = 10_000
             run: set[int] | None = None  # relation words matched by the current naming
             run_weight = 0.0
@@ -456,6 +472,7 @@ class PathScorer:
                 if run is not None and hit in run and (same or last == i - 1):
                     same = False
                     last = i
+                    mine[-1][1].setdefault(weight, set()).add(i)
                     continue  # the same relation word again, about the same thing ("screenwriter wrote")
                 same = False
                 last = i
@@ -466,10 +483,14 @@ class PathScorer:
                         # other words of a relation named before the anchor: the same naming around it
                         joined = True
                         run, run_weight, split = {hit}, weight, False
+                        if mine:
+                            mine[-1][1].setdefault(weight, set()).add(i)  # the naming before the anchor
                         continue
                 if run is not None and hit not in run and (not split or weight < 1.0 or run_weight < 1.0):
                     run.add(hit)
+                    mine[-1][1].setdefault(weight, set()).add(i)
                     if weight > run_weight:  # a naming counts as its strongest word
+                        mine[-1][0] = weight
                         count += weight - run_weight
                         run_weight = weight
                         if strong is not None:
@@ -479,6 +500,7 @@ class PathScorer:
                 run = {hit}
                 run_weight = weight
                 count += weight
+                mine.append([weight, {weight: {i}}])
                 nearest = min(nearest, abs(i - at) if at is not None else i + 1)
                 if where is not None:
                     where.setdefault(r, []).append(i)
@@ -486,6 +508,8 @@ class PathScorer:
                     strong.setdefault(r, []).append(i)
             if count:
                 out[r] = (count, nearest)
+                if namings is not None:
+                    namings[r] = [(float(wt), frozenset(at_[wt])) for wt, at_ in mine]
         return out
 
     def _explained(
@@ -495,8 +519,11 @@ class PathScorer:
         sharing: bool,
         shared: str | None = None,
         dists: dict[str, list[int]] | None = None,
+        namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
     ) -> tuple[float, float]:
-        """Hops a question word explains (each word one hop; a hop walking straight back along a
+        """Hops a question word explains (each word one hop, of one relation of the path: "services
+        that checkout calls" names one hop, not one of each relation whose description says
+        "service"; a hop walking straight back along a
         relation named once, half a hop: "the films *for* the screenwriter of X"), and the order
         of the namings (:func:`_hop_order`; ``dists``: relation -> distances of its namings from
         the anchor)."""
@@ -504,6 +531,8 @@ class PathScorer:
         for h in path:
             hops[h.relation] = hops.get(h.relation, 0) + 1
         named = {r: c for r, (c, _) in cues.items()}
+        if namings is not None and sum(r in namings for r in hops) > 1:
+            named = _assign(hops, namings, named)
         if sharing:  # "share actors", "same director": that relation walked there and back is named twice
             for a, b in pairwise(path):
                 if a.relation == b.relation and a.forward != b.forward:
@@ -522,6 +551,28 @@ class PathScorer:
                     break
         explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
         return explained, hop_order(path, dists or {})
+
+
+def _assign(
+    hops: dict[str, int],
+    namings: dict[str, list[tuple[float, frozenset[int]]]],
+    named: dict[str, float],
+) -> dict[str, float]:
+    """How many hops of each relation of a path the question names when each word explains one
+    hop of one relation: namings are taken strongest first (name words before description words,
+    then the relation the path walks more often), each while its words are unused and its relation
+    has hops left to explain."""
+    order = sorted(
+        ((wt, hops[r], r, at) for r in hops for wt, at in namings.get(r, ())),
+        key=lambda x: (-x[0], -x[1], x[2]),
+    )
+    out = {r: c for r, c in named.items() if r not in hops}
+    used: set[int] = set()
+    for wt, _, r, at in order:
+        if used.isdisjoint(at) and out.get(r, 0.0) < hops[r]:
+            used.update(at)
+            out[r] = out.get(r, 0.0) + wt
+    return out
 
 
 _cache: weakref.WeakKeyDictionary[EngineState, PathScorer] = weakref.WeakKeyDictionary()

@@ -212,3 +212,65 @@ def test_path_vectors_are_saved_beside_the_store_and_read_back(tmp_path: Path) -
         kb.warm()  # a damaged file is replaced, never fatal
     with cef.open(db, embedder=Words()) as kb:  # type: ignore[arg-type]
         assert path_scorer(kb.retriever.state).load_vectors(saved, "letters") == len(first)
+
+
+SERVICE_RELATIONS = [
+    RelationType(
+        name="OWNED_BY", inverse="OWNS", description="a service is owned by a team, accountable for it"
+    ),
+    RelationType(name="LED_BY", inverse="LEADS", description="a team is led by a person"),
+    RelationType(name="MEMBER_OF", inverse="HAS_MEMBER", description="a person works in a team"),
+    RelationType(name="DEPENDS_ON", inverse="DEPENDED_ON_BY", description="a service calls another service"),
+    RelationType(
+        name="USES_PROVIDER", inverse="PROVIDER_FOR", description="a service uses an external vendor"
+    ),
+]
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
+    nodes = [
+        Node(id="svc-search", label="Service", properties={"name": "Search service"}),
+        Node(id="svc-pay", label="Service", properties={"name": "Payments service"}),
+        Node(id="team-disc", label="Team", properties={"name": "Discovery team"}),
+        Node(id="per-carla", label="Person", properties={"name": "Carla Reyes"}),
+        Node(id="per-dan", label="Person", properties={"name": "Dan Okoro"}),
+        Node(id="ext-mail", label="Vendor", properties={"name": "Mailwave"}),
+    ]
+    edges = [
+        ("svc-search", "OWNED_BY", "team-disc"),
+        ("team-disc", "LED_BY", "per-carla"),
+        ("per-carla", "MEMBER_OF", "team-disc"),
+        ("per-dan", "MEMBER_OF", "team-disc"),
+        ("svc-search", "DEPENDS_ON", "svc-pay"),
+        ("svc-pay", "USES_PROVIDER", "ext-mail"),
+    ]
+    batch = Batch(
+        relation_types=SERVICE_RELATIONS,
+        nodes=nodes,
+        edges=[Edge(id=f"e{i}", relation_type=r, source=s, target=t) for i, (s, r, t) in enumerate(edges)],
+    )
+    with cef.open(tmp_path / "services.db", embedder=None) as kb:
+        kb.index_batch(batch)
+        yield kb
+
+
+def test_a_question_word_explains_one_hop_of_one_relation(services: cef.KnowledgeBase) -> None:
+    scorer = path_scorer(services.retriever.state)
+    # "services" is a description word of DEPENDS_ON and of USES_PROVIDER: one word, half a hop in all
+    namings = {"DEPENDS_ON": [(0.5, frozenset({1}))], "USES_PROVIDER": [(0.5, frozenset({1}))]}
+    cues = {r: (0.5, 1) for r in namings}
+    both = (Hop("DEPENDS_ON", True), Hop("USES_PROVIDER", True))
+    assert scorer._explained(both, cues, False, namings=namings)[0] == 0.5
+    # two words, two hops
+    namings["USES_PROVIDER"] = [(1.0, frozenset({4}))]
+    assert scorer._explained(both, {**cues, "USES_PROVIDER": (1.0, 4)}, False, namings=namings)[0] == 1.5
+
+
+def test_description_words_that_name_node_types_are_no_cues(services: cef.KnowledgeBase) -> None:
+    scorer = path_scorer(services.retriever.state)
+    soft = {w for w, _ in scorer.words_of("MEMBER_OF").soft}
+    assert "works" in soft and not soft & {"person", "team"}  # Person and Team are node labels
+    # "team" names no hop: the team's leader, not its members' teams' leaders
+    path, answers = best_path(services, "Who leads the team that owns the search service?")
+    assert path == ["OWNED_BY", "LED_BY"] and answers[:1] == ["Carla Reyes"]
