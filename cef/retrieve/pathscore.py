@@ -12,7 +12,8 @@ The score of a path for a question whose anchor mention is masked:
 ``cos(question, path words) + distinct · cos(question, distinct relations)
 + answer · cos(question, example answers of the last hop)
 + cue · (hops explained by a question word − cue_cost · hops) − length · (hops − 1)
-+ order · (cued relations named in walking order from the anchor)``
++ order · (cued relations named in walking order from the anchor)
++ answer_type · (the path ends at nodes of a type the question names: "which team")``
 
 A naming of a relation in the question *explains* one hop of it. A question
 word names a relation when it shares a stem with one of the relation's name words (same lemma, or a common prefix of at least 3
@@ -21,7 +22,9 @@ compound: "screenwriter");
 each question word explains one hop, so "the films written by the writer of X"
 asks for two ``written_by`` hops. A word that asks for things sharing a
 neighbour ("same", "share", "also", "co-") explains a hop that walks straight
-back along the previous relation. Description words explain half a hop.
+back along the previous relation. Description words explain three quarters of a hop, but
+not those that name node types ("a *team* is led by a *person*": the ends, not the relation), and
+a word explains one hop of one relation of a path, however many relations it could name.
 Nothing here knows a domain: the words all come from the graph.
 """
 
@@ -75,6 +78,8 @@ EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 #: how far below the best embedded path a quick guess may be and still be composed
 _ESTIMATE_SLACK = 0.25
 _EXAMPLES = 5
+#: how much of a hop a description word explains (a name word: one hop)
+_SOFT = 0.75
 
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
 _TEXTS_KEPT = 200_000
@@ -88,7 +93,7 @@ class _RelationWords:
     inverse: list[str] | None
     description: list[str]
     cue: list[tuple[str, str]]  # (word, lemma) that explain a hop
-    soft: list[tuple[str, str]]  # description words: half a hop
+    soft: list[tuple[str, str]]  # description words: _SOFT of a hop
 
 
 @dataclass
@@ -105,6 +110,7 @@ class PathScorer:
     _names: dict[int, str] = field(default_factory=dict)  # example answers: node position -> name
     _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
     _types: frozenset[str] | None = None
+    _ends: dict[Hop, frozenset[str]] = field(default_factory=dict)  # _end_types, per hop
 
     # ------------------------------------------------------------------ words
     def words_of(self, relation: str) -> _RelationWords:
@@ -138,6 +144,40 @@ class PathScorer:
             lem = self.lemmatize
             self._types = frozenset(words | {(lem(w) or [(w, w)])[0][1] for w in words})
         return self._types
+
+    def _end_types(self, hop: Hop) -> frozenset[str]:
+        """Lemmas of the label words of the nodes ``hop`` reaches (``Team``: team)."""
+        cached = self._ends.get(hop)
+        if cached is not None:
+            return cached
+        g = self.graph
+        code = g.relations.get(hop.relation)
+        out: set[str] = set()
+        if code is not None:
+            n_edges = len(g.edge_ids)
+            alive = g.e_alive.view[:n_edges] & (g.e_rel.view[:n_edges] == code)
+            ends = g.e_dst.view[:n_edges] if hop.forward else g.e_src.view[:n_edges]
+            labels = np.unique(g.node_label.view[ends[alive].astype(np.int64)])
+            lem = self.lemmatize
+            for c in labels.tolist():
+                for w in relation_words(g.labels.names[int(c)]):
+                    out.update((w, (lem(w) or [(w, w)])[0][1]))
+        self._ends[hop] = frozenset(out)
+        return self._ends[hop]
+
+    def _asked_types(self, tokens: list[tuple[str, str]]) -> frozenset[str]:
+        """Node types the question asks for by name: "*which team* owns X", "*what vendors* ..." (a
+        label word among the words after the question's first which / what / whose)."""
+        types = self._type_lemmas()
+        for i, (t, _) in enumerate(tokens):
+            if t in ("which", "what", "whose"):
+                found: set[str] = set()
+                for t2, l2 in tokens[i + 1 : i + 4]:
+                    if t2 in FUNCTION_WORDS or t2 == MASK.lower():
+                        break
+                    found.update(x for x in (t2, l2) if x in types)
+                return frozenset(found)
+        return frozenset()
 
     def hop_text(self, hop: Hop) -> str:
         w = self.words_of(hop.relation)
@@ -292,13 +332,18 @@ class PathScorer:
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
 
+        asked = self._asked_types(tokens)
         lexical: list[float] = []
         for p in paths:
             explained, order = self._explained(p, cues, sharing, shared, dists, namings)
             if explained_out is not None:
                 explained_out[p] = explained / len(p)
+            typed = bool(asked) and not asked.isdisjoint(self._end_types(p[-1]))
             lexical.append(
-                s.cue * (explained - s.cue_cost * len(p)) - s.length * (len(p) - 1) + s.order * order
+                s.cue * (explained - s.cue_cost * len(p))
+                - s.length * (len(p) - 1)
+                + s.order * order
+                + s.answer_type * typed
             )
         if not paths:
             return []
@@ -424,7 +469,7 @@ class PathScorer:
         anchor, another content word, a preposition between two name words or a repeat of the same
         relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
         twice, so does "written by the writer of X"), except a repeat right after it or after a relative word
-        ("which screenwriter wrote", "the director that directed": one naming). Description words count half. ``where``
+        ("which screenwriter wrote", "the director that directed": one naming). Description words count :data:`_SOFT`. ``where``
         receives the token positions of the namings, ``strong`` those of name (not description) words,
         ``namings`` each naming's weight and token positions (a word may name several relations; in
         one path it explains one hop, :meth:`_explained`).
@@ -468,7 +513,7 @@ class PathScorer:
                     if soft is None:
                         run = None
                         continue
-                    hit, weight = len(w.cue) + soft, 0.5
+                    hit, weight = len(w.cue) + soft, _SOFT
                 if run is not None and hit in run and (same or last == i - 1):
                     same = False
                     last = i

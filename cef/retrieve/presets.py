@@ -127,6 +127,12 @@ class PathSettings(_Settings):
     order: float = Field(default=0.3, ge=0.0)
     distinct: float = Field(default=0.25, ge=0.0)
     answer: float = Field(default=0.3, ge=0.0)
+    answer_type: float = Field(
+        default=0.3,
+        ge=0.0,
+        description="bonus of a path that ends at nodes of the type the question asks for by a label "
+        "word ('which team', 'what vendors')",
+    )
     walk_paths: int = Field(default=3, ge=1, le=100)
     score_margin: float = Field(default=0.3, ge=0.0)
     max_answers: int = Field(default=50, ge=1, le=10_000)

@@ -274,3 +274,19 @@ def test_description_words_that_name_node_types_are_no_cues(services: cef.Knowle
     # "team" names no hop: the team's leader, not its members' teams' leaders
     path, answers = best_path(services, "Who leads the team that owns the search service?")
     assert path == ["OWNED_BY", "LED_BY"] and answers[:1] == ["Carla Reyes"]
+
+
+def test_a_description_word_alone_names_a_hop(services: cef.KnowledgeBase) -> None:
+    # MEMBER_OF's name has no word of the question; its description has "works"
+    path, answers = best_path(services, "Who works in the team that owns the search service?")
+    assert path == ["OWNED_BY", "HAS_MEMBER"] and set(answers[:2]) == {"Carla Reyes", "Dan Okoro"}
+
+
+def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: cef.KnowledgeBase) -> None:
+    scorer = path_scorer(services.retriever.state)
+    asked = scorer._asked_types(scorer.lemmatize("Which third-party vendors do the services behind X use?"))
+    assert asked & {"vendor", "vendors"} and not asked & {"service", "services"}
+    assert not scorer._asked_types(scorer.lemmatize("Who leads the team that owns X?"))
+    # no word names a relation: the answer's type does ("team": OWNED_BY ends at a Team)
+    path, answers = best_path(services, "Which team is the search service under?")
+    assert path == ["OWNED_BY"] and answers[:1] == ["Discovery team"]
