@@ -10,6 +10,7 @@ import pytest
 
 import cef
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
+from cef.retrieve.pathcues import explained_hops
 from cef.retrieve.pathscore import path_scorer
 from cef.retrieve.pathwords import Hop
 from cef.retrieve.pathwords import hop_order as _hop_order
@@ -138,20 +139,19 @@ def test_category_nouns_and_co_words_name_relations(movies: cef.KnowledgeBase) -
     assert path == ["written_by", "written_by"] and answers[:1] == ["Wendy Writer"]
 
 
-def test_a_hop_back_along_a_relation_named_once_counts_half(movies: cef.KnowledgeBase) -> None:
-    scorer = path_scorer(movies.retriever.state)
+def test_a_hop_back_along_a_relation_named_once_counts_half() -> None:
     cues = {D: (1.0, 2), S: (1.0, 6)}
     there_and_back = (Hop(D, True), Hop(D, False), Hop(S, True))
     elsewhere = (Hop("has_genre", True), Hop(D, False), Hop(S, True))
-    assert scorer._explained(there_and_back, cues, False)[0] == 2.5
-    assert scorer._explained(elsewhere, cues, False)[0] == 2.0
+    assert explained_hops(there_and_back, cues, False)[0] == 2.5
+    assert explained_hops(elsewhere, cues, False)[0] == 2.0
     # a walk that ends coming back ("what films did X act in" read as co-stars) gets nothing
-    assert scorer._explained((Hop(S, False), Hop(S, True)), {S: (1.0, 2)}, False)[0] == 1.0
+    assert explained_hops((Hop(S, False), Hop(S, True)), {S: (1.0, 2)}, False)[0] == 1.0
     # a sharing word makes the return a full naming
-    assert scorer._explained(there_and_back, cues, True)[0] == 3.0
+    assert explained_hops(there_and_back, cues, True)[0] == 3.0
     # "who appeared in the same movie with X": no word names the relation, the sharing word the return
-    assert scorer._explained((Hop(S, False), Hop(S, True)), {}, True)[0] == 1.0
-    assert scorer._explained((Hop(S, False), Hop(D, True)), {}, True)[0] == 0.0
+    assert explained_hops((Hop(S, False), Hop(S, True)), {}, True)[0] == 1.0
+    assert explained_hops((Hop(S, False), Hop(D, True)), {}, True)[0] == 0.0
 
 
 def test_the_hop_named_farthest_from_the_anchor_is_walked_last(movies: cef.KnowledgeBase) -> None:
@@ -255,16 +255,15 @@ def services(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
         yield kb
 
 
-def test_a_question_word_explains_one_hop_of_one_relation(services: cef.KnowledgeBase) -> None:
-    scorer = path_scorer(services.retriever.state)
+def test_a_question_word_explains_one_hop_of_one_relation() -> None:
     # "services" is a description word of DEPENDS_ON and of USES_PROVIDER: one word, half a hop in all
     namings = {"DEPENDS_ON": [(0.5, frozenset({1}))], "USES_PROVIDER": [(0.5, frozenset({1}))]}
     cues = {r: (0.5, 1) for r in namings}
     both = (Hop("DEPENDS_ON", True), Hop("USES_PROVIDER", True))
-    assert scorer._explained(both, cues, False, namings=namings)[0] == 0.5
+    assert explained_hops(both, cues, False, namings=namings)[0] == 0.5
     # two words, two hops
     namings["USES_PROVIDER"] = [(1.0, frozenset({4}))]
-    assert scorer._explained(both, {**cues, "USES_PROVIDER": (1.0, 4)}, False, namings=namings)[0] == 1.5
+    assert explained_hops(both, {**cues, "USES_PROVIDER": (1.0, 4)}, False, namings=namings)[0] == 1.5
 
 
 def test_description_words_that_name_node_types_are_no_cues(services: cef.KnowledgeBase) -> None:

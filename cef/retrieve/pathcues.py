@@ -1,0 +1,205 @@
+"""How a question's words name the hops of a relation path (the lexical half of :mod:`cef.retrieve.pathscore`).
+
+A *naming* is a run of question words that name one relation: its name words (one hop) or its
+description words (:data:`SOFT` of a hop). :func:`name_cues` finds the namings of every candidate
+relation in a question; :func:`explained_hops` counts the hops of one path they explain, each word
+explaining one hop of one relation (:func:`assign`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from cef.retrieve.pathwords import (
+    FUNCTION_WORDS,
+    PREPOSITIONS,
+    WH_WORDS,
+    RelationPath,
+    hop_order,
+    stem_match,
+)
+
+__all__ = ["SOFT", "RelationWords", "assign", "explained_hops", "name_cues"]
+
+#: how much of a hop a description word explains (a name word: one hop)
+SOFT = 0.75
+
+
+@dataclass
+class RelationWords:
+    """The words of one relation: name words (forward), inverse-name words, description words."""
+
+    forward: list[str]
+    inverse: list[str] | None
+    description: list[str]
+    cue: list[tuple[str, str]]  # (word, lemma) that explain a hop
+    soft: list[tuple[str, str]]  # description words: SOFT of a hop
+
+
+def name_cues(
+    words_of: Callable[[str], RelationWords],
+    tokens: list[tuple[str, str]],
+    at: int | None,
+    relations: set[str],
+    where: dict[str, list[int]] | None = None,
+    strong: dict[str, list[int]] | None = None,
+    namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
+) -> dict[str, tuple[float, int]]:
+    """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
+
+    Words naming one relation next to each other are one naming ("starred which actors"); the
+    anchor, another content word, a preposition between two name words or a repeat of the same
+    relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
+    twice, so does "written by the writer of X"), except a repeat right after it or after a relative word
+    ("which screenwriter wrote", "the director that directed": one naming). Description words count :data:`SOFT`. ``where``
+    receives the token positions of the namings, ``strong`` those of name (not description) words,
+    ``namings`` each naming's weight and token positions (a word may name several relations; in
+    one path it explains one hop, :meth:`_explained`).
+    """
+    out: dict[str, tuple[float, int]] = {}
+    for r in relations:
+        w = words_of(r)
+        count = 0.0
+        # [weight, {weight: token positions}] of each naming: it counts as its strongest words
+        mine: list[list[Any]] = []
+        nearest = 10_000
+        run: set[int] | None = None  # relation words matched by the current naming
+        run_weight = 0.0
+        split = False  # a preposition since the last relation word: "starred by actors" names twice
+        same = False  # a relative word since the last relation word ("director that directed")
+        last = -2  # position of the last relation word
+        before: set[int] = set()  # relation words named before the anchor
+        joined = False  # the anchor split one naming: "what year was X released" (release_year)
+        for i, (t, lem) in enumerate(tokens):
+            if i == at:
+                run = None
+                # "starred by X actors": a preposition ties the words before to the anchor, a
+                # naming of their own; "what year was X released": one naming around it
+                between = [w for w, _ in tokens[last + 1 : i]] if last >= 0 else []
+                if any(w in PREPOSITIONS for w in between) and all(
+                    w in FUNCTION_WORDS or len(w) < 2 for w in between
+                ):
+                    before.clear()
+                continue
+            if t in FUNCTION_WORDS or len(t) < 2:
+                if t in PREPOSITIONS:
+                    split = True
+                elif t in WH_WORDS:
+                    split = False  # "released in which years": one naming
+                    same = run is not None  # "the director that directed X": one thing, one naming
+                continue
+            hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
+            weight = 1.0
+            if hit is None:
+                soft = next((k for k, (cw, cl) in enumerate(w.soft) if stem_match(t, cw, lem, cl)), None)
+                if soft is None:
+                    run = None
+                    continue
+                hit, weight = len(w.cue) + soft, SOFT
+            if run is not None and hit in run and (same or last == i - 1):
+                same = False
+                last = i
+                mine[-1][1].setdefault(weight, set()).add(i)
+                continue  # the same relation word again, about the same thing ("screenwriter wrote")
+            same = False
+            last = i
+            if at is not None and weight == 1.0:
+                if i < at:
+                    before.add(hit)
+                elif run is None and not joined and before and hit not in before:
+                    # other words of a relation named before the anchor: the same naming around it
+                    joined = True
+                    run, run_weight, split = {hit}, weight, False
+                    if mine:
+                        mine[-1][1].setdefault(weight, set()).add(i)  # the naming before the anchor
+                    continue
+            if run is not None and hit not in run and (not split or weight < 1.0 or run_weight < 1.0):
+                run.add(hit)
+                mine[-1][1].setdefault(weight, set()).add(i)
+                if weight > run_weight:  # a naming counts as its strongest word
+                    mine[-1][0] = weight
+                    count += weight - run_weight
+                    run_weight = weight
+                    if strong is not None:
+                        strong.setdefault(r, []).append(i)
+                continue
+            split = False
+            run = {hit}
+            run_weight = weight
+            count += weight
+            mine.append([weight, {weight: {i}}])
+            nearest = min(nearest, abs(i - at) if at is not None else i + 1)
+            if where is not None:
+                where.setdefault(r, []).append(i)
+            if strong is not None and weight == 1.0:
+                strong.setdefault(r, []).append(i)
+        if count:
+            out[r] = (count, nearest)
+            if namings is not None:
+                namings[r] = [(float(wt), frozenset(at_[wt])) for wt, at_ in mine]
+    return out
+
+
+def explained_hops(
+    path: RelationPath,
+    cues: dict[str, tuple[float, int]],
+    sharing: bool,
+    shared: str | None = None,
+    dists: dict[str, list[int]] | None = None,
+    namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
+) -> tuple[float, float]:
+    """Hops a question word explains (each word one hop, of one relation of the path: "services
+    that checkout calls" names one hop, not one of each relation whose description says
+    "service"; a hop walking straight back along a
+    relation named once, half a hop: "the films *for* the screenwriter of X"), and the order
+    of the namings (:func:`_hop_order`; ``dists``: relation -> distances of its namings from
+    the anchor)."""
+    hops: dict[str, int] = {}
+    for h in path:
+        hops[h.relation] = hops.get(h.relation, 0) + 1
+    named = {r: c for r, (c, _) in cues.items()}
+    if namings is not None and sum(r in namings for r in hops) > 1:
+        named = assign(hops, namings, named)
+    if sharing:  # "share actors", "same director": that relation walked there and back is named twice
+        for a, b in pairwise(path):
+            if a.relation == b.relation and a.forward != b.forward:
+                if shared is not None and a.relation != shared:
+                    continue  # the sharing word is about another relation
+                # named once: the sharing word names the return; not named: the sharing word
+                # alone tells that some relation is walked there and back ("the same movie")
+                named[a.relation] = max(named[a.relation], 2.0) if a.relation in named else 1.0
+                break
+    else:  # "the films of the writer of X ...": back along a named relation, implied, half a hop
+        # (only on the way to a further hop: a walk that ends coming back asks for things like
+        # the anchor, "co-stars of X", which takes a sharing word)
+        for a, b in pairwise(path[:-1]):
+            if a.relation == b.relation and a.forward != b.forward and 0 < named.get(a.relation, 0) < 2:
+                named[a.relation] += 0.5
+                break
+    explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
+    return explained, hop_order(path, dists or {})
+
+
+def assign(
+    hops: dict[str, int],
+    namings: dict[str, list[tuple[float, frozenset[int]]]],
+    named: dict[str, float],
+) -> dict[str, float]:
+    """How many hops of each relation of a path the question names when each word explains one
+    hop of one relation: namings are taken strongest first (name words before description words,
+    then the relation the path walks more often), each while its words are unused and its relation
+    has hops left to explain."""
+    order = sorted(
+        ((wt, hops[r], r, at) for r in hops for wt, at in namings.get(r, ())),
+        key=lambda x: (-x[0], -x[1], x[2]),
+    )
+    out = {r: c for r, c in named.items() if r not in hops}
+    used: set[int] = set()
+    for wt, _, r, at in order:
+        if used.isdisjoint(at) and out.get(r, 0.0) < hops[r]:
+            used.update(at)
+            out[r] = out.get(r, 0.0) + wt
+    return out
