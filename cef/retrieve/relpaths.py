@@ -33,6 +33,7 @@ edges or the question names no node that has any.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +55,7 @@ from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.entities import entity_index, link_query_entities
 from cef.retrieve.pathscore import PathScorer, path_scorer
-from cef.retrieve.pathwords import Hop, RelationPath, masked_question
+from cef.retrieve.pathwords import Hop, RelationPath, masked_question, relation_words
 from cef.retrieve.presets import PathSettings, settings_for
 from cef.schema.textgraph import CONTAINER_LABELS, TEXT_GRAPH_RELATIONS
 
@@ -280,6 +281,8 @@ def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
     for e in link_query_entities(index, st, text, settings.linking, qc.linked):
         span = _find_span(text, e.mention)
         written = text[span[0] : span[1]] if span else e.mention
+        if span is not None:  # "the checkout 4.12.0 *release*": the node's type word is part of the mention
+            span = _with_type_word(text, span, g.labels.names[int(g.node_label[e.pos])])
         # several nodes may share a normalized name ("Christina Ricci" the actor, "christina ricci" a tag):
         # the one written exactly as in the question wins
         same = [p for p in exact.get(written, ()) if p != e.pos]
@@ -309,6 +312,29 @@ def _find_span(text: str, mention: str) -> tuple[int, int] | None:
     if i < 0:
         i = text.lower().find(mention.lower())
     return (i, i + len(mention)) if i >= 0 else None
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
+_WORD_AFTER = re.compile(r"^\s+([^\W\d_]+)")
+
+
+def _with_type_word(text: str, span: tuple[int, int], label: str) -> tuple[int, int]:
+    """``span`` grown over a word right before or after it that names the node's label ("the X
+    *release*", "*team* X"), so that the word is not read as naming a relation (``RELEASE_OF``)."""
+    words = {w.lower() for w in relation_words(label)}
+
+    def names_label(word: str) -> bool:
+        w = word.lower()
+        return w in words or (w.endswith("s") and w[:-1] in words)
+
+    start, end = span
+    after = _WORD_AFTER.match(text[end:])
+    if after and names_label(after.group(1)):
+        end += after.end()
+    before = _WORD_BEFORE.search(text[:start])
+    if before and names_label(before.group(1)):
+        start = before.start()
+    return start, end
 
 
 def _anchor_key(text: str, a: PathAnchor) -> tuple[float, ...]:

@@ -289,3 +289,16 @@ def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: c
     # no word names a relation: the answer's type does ("team": OWNED_BY ends at a Team)
     path, answers = best_path(services, "Which team is the search service under?")
     assert path == ["OWNED_BY"] and answers[:1] == ["Discovery team"]
+
+
+def test_a_type_word_beside_the_anchor_belongs_to_its_mention() -> None:
+    from cef.retrieve.relpaths import _with_type_word
+
+    text = "Who fixed the outage caused by the checkout 4.12.0 release?"
+    start = text.index("checkout")
+    span = (start, start + len("checkout 4.12.0"))
+    assert text[slice(*_with_type_word(text, span, "Release"))] == "checkout 4.12.0 release"
+    assert _with_type_word(text, span, "Service") == span  # "release" does not name a Service
+    text = "Which services does team Discovery own?"
+    start = text.index("Discovery")
+    assert text[slice(*_with_type_word(text, (start, start + 9), "Team"))] == "team Discovery"
