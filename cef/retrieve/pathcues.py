@@ -22,7 +22,7 @@ from cef.retrieve.pathwords import (
     stem_match,
 )
 
-__all__ = ["SOFT", "RelationWords", "assign", "explained_hops", "name_cues"]
+__all__ = ["SOFT", "RelationWords", "assign", "explained_hops", "name_cues", "voiced_direction"]
 
 #: how much of a hop a description word explains (a name word: one hop)
 SOFT = 0.75
@@ -203,3 +203,31 @@ def assign(
             used.update(at)
             out[r] = out.get(r, 0.0) + wt
     return out
+
+
+def voiced_direction(
+    words: RelationWords, tokens: list[tuple[str, str]], at: int | None, positions: list[int]
+) -> bool | None:
+    """Whether the question's wording walks the relation forward from the anchor (None: it does
+    not say), read from the name word nearest the anchor: the anchor is the agent when it comes
+    before an active verb ("which services does X *depend on*") or after a passive one ("the teams
+    *led by* X"); the agent is the source of an active name (``DEPENDS_ON``) and the target of a
+    passive one (``OWNED_BY``); a word of the inverse name (``OWNS``) turns the walk around."""
+    if at is None or not positions:
+        return None
+    i = min(positions, key=lambda p: abs(p - at))
+    t, lem = tokens[i]
+    lemmas = dict(words.cue)
+
+    def names(name: list[str] | None) -> bool:
+        return name is not None and any(stem_match(t, w, lem, lemmas.get(w, w)) for w in name if w in lemmas)
+
+    on_forward = names(words.forward)
+    if not on_forward and not names(words.inverse):
+        return None
+    name = words.forward if on_forward else words.inverse
+    assert name is not None
+    passive = i + 1 < len(tokens) and tokens[i + 1][0] == "by"
+    agent = (i > at) != passive
+    source = agent != (name[-1] == "by")
+    return source if on_forward else not source

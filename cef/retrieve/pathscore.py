@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues
+from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_direction
 from cef.retrieve.pathshapes import schema_paths
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
@@ -161,6 +161,26 @@ class PathScorer:
                     found.update(x for x in (t2, l2) if x in types)
                 return frozenset(found)
         return frozenset()
+
+    def _voiced(
+        self,
+        paths: Sequence[RelationPath],
+        tokens: list[tuple[str, str]],
+        at: int | None,
+        strong: dict[str, list[int]],
+    ) -> dict[str, bool]:
+        """relation -> the direction the question's wording gives it (:func:`voiced_direction`), for
+        the relations the anchor has both ways (a service that depends on services and is depended on)."""
+        first = {(p[0].relation, p[0].forward) for p in paths}
+        out: dict[str, bool] = {}
+        for r, fwd in first:
+            rt = self.graph.rel_types.get(r)
+            if not fwd or (r, False) not in first or r not in strong or (rt is not None and rt.bidirectional):
+                continue
+            got = voiced_direction(self.words_of(r), tokens, at, strong[r])
+            if got is not None:
+                out[r] = got
+        return out
 
     def hop_text(self, hop: Hop) -> str:
         w = self.words_of(hop.relation)
@@ -318,6 +338,7 @@ class PathScorer:
         }
 
         asked = self._asked_types(tokens)
+        voiced = self._voiced(paths, tokens, at, strong)
         lexical: list[float] = []
         for p in paths:
             explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
@@ -329,6 +350,7 @@ class PathScorer:
                 - s.length * (len(p) - 1)
                 + s.order * order
                 + s.answer_type * typed
+                + s.voice * (voiced.get(p[0].relation) == p[0].forward)
             )
         if not paths:
             return []

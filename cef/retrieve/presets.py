@@ -133,6 +133,12 @@ class PathSettings(_Settings):
         description="bonus of a path that ends at nodes of the type the question asks for by a label "
         "word ('which team', 'what vendors')",
     )
+    voice: float = Field(
+        default=0.3,
+        ge=0.0,
+        description="bonus of a path whose first hop walks a relation the anchor has both ways in the "
+        "direction the question's wording gives it ('which services does X depend on': forward)",
+    )
     walk_paths: int = Field(default=3, ge=1, le=100)
     score_margin: float = Field(default=0.3, ge=0.0)
     max_answers: int = Field(default=50, ge=1, le=10_000)

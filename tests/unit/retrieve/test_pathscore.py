@@ -10,7 +10,7 @@ import pytest
 
 import cef
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
-from cef.retrieve.pathcues import explained_hops
+from cef.retrieve.pathcues import explained_hops, voiced_direction
 from cef.retrieve.pathscore import path_scorer
 from cef.retrieve.pathwords import Hop
 from cef.retrieve.pathwords import hop_order as _hop_order
@@ -236,6 +236,7 @@ def services(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
         Node(id="per-carla", label="Person", properties={"name": "Carla Reyes"}),
         Node(id="per-dan", label="Person", properties={"name": "Dan Okoro"}),
         Node(id="ext-mail", label="Vendor", properties={"name": "Mailwave"}),
+        Node(id="svc-front", label="Service", properties={"name": "Storefront"}),
     ]
     edges = [
         ("svc-search", "OWNED_BY", "team-disc"),
@@ -244,6 +245,7 @@ def services(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
         ("per-dan", "MEMBER_OF", "team-disc"),
         ("svc-search", "DEPENDS_ON", "svc-pay"),
         ("svc-pay", "USES_PROVIDER", "ext-mail"),
+        ("svc-front", "DEPENDS_ON", "svc-search"),
     ]
     batch = Batch(
         relation_types=SERVICE_RELATIONS,
@@ -302,3 +304,25 @@ def test_a_type_word_beside_the_anchor_belongs_to_its_mention() -> None:
     text = "Which services does team Discovery own?"
     start = text.index("Discovery")
     assert text[slice(*_with_type_word(text, (start, start + 9), "Team"))] == "team Discovery"
+
+
+def test_the_wording_gives_the_direction_of_a_relation_the_anchor_has_both_ways(
+    services: cef.KnowledgeBase,
+) -> None:
+    # the search service depends on payments and the storefront depends on it: "depend" names both
+    path, answers = best_path(services, "Which services does the search service depend on?")
+    assert path == ["DEPENDS_ON"] and answers[:1] == ["Payments service"]
+    path, answers = best_path(services, "Which services depend on the search service?")
+    assert path == ["DEPENDED_ON_BY"] and answers[:1] == ["Storefront"]
+    scorer = path_scorer(services.retriever.state)
+    owned = scorer.words_of("OWNED_BY")
+
+    def direction(question: str, word: str) -> bool | None:
+        tokens = scorer.lemmatize(question)
+        at = next(i for i, (t, _) in enumerate(tokens) if t == "x")
+        return voiced_direction(owned, tokens, at, [next(i for i, (t, _) in enumerate(tokens) if t == word)])
+
+    assert direction("Which team is X owned by?", "owned") is True  # X is owned: X -OWNED_BY-> team
+    assert direction("Which services are owned by X?", "owned") is False
+    assert direction("Who owns X?", "owns") is True  # the inverse name, X after it
+    assert direction("Which services does X own?", "own") is False
