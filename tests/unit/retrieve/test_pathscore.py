@@ -294,7 +294,7 @@ def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: c
 
 
 def test_a_type_word_beside_the_anchor_belongs_to_its_mention() -> None:
-    from cef.retrieve.relpaths import _with_type_word
+    from cef.retrieve.pathanchors import _with_type_word
 
     text = "Who fixed the outage caused by the checkout 4.12.0 release?"
     start = text.index("checkout")
