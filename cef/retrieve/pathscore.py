@@ -75,6 +75,8 @@ EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 _ESTIMATE_SLACK = 0.25
 _EXAMPLES = 5
 
+#: plurals the lemmatizer may keep ("people" asks for a Person)
+_IRREGULAR = {"people": "person", "men": "man", "women": "woman", "children": "child"}
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
 _TEXTS_KEPT = 200_000
 
@@ -92,7 +94,7 @@ class PathScorer:
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _names: dict[int, str] = field(default_factory=dict)  # example answers: node position -> name
     _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
-    _types: frozenset[str] | None = None
+    _types: dict[str, frozenset[str]] = field(default_factory=dict)  # _type_lemmas
     _ends: dict[Hop, frozenset[str]] = field(default_factory=dict)  # _end_types, per hop
 
     # ------------------------------------------------------------------ words
@@ -120,16 +122,20 @@ class PathScorer:
         self.relations[relation] = cur
         return cur
 
-    def _type_lemmas(self) -> frozenset[str]:
-        """The words of the graph's node labels (``SearchIndex``: search, index), as lemmas."""
-        if self._types is None:
-            words = {w for label in self.graph.labels.names for w in relation_words(label)}
+    def _type_lemmas(self, *, heads: bool = False) -> frozenset[str]:
+        """The words of the graph's node labels (``SearchIndex``: search, index) with their lemmas;
+        ``heads``: only the word that names the type (index; ``DrugClass`` is a class, not a drug)."""
+        key = "heads" if heads else "words"
+        cached = self._types.get(key)
+        if cached is None:
+            names = [relation_words(label) for label in self.graph.labels.names]
+            words = {ws[-1] for ws in names if ws} if heads else {w for ws in names for w in ws}
             lem = self.lemmatize
-            self._types = frozenset(words | {(lem(w) or [(w, w)])[0][1] for w in words})
-        return self._types
+            cached = self._types[key] = frozenset(words | {(lem(w) or [(w, w)])[0][1] for w in words})
+        return cached
 
     def _end_types(self, hop: Hop) -> frozenset[str]:
-        """Lemmas of the label words of the nodes ``hop`` reaches (``Team``: team)."""
+        """Lemmas of the head words of the labels of the nodes ``hop`` reaches (``Team``: team)."""
         cached = self._ends.get(hop)
         if cached is not None:
             return cached
@@ -143,24 +149,29 @@ class PathScorer:
             labels = np.unique(g.node_label.view[ends[alive].astype(np.int64)])
             lem = self.lemmatize
             for c in labels.tolist():
-                for w in relation_words(g.labels.names[int(c)]):
+                for w in relation_words(g.labels.names[int(c)])[-1:]:  # the head word names the type
                     out.update((w, (lem(w) or [(w, w)])[0][1]))
         self._ends[hop] = frozenset(out)
         return self._ends[hop]
 
-    def _asked_types(self, tokens: list[tuple[str, str]]) -> frozenset[str]:
-        """Node types the question asks for by name: "*which team* owns X", "*what vendors* ..." (a
-        label word among the words after the question's first which / what / whose)."""
-        types = self._type_lemmas()
-        for i, (t, _) in enumerate(tokens):
-            if t in ("which", "what", "whose"):
-                found: set[str] = set()
-                for t2, l2 in tokens[i + 1 : i + 4]:
-                    if t2 in FUNCTION_WORDS or t2 == MASK.lower():
-                        break
-                    found.update(x for x in (t2, l2) if x in types)
-                return frozenset(found)
-        return frozenset()
+    def _question_types(self, tokens: list[tuple[str, str]]) -> tuple[frozenset[str], frozenset[str]]:
+        """Node types the question names: those it asks for ("*which team* owns X", "*what vendors*
+        ...": label words right after its first which / what / whose) and the others it mentions
+        ("who is on call for the *services* X relies on": a path through services)."""
+        types = self._type_lemmas(heads=True)
+        asked: set[str] = set()
+        mentioned: set[str] = set()
+        wh = next((i for i, (t, _) in enumerate(tokens) if t in ("which", "what", "whose")), None)
+        in_wh = wh is not None
+        for i, (t, lem) in enumerate(tokens):
+            if wh is not None and i <= wh:
+                continue
+            if t in FUNCTION_WORDS or t == MASK.lower() or i > (wh or 0) + 3:
+                in_wh = False
+            lem = _IRREGULAR.get(t, lem)
+            if lem in types or t in types:
+                (asked if in_wh else mentioned).add(lem)
+        return frozenset(asked), frozenset(mentioned - asked)
 
     def _voiced(
         self,
@@ -337,7 +348,7 @@ class PathScorer:
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
 
-        asked = self._asked_types(tokens)
+        asked, mentioned = self._question_types(tokens)
         voiced = self._voiced(paths, tokens, at, strong)
         lexical: list[float] = []
         for p in paths:
@@ -345,11 +356,17 @@ class PathScorer:
             if explained_out is not None:
                 explained_out[p] = explained / len(p)
             typed = bool(asked) and not asked.isdisjoint(self._end_types(p[-1]))
+            visited = (
+                len(mentioned & set().union(*(self._end_types(h) for h in p))) / len(mentioned)
+                if mentioned
+                else 0.0
+            )
             lexical.append(
                 s.cue * (explained - s.cue_cost * len(p))
                 - s.length * (len(p) - 1)
                 + s.order * order
                 + s.answer_type * typed
+                + s.mentioned_type * visited
                 + s.voice * (voiced.get(p[0].relation) == p[0].forward)
             )
         if not paths:

@@ -66,7 +66,7 @@ def content_words(words: Sequence[str]) -> list[str]:
 
 def stem_match(a: str, b: str, la: str, lb: str) -> bool:
     """``a`` (a question word) names ``b`` (a relation word): same lemma, a common prefix of >= 3
-    letters covering half the shorter word, or ``b``'s first 4 letters inside a long compound
+    letters covering half the shorter word and followed in both by an ending (:data:`_ENDINGS`), or ``b``'s first 4 letters inside a long compound
     (``screenwriter`` names ``written``); a category noun names another ("types" names ``genre``); "co-"
     words name what they join ("co-wrote" names ``written``)."""
     if la == lb or a == b or (la in CATEGORY_WORDS and lb in CATEGORY_WORDS):
@@ -78,9 +78,24 @@ def stem_match(a: str, b: str, la: str, lb: str) -> bool:
         if x != y:
             break
         n += 1
-    if n >= 3 and n >= 0.5 * min(len(a), len(b)):
+    if n >= 3 and n >= 0.5 * min(len(a), len(b)) and _ending(a[n:], a[n - 1]) and _ending(b[n:], b[n - 1]):
         return True
     return len(b) >= 4 and len(a) >= 8 and b[:4] in a[2:]
+
+
+#: what may follow a shared stem: "acted"/"actors", "written"/"writer", not "relies"/"release"
+_ENDING_WORDS = (
+    "s es ed d r rs ing er ers or ors ion ions ten en n ment ments ive ives ies y al ly ure ures "
+    "ation ations ition itions ance ence ant ants ent ents ist ists ee ees age ity ities ic ics e "
+    "ty ties ize izes ized izing ise ises ised ising"  # specialty / specializes
+)
+_ENDINGS = frozenset(_ENDING_WORDS.split())
+
+
+def _ending(rest: str, last: str) -> bool:
+    """``rest`` is an inflection or a derivational ending (its first letter may double the stem's last:
+    "starred")."""
+    return not rest or rest in _ENDINGS or (rest[0] == last and rest[1:] in _ENDINGS)
 
 
 def masked_question(question: str, span: tuple[int, int] | None) -> str:

@@ -128,10 +128,17 @@ class PathSettings(_Settings):
     distinct: float = Field(default=0.25, ge=0.0)
     answer: float = Field(default=0.3, ge=0.0)
     answer_type: float = Field(
-        default=0.3,
+        default=0.6,
         ge=0.0,
         description="bonus of a path that ends at nodes of the type the question asks for by a label "
         "word ('which team', 'what vendors')",
+    )
+    mentioned_type: float = Field(
+        default=0.3,
+        ge=0.0,
+        description="bonus of a path through nodes of the types the question mentions besides the one it "
+        "asks for ('who is on call for the services X relies on': a path through services), by the share "
+        "of those types it visits",
     )
     voice: float = Field(
         default=0.3,

@@ -12,7 +12,7 @@ import cef
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
 from cef.retrieve.pathcues import explained_hops, voiced_direction
 from cef.retrieve.pathscore import path_scorer
-from cef.retrieve.pathwords import Hop
+from cef.retrieve.pathwords import Hop, stem_match
 from cef.retrieve.pathwords import hop_order as _hop_order
 
 TRIPLES = [
@@ -285,9 +285,11 @@ def test_a_description_word_alone_names_a_hop(services: cef.KnowledgeBase) -> No
 
 def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: cef.KnowledgeBase) -> None:
     scorer = path_scorer(services.retriever.state)
-    asked = scorer._asked_types(scorer.lemmatize("Which third-party vendors do the services behind X use?"))
+    asked = scorer._question_types(
+        scorer.lemmatize("Which third-party vendors do the services behind X use?")
+    )[0]
     assert asked & {"vendor", "vendors"} and not asked & {"service", "services"}
-    assert not scorer._asked_types(scorer.lemmatize("Who leads the team that owns X?"))
+    assert not scorer._question_types(scorer.lemmatize("Who leads the team that owns X?"))[0]
     # no word names a relation: the answer's type does ("team": OWNED_BY ends at a Team)
     path, answers = best_path(services, "Which team is the search service under?")
     assert path == ["OWNED_BY"] and answers[:1] == ["Discovery team"]
@@ -326,3 +328,47 @@ def test_the_wording_gives_the_direction_of_a_relation_the_anchor_has_both_ways(
     assert direction("Which services are owned by X?", "owned") is False
     assert direction("Who owns X?", "owns") is True  # the inverse name, X after it
     assert direction("Which services does X own?", "own") is False
+
+
+@pytest.mark.parametrize(
+    ("word", "relation_word", "names"),
+    [
+        ("acted", "actors", True),
+        ("written", "writer", True),
+        ("starred", "stars", True),
+        ("specialty", "specializes", True),
+        ("produced", "producer", True),
+        ("relies", "release", False),  # a shared "rel" followed by no ending
+        ("runs", "runbook", False),  # "book" is a word, not an ending
+    ],
+)
+def test_a_shared_stem_names_a_relation_word_only_before_an_ending(
+    word: str, relation_word: str, names: bool
+) -> None:
+    assert stem_match(word, relation_word, word, relation_word) is names
+
+
+def test_types_are_named_by_the_head_word_of_a_label(tmp_path: Path) -> None:
+    batch = Batch(
+        relation_types=[RelationType(name="IS_A"), RelationType(name="TREATS", inverse="TREATED_BY")],
+        nodes=[
+            Node(id="m", label="Medication", properties={"name": "Warfarin"}),
+            Node(id="c", label="DrugClass", properties={"name": "Anticoagulant"}),
+            Node(id="d", label="Condition", properties={"name": "Atrial fibrillation"}),
+            Node(id="p", label="Person", properties={"name": "Ann"}),
+        ],
+        edges=[
+            Edge(id="e1", relation_type="IS_A", source="m", target="c"),
+            Edge(id="e2", relation_type="TREATS", source="m", target="d"),
+        ],
+    )
+    with cef.open(tmp_path / "t.db", embedder=None) as kb:
+        kb.index_batch(batch)
+        scorer = path_scorer(kb.retriever.state)
+        assert scorer._end_types(Hop("IS_A", True)) == {"class"}  # a DrugClass is a class, not a drug
+        asked, mentioned = scorer._question_types(scorer.lemmatize("Which people take the drugs for X?"))
+        assert asked == {"person"} and not mentioned  # "drugs" names no label's head here
+        asked, mentioned = scorer._question_types(
+            scorer.lemmatize("What is the class of the medication used for the condition X?")
+        )
+        assert not asked and mentioned == {"class", "medication", "condition"}
