@@ -12,7 +12,8 @@
   keywords, are applied to generated bodies: an edge's ``valid_to`` is not
   before its ``valid_from``; a context's ``token_budget`` holds the empty
   frame, which repeats the query texts (filtered with a wide margin: 256
-  tokens plus two per character of the body).
+  tokens plus two per character of the body; in the stateful phase, which
+  filters no bodies, the budget is raised to that bound instead).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ RELATIONS = sorted(r.name for r in _BATCH.relation_types)
 NODES = sorted(n.id for n in _BATCH.nodes)
 
 
+_MAX_BUDGET = 2_000_000  # ContextRequest.token_budget's maximum
+
+
+def _frame_bound(body: dict[str, Any]) -> int:
+    """More tokens than the empty context frame of ``body`` takes (it repeats the query texts)."""
+    return 256 + 2 * len(json.dumps(body))
+
+
 def _draw(body: dict[str, Any], salt: str) -> int:
     return zlib.crc32((salt + json.dumps(body, sort_keys=True, default=str)).encode())
 
@@ -47,7 +56,19 @@ def _is_positive(case: Any) -> bool:
 def map_case(context: Any, case: Any) -> Any:
     op = context.operation
     body = case.body
-    if op is None or op.method.upper() != "POST" or not isinstance(body, dict) or not _is_positive(case):
+    method = op.method.upper() if op is not None else ""
+    if op is None or method not in ("POST", "PATCH") or not isinstance(body, dict) or not _is_positive(case):
+        return case
+    if "/edges" in op.path:  # the stateful phase applies no body filter: the window rule here
+        start, end = _time(body.get("valid_from")), _time(body.get("valid_to"))
+        if start is not None and end is not None and end < start:
+            body["valid_from"], body["valid_to"] = body["valid_to"], body["valid_from"]
+    if method != "POST":
+        return case
+    if op.path == "/api/v1/context":  # and the budget rule
+        budget = body.get("token_budget")
+        if isinstance(budget, int) and not isinstance(budget, bool):
+            body["token_budget"] = max(budget, min(_MAX_BUDGET, _frame_bound(body)))
         return case
     if isinstance(body.get("id"), str) and unquote(body["id"]) != body["id"]:
         # schemathesis unquotes a link's value before quoting it into the next path, so an id that is
@@ -84,7 +105,7 @@ def filter_body(context: Any, body: Any) -> bool:
     if op.path == "/api/v1/context":
         budget = body.get("token_budget")
         if isinstance(budget, int) and not isinstance(budget, bool):
-            return budget >= 256 + 2 * len(json.dumps(body))
+            return budget >= _frame_bound(body)
         return True
     if "/edges" not in op.path:
         return True
