@@ -212,15 +212,17 @@ def voiced_direction(
     not say), read from the name word nearest the anchor: the anchor is the agent when it comes
     before an active verb ("which services does X *depend on*") or after a passive one ("the teams
     *led by* X"); the agent is the source of an active name (``DEPENDS_ON``) and the target of a
-    passive one (``OWNED_BY``); a word of the inverse name (``OWNS``) turns the walk around."""
+    passive one (``OWNED_BY``); a word of the inverse name (``OWNS``) turns the walk around. Only a
+    form of the name's verb says it: the word's lemma is that of the name's first word ("depended",
+    not "dependency"; "screenwriters" says nothing of ``WRITTEN_BY``'s direction)."""
     if at is None or not positions:
         return None
     i = min(positions, key=lambda p: abs(p - at))
-    t, lem = tokens[i]
+    lem = tokens[i][1]
     lemmas = dict(words.cue)
 
     def names(name: list[str] | None) -> bool:
-        return name is not None and any(stem_match(t, w, lem, lemmas.get(w, w)) for w in name if w in lemmas)
+        return bool(name) and name is not None and lemmas.get(name[0]) == lem
 
     on_forward = names(words.forward)
     if not on_forward and not names(words.inverse):
