@@ -368,6 +368,7 @@ class PathScorer:
                 + s.answer_type * typed
                 + s.mentioned_type * visited
                 + s.voice * (voiced.get(p[0].relation) == p[0].forward)
+                - s.cue * (not sharing and _ends_coming_back(p))
             )
         if not paths:
             return []
@@ -477,6 +478,12 @@ class PathScorer:
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
         return self._vectors(["relation"], embed) is not None
+
+
+def _ends_coming_back(path: RelationPath) -> bool:
+    """The last hop walks straight back along the one before: things like the one before it ("the
+    services its on-call engineer is on call for"), which a question asks with a sharing word."""
+    return len(path) > 1 and path[-1].relation == path[-2].relation and path[-1].forward != path[-2].forward
 
 
 _cache: weakref.WeakKeyDictionary[EngineState, PathScorer] = weakref.WeakKeyDictionary()
