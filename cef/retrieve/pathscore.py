@@ -368,7 +368,7 @@ class PathScorer:
                 + s.answer_type * typed
                 + s.mentioned_type * visited
                 + s.voice * (voiced.get(p[0].relation) == p[0].forward)
-                - s.cue * (not sharing and _ends_coming_back(p))
+                - s.cue * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2)
             )
         if not paths:
             return []
@@ -482,7 +482,8 @@ class PathScorer:
 
 def _ends_coming_back(path: RelationPath) -> bool:
     """The last hop walks straight back along the one before: things like the one before it ("the
-    services its on-call engineer is on call for"), which a question asks with a sharing word."""
+    services its on-call engineer is on call for"), which a question asks with a sharing word or by
+    naming the relation twice ("movies starred by actors in X")."""
     return len(path) > 1 and path[-1].relation == path[-2].relation and path[-1].forward != path[-2].forward
 
 
