@@ -13,7 +13,12 @@ The score of a path for a question whose anchor mention is masked:
 + answer · cos(question, example answers of the last hop)
 + cue · (hops explained by a question word − cue_cost · hops) − length · (hops − 1)
 + order · (cued relations named in walking order from the anchor)
-+ answer_type · (the path ends at nodes of a type the question names: "which team")``
++ answer_type · (the path ends at nodes of the type the question asks for: "which team")
++ mentioned_type · (share of the other types the question names that the path walks through)
++ voice · (the first hop goes the way the wording says, for a relation the anchor has both ways)
+− cue · (the path ends walking straight back, and no sharing word or second naming asks for it)``
+
+Types are the head words of node labels (``DrugClass``: class).
 
 A naming of a relation in the question *explains* one hop of it. A question
 word names a relation when it shares a stem with one of the relation's name words (same lemma, or a common prefix of at least 3
