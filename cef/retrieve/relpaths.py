@@ -494,7 +494,7 @@ def _chunks(
             notes=[
                 f"{role}: chunk of {ans.node.name!r}"
                 if role in ("answer", "weak answer")
-                else f"{role} of the path to {ans.node.name!r}"
+                else f"{'on' if role == 'path' else role + ' of'} the path to {ans.node.name!r}"
             ],
         )
         out.append(RankedChunk(chunk=chunks[cid], score=score, explanation=expl))
