@@ -66,9 +66,10 @@ def content_words(words: Sequence[str]) -> list[str]:
 
 def stem_match(a: str, b: str, la: str, lb: str) -> bool:
     """``a`` (a question word) names ``b`` (a relation word): same lemma, a common prefix of >= 3
-    letters covering half the shorter word and followed in both by an ending (:data:`_ENDINGS`), or ``b``'s first 4 letters inside a long compound
-    (``screenwriter`` names ``written``); a category noun names another ("types" names ``genre``); "co-"
-    words name what they join ("co-wrote" names ``written``)."""
+    letters covering half the shorter word and followed in both by an ending (:data:`_ENDINGS`), or
+    ``b``'s first 4 letters inside a long compound (``screenwriter`` names ``written``); a category noun
+    names another ("types" names ``genre``); "co-" words name what they join ("co-wrote" names
+    ``written``)."""
     if la == lb or a == b or (la in CATEGORY_WORDS and lb in CATEGORY_WORDS):
         return True
     if a.startswith("co-") and len(a) > 4:
