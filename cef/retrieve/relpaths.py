@@ -343,9 +343,12 @@ def _answers(
     found: dict[int, tuple[float, int, float, PathAnchor, RelationPath, _Reach, int]] = {}
     walked = 0
     anchor_pos = {a.pos for _, a, _ in scored}
+    _, lead, lead_path = scored[0]
     for s, a, p in scored:
         if walked >= settings.walk_paths or (top - s > settings.score_margin and found):
             break
+        if found and a.pos == lead.pos and len(p) < len(lead_path) and lead_path[: len(p)] == p:
+            continue  # a first part of the best path, which answered: its ends are nodes on the way
         walked += 1
         reach = walk_path(g, a.pos, p, flt)
         min_conf = qc.query.traversal.min_path_confidence
