@@ -57,7 +57,7 @@ def name_cues(
     ("which screenwriter wrote", "the director that directed": one naming). Description words count :data:`SOFT`. ``where``
     receives the token positions of the namings, ``strong`` those of name (not description) words,
     ``namings`` each naming's weight and token positions (a word may name several relations; in
-    one path it explains one hop, :meth:`_explained`).
+    one path it explains one hop, :func:`explained_hops`).
     """
     out: dict[str, tuple[float, int]] = {}
     for r in relations:
@@ -155,7 +155,7 @@ def explained_hops(
     that checkout calls" names one hop, not one of each relation whose description says
     "service"; a hop walking straight back along a
     relation named once, half a hop: "the films *for* the screenwriter of X"), and the order
-    of the namings (:func:`_hop_order`; ``dists``: relation -> distances of its namings from
+    of the namings (:func:`~cef.retrieve.pathwords.hop_order`; ``dists``: relation -> distances of its namings from
     the anchor)."""
     hops: dict[str, int] = {}
     for h in path:
@@ -222,7 +222,7 @@ def voiced_direction(
     lemmas = dict(words.cue)
 
     def names(name: list[str] | None) -> bool:
-        return bool(name) and name is not None and lemmas.get(name[0]) == lem
+        return name is not None and len(name) > 0 and lemmas.get(name[0]) == lem
 
     on_forward = names(words.forward)
     if not on_forward and not names(words.inverse):
