@@ -114,18 +114,32 @@ class PathScorer:
             content_words([w.lower() for w in WORD.findall(rt.description or "")]) if rt is not None else []
         )
         cue_words = list(dict.fromkeys(content_words([*fwd, *(inv or [])])))
-        lem = self.lemmatize
-        soft = [(w, (lem(w) or [(w, w)])[0][1]) for w in dict.fromkeys(desc) if w not in cue_words]
+        soft = [(w, self._lemma(w)) for w in dict.fromkeys(desc) if w not in cue_words]
         types = self._type_lemmas()  # "a *team* is led by a *person*": the ends, not the relation
         cur = RelationWords(
             forward=fwd,
             inverse=inv,
             description=desc,
-            cue=[(w, (lem(w) or [(w, w)])[0][1]) for w in cue_words],
+            cue=[(w, self._lemma(w)) for w in cue_words],
             soft=[(w, lw) for w, lw in soft if lw not in types and w not in types],
         )
         self.relations[relation] = cur
         return cur
+
+    def _lemma(self, word: str) -> str:
+        return (self.lemmatize(word) or [(word, word)])[0][1]
+
+    def _reached(self, relation: str, forward: bool) -> np.ndarray:
+        """Positions of the nodes the live edges of ``relation`` lead to (``forward``: their targets,
+        else their sources), one per edge (int64; empty for an unknown relation)."""
+        g = self.graph
+        code = g.relations.get(relation)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        n_edges = len(g.edge_ids)
+        alive = g.e_alive.view[:n_edges] & (g.e_rel.view[:n_edges] == code)
+        ends = g.e_dst.view[:n_edges] if forward else g.e_src.view[:n_edges]
+        return ends[alive].astype(np.int64)
 
     def _type_lemmas(self, *, heads: bool = False) -> frozenset[str]:
         """The words of the graph's node labels (``SearchIndex``: search, index) with their lemmas;
@@ -135,8 +149,7 @@ class PathScorer:
         if cached is None:
             names = [relation_words(label) for label in self.graph.labels.names]
             words = {ws[-1] for ws in names if ws} if heads else {w for ws in names for w in ws}
-            lem = self.lemmatize
-            cached = self._types[key] = frozenset(words | {(lem(w) or [(w, w)])[0][1] for w in words})
+            cached = self._types[key] = frozenset(words | {self._lemma(w) for w in words})
         return cached
 
     def _end_types(self, hop: Hop) -> frozenset[str]:
@@ -145,17 +158,10 @@ class PathScorer:
         if cached is not None:
             return cached
         g = self.graph
-        code = g.relations.get(hop.relation)
         out: set[str] = set()
-        if code is not None:
-            n_edges = len(g.edge_ids)
-            alive = g.e_alive.view[:n_edges] & (g.e_rel.view[:n_edges] == code)
-            ends = g.e_dst.view[:n_edges] if hop.forward else g.e_src.view[:n_edges]
-            labels = np.unique(g.node_label.view[ends[alive].astype(np.int64)])
-            lem = self.lemmatize
-            for c in labels.tolist():
-                for w in relation_words(g.labels.names[int(c)])[-1:]:  # the head word names the type
-                    out.update((w, (lem(w) or [(w, w)])[0][1]))
+        for c in np.unique(g.node_label.view[self._reached(hop.relation, hop.forward)]).tolist():
+            for w in relation_words(g.labels.names[int(c)])[-1:]:  # the head word names the type
+                out.update((w, self._lemma(w)))
         self._ends[hop] = frozenset(out)
         return self._ends[hop]
 
@@ -223,20 +229,13 @@ class PathScorer:
         cached = self.examples.get(hop)
         if cached is not None:
             return cached
-        g = self.graph
-        code = g.relations.get(hop.relation)
-        text = ""
-        if code is not None:
-            n_edges = len(g.edge_ids)
-            alive = g.e_alive.view[:n_edges] & (g.e_rel.view[:n_edges] == code)
-            rt = g.rel_types.get(hop.relation)
-            ends = (
-                g.e_dst.view[:n_edges] if hop.forward or (rt and rt.bidirectional) else g.e_src.view[:n_edges]
-            )
-            counts = np.bincount(ends[alive].astype(np.int64), minlength=1)
-            top = np.argsort(-counts, kind="stable")[:_EXAMPLES]
-            names = [self._name(int(p)) for p in top.tolist() if counts[p] > 0]
-            text = ", ".join(n for n in names if n)
+        rt = self.graph.rel_types.get(hop.relation)
+        counts = np.bincount(
+            self._reached(hop.relation, hop.forward or bool(rt and rt.bidirectional)), minlength=1
+        )
+        top = np.argsort(-counts, kind="stable")[:_EXAMPLES]
+        names = [self._name(int(p)) for p in top.tolist() if counts[p] > 0]
+        text = ", ".join(n for n in names if n)
         self.examples[hop] = text
         return text
 
