@@ -65,7 +65,8 @@ def _stateful(case: Any) -> bool:
 def map_case(context: Any, case: Any) -> Any:
     op = context.operation
     body = case.body
-    if op is not None and op.method.upper() == "DELETE" and op.path == "/api/v1/nodes/{node_id}":
+    method = op.method.upper() if op is not None else ""
+    if op is not None and method == "DELETE" and op.path == "/api/v1/nodes/{node_id}":
         params = case.path_parameters or {}
         if _stateful(case) and params.get("node_id") in SEEDED:
             # a stateful scenario reaches a shared node through a link the tool inferred from a created
@@ -74,7 +75,6 @@ def map_case(context: Any, case: Any) -> Any:
             # stay, the nodes a scenario created are deleted (their cascade is test_http_api's)
             params["node_id"] = f"kept-{params['node_id']}"
         return case
-    method = op.method.upper() if op is not None else ""
     if op is None or method not in ("POST", "PATCH") or not isinstance(body, dict) or not _is_positive(case):
         return case
     if "/edges" in op.path:  # the stateful phase applies no body filter: the window rule here

@@ -38,16 +38,22 @@ TRIPLES = [
 ]
 
 
+def open_graph(
+    path: Path, relations: list[RelationType], nodes: list[Node], triples: list[tuple[str, str, str]]
+) -> cef.KnowledgeBase:
+    """A knowledge base without embeddings holding ``nodes`` and one edge per (source, relation, target)."""
+    kb = cef.open(path, embedder=None)
+    edges = [Edge(id=f"e{i}", relation_type=r, source=s, target=t) for i, (s, r, t) in enumerate(triples)]
+    kb.index_batch(Batch(relation_types=relations, nodes=nodes, edges=edges))
+    return kb
+
+
 @pytest.fixture
 def movies(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
     names = dict.fromkeys(x for h, _, t in TRIPLES for x in (h, t))
-    batch = Batch(
-        relation_types=[RelationType(name=r) for r in dict.fromkeys(r for _, r, _ in TRIPLES)],
-        nodes=[Node(id=n, label="Thing", properties={"name": n}) for n in names],
-        edges=[Edge(id=f"e{i}", relation_type=r, source=h, target=t) for i, (h, r, t) in enumerate(TRIPLES)],
-    )
-    with cef.open(tmp_path / "movies.db", embedder=None) as kb:
-        kb.index_batch(batch)
+    relations = [RelationType(name=r) for r in dict.fromkeys(r for _, r, _ in TRIPLES)]
+    nodes = [Node(id=n, label="Thing", properties={"name": n}) for n in names]
+    with open_graph(tmp_path / "movies.db", relations, nodes, TRIPLES) as kb:
         yield kb
 
 
@@ -247,13 +253,7 @@ def services(tmp_path: Path) -> Iterator[cef.KnowledgeBase]:
         ("svc-pay", "USES_PROVIDER", "ext-mail"),
         ("svc-front", "DEPENDS_ON", "svc-search"),
     ]
-    batch = Batch(
-        relation_types=SERVICE_RELATIONS,
-        nodes=nodes,
-        edges=[Edge(id=f"e{i}", relation_type=r, source=s, target=t) for i, (s, r, t) in enumerate(edges)],
-    )
-    with cef.open(tmp_path / "services.db", embedder=None) as kb:
-        kb.index_batch(batch)
+    with open_graph(tmp_path / "services.db", SERVICE_RELATIONS, nodes, edges) as kb:
         yield kb
 
 
@@ -349,21 +349,14 @@ def test_a_shared_stem_names_a_relation_word_only_before_an_ending(
 
 
 def test_types_are_named_by_the_head_word_of_a_label(tmp_path: Path) -> None:
-    batch = Batch(
-        relation_types=[RelationType(name="IS_A"), RelationType(name="TREATS", inverse="TREATED_BY")],
-        nodes=[
-            Node(id="m", label="Medication", properties={"name": "Warfarin"}),
-            Node(id="c", label="DrugClass", properties={"name": "Anticoagulant"}),
-            Node(id="d", label="Condition", properties={"name": "Atrial fibrillation"}),
-            Node(id="p", label="Person", properties={"name": "Ann"}),
-        ],
-        edges=[
-            Edge(id="e1", relation_type="IS_A", source="m", target="c"),
-            Edge(id="e2", relation_type="TREATS", source="m", target="d"),
-        ],
-    )
-    with cef.open(tmp_path / "t.db", embedder=None) as kb:
-        kb.index_batch(batch)
+    relations = [RelationType(name="IS_A"), RelationType(name="TREATS", inverse="TREATED_BY")]
+    nodes = [
+        Node(id="m", label="Medication", properties={"name": "Warfarin"}),
+        Node(id="c", label="DrugClass", properties={"name": "Anticoagulant"}),
+        Node(id="d", label="Condition", properties={"name": "Atrial fibrillation"}),
+        Node(id="p", label="Person", properties={"name": "Ann"}),
+    ]
+    with open_graph(tmp_path / "t.db", relations, nodes, [("m", "IS_A", "c"), ("m", "TREATS", "d")]) as kb:
         scorer = path_scorer(kb.retriever.state)
         assert scorer._end_types(Hop("IS_A", True)) == {"class"}  # a DrugClass is a class, not a drug
         asked, mentioned = scorer._question_types(scorer.lemmatize("Which people take the drugs for X?"))
