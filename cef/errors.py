@@ -101,6 +101,10 @@ class NotFoundError(CefError):
     pass
 
 
+class ForbiddenError(CefError):
+    """The caller's API key may not use this data scope, or change this shared record (403 at the front doors)."""
+
+
 class PathEscapeError(CefError):
     pass
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,15 +102,20 @@ class KnowledgeIndexer:
         self.index_batch(Batch(chunks=[chunk]))
         return chunk
 
-    def index_batch(self, batch: Batch, *, progress: ProgressFn | None = None) -> IndexResult:
-        """Validate everything, embed, then write all of it in one transaction."""
+    def index_batch(
+        self, batch: Batch, *, progress: ProgressFn | None = None, scopes: Collection[str] | None = None
+    ) -> IndexResult:
+        """Validate everything, embed, then write all of it in one transaction.
+
+        ``scopes``: the write may refer only to nodes of these scopes and shared ones (a tenant's
+        write): an edge or chunk naming another tenant's node fails exactly as if it did not exist."""
         import time
 
         t0 = time.perf_counter()
         st = self.state
         with st.lock:
             st.sync()
-            self._validate(batch)
+            self._validate(batch, scopes=scopes)
             writes = WriteSet(
                 relation_types=list(batch.relation_types),
                 nodes=list(batch.nodes),
@@ -401,9 +406,19 @@ class KnowledgeIndexer:
         )
 
     # ------------------------------------------------------------ validation
-    def _validate(self, batch: Batch, extra_nodes: set[str] | None = None) -> None:
+    def _validate(
+        self, batch: Batch, extra_nodes: set[str] | None = None, scopes: Collection[str] | None = None
+    ) -> None:
         st = self.state
         g = st.graph
+
+        def exists(node_id: str) -> bool:
+            pos = g.pos(node_id)
+            if pos is None or scopes is None:
+                return pos is not None
+            code = int(g.node_scope[pos])
+            return code == -1 or g.scopes.names[code] in scopes
+
         for kind, items in (("node", batch.nodes), ("edge", batch.edges), ("chunk", batch.chunks)):
             ids = [x.id for x in items]
             dup = [i for i, n in Counter(ids).items() if n > 1]
@@ -435,7 +450,7 @@ class KnowledgeIndexer:
                     update={"relation_type": inv.name, "source": e.target, "target": e.source}
                 )
             for end in (e.source, e.target):
-                if end not in new_nodes and end not in present and not g.has_node(end):
+                if end not in new_nodes and end not in present and not exists(end):
                     raise MissingNodeError(end, where)
             rt = relations[e.relation_type]
             if rt.source_types or rt.target_types:
@@ -445,7 +460,7 @@ class KnowledgeIndexer:
                 c.node_id is not None
                 and c.node_id not in new_nodes
                 and c.node_id not in present
-                and not g.has_node(c.node_id)
+                and not exists(c.node_id)
             ):
                 raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
         for check in self.validators:

@@ -201,15 +201,21 @@ class KnowledgeRetriever:
         relation_types: Sequence[str] | None = None,
         max_nodes: int = 500,
         direction: str = "both",
+        scope: str | None = None,
     ) -> ReasoningContext:
-        """Related nodes within ``depth`` hops, the paths to them, context keywords and semantic groups."""
+        """Related nodes within ``depth`` hops, the paths to them, context keywords and semantic groups
+        (with ``scope``: walking only that scope's and shared records)."""
         ids = [node_id] if isinstance(node_id, str) else list(node_id)
         with self.state.reading():
             g = self.state.graph
             self._check_relations(relation_types)
             seeds = [self._pos(i) for i in ids]
             flt = g.edge_filter(
-                relation_types=relation_types, semantics=semantics, direction=direction, valid_at=utcnow()
+                relation_types=relation_types,
+                semantics=semantics,
+                direction=direction,
+                valid_at=utcnow(),
+                scope=scope,
             )
             ctx, _ = build_reasoning_context(g, self.state.get_nodes, seeds, depth, flt, max_nodes=max_nodes)
             return ctx

@@ -71,8 +71,18 @@ class PushResult:
     pushes: int
 
 
-def forward_push(graph: PushGraph, seeds: dict[int, float], *, damping: float, epsilon: float) -> PushResult:
-    """Approximate PPR from weighted ``seeds`` (normalized to 1): ``0 ≤ π(v) − x(v) ≤ ε·deg(v)``."""
+def forward_push(
+    graph: PushGraph,
+    seeds: dict[int, float],
+    *,
+    damping: float,
+    epsilon: float,
+    blocked: np.ndarray | None = None,
+) -> PushResult:
+    """Approximate PPR from weighted ``seeds`` (normalized to 1): ``0 ≤ π(v) − x(v) ≤ ε·deg(v)``.
+
+    ``blocked``: a mask over nodes the walk may not enter (another tenant's records): the mass
+    sent to them is dropped, so they neither score nor pass mass on."""
     if not 0.0 < damping < 1.0:
         raise ValueError(f"damping must be between 0 and 1 (exclusive), got {damping}")
     if epsilon <= 0.0:
@@ -87,6 +97,8 @@ def forward_push(graph: PushGraph, seeds: dict[int, float], *, damping: float, e
     if len(seed_pos) and (seed_pos.min() < 0 or seed_pos.max() >= n):
         raise ValueError(f"seed positions must be in 0..{n - 1}")
     keep = seed_w > 0
+    if blocked is not None:
+        keep &= ~blocked[seed_pos]
     seed_pos, seed_w = seed_pos[keep], seed_w[keep]
     total = float(seed_w.sum())
     if total <= 0:
@@ -123,7 +135,11 @@ def forward_push(graph: PushGraph, seeds: dict[int, float], *, damping: float, e
         if m:
             offs = spans(starts, counts)
             nbr = indices[offs]
-            np.add.at(r, nbr, weights[offs] * np.repeat(walk / d, counts))
+            sent = weights[offs] * np.repeat(walk / d, counts)
+            if blocked is not None:
+                open_ = ~blocked[nbr]
+                nbr, sent = nbr[open_], sent[open_]
+            np.add.at(r, nbr, sent)
             fresh = nbr[~seen[nbr]]
             if len(fresh):
                 fresh = np.unique(fresh)

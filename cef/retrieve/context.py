@@ -62,7 +62,7 @@ class QueryContext:
     notes: list[str] = field(default_factory=list)
     answer_nodes: list[RankedNode] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
-    linked: dict[tuple[str, str], Any] = field(default_factory=dict)  # query entity links, per settings
+    linked: dict[tuple[str, ...], Any] = field(default_factory=dict)  # query entity links, per settings
     #: ``time.perf_counter()`` past which graph work stops (the query's ``deadline_ms``); None: no limit
     deadline: float | None = None
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)

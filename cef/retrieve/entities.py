@@ -29,6 +29,7 @@ from cef.graph.push import PushGraph
 from cef.model import Node
 from cef.retrieve.entityindex import EntityIndex
 from cef.retrieve.presets import EntityLinkingSettings
+from cef.retrieve.visibility import sees
 from cef.schema.textgraph import (
     CO_OCCURS_WITH,
     CONTAINER_LABELS,
@@ -355,27 +356,32 @@ def link_query_entities(
     state: EngineView,
     text: str,
     settings: EntityLinkingSettings,
-    cache: dict[tuple[str, str], list[LinkedEntity]] | None = None,
+    cache: dict[tuple[str, ...], list[LinkedEntity]] | None = None,
+    *,
+    scope: str | None = None,
 ) -> list[LinkedEntity]:
     """Graph nodes a question names, best link per node, in order of position (``cache``: one
-    query's earlier answers, so the strategies of one route run NER once)."""
+    query's earlier answers, so the strategies of one route run NER once). With ``scope``, only
+    nodes of that scope and shared ones are linked: a name another tenant gave a node links to
+    nothing, and a name both use links to the node this scope sees."""
     if cache is not None:
-        key = (text, settings.model_dump_json())
+        key = (text, settings.model_dump_json(), scope or "")
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = _link_query_entities(index, state, text, settings)
+            hit = cache[key] = _link_query_entities(index, state, text, settings, scope)
         return list(hit)
-    return _link_query_entities(index, state, text, settings)
+    return _link_query_entities(index, state, text, settings, scope)
 
 
 def _link_query_entities(
-    index: EntityIndex, state: EngineView, text: str, settings: EntityLinkingSettings
+    index: EntityIndex, state: EngineView, text: str, settings: EntityLinkingSettings, scope: str | None
 ) -> list[LinkedEntity]:
     g = state.graph
     found: dict[int, LinkedEntity] = {}
+    visible = sees(g, scope)
 
     def add(pos: int | None, m: Mention, conf: float, how: str) -> None:
-        if pos is None or not g.node_alive[pos]:
+        if pos is None or not g.node_alive[pos] or not visible(pos):
             return
         if settings.entity_types and not set(settings.entity_types) & set(index.types.get(pos, [])):
             return
@@ -392,7 +398,7 @@ def _link_query_entities(
                 pos = index.key_index.get(ak)
                 if pos is not None:
                     break
-        if pos is not None:
+        if pos is not None and visible(pos):
             add(pos, m, m.confidence, how)
         elif settings.fuzzy:
             before = len(found)

@@ -212,7 +212,7 @@ def graph_first_search(qc: QueryContext) -> list[RankedChunk] | None:
     index = entity_index(st)
     if not index.key_index:
         return None
-    linked = link_query_entities(index, st, qc.query.query, s.linking)
+    linked = link_query_entities(index, st, qc.query.query, s.linking, scope=qc.query.scope)
     linked += [t for t in target_entities(qc) if t.pos not in {e.pos for e in linked}]
     record_entities(qc, linked)
     if not linked:

@@ -55,7 +55,7 @@ def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
     index = entity_index(st)
     text = qc.query.query
     exact = index.written_names()
-    for e in link_query_entities(index, st, text, settings.linking, qc.linked):
+    for e in link_query_entities(index, st, text, settings.linking, qc.linked, scope=qc.query.scope):
         span = _find_span(text, e.mention)
         written = text[span[0] : span[1]] if span else e.mention
         if span is not None:  # "the checkout 4.12.0 *release*": the node's type word is part of the mention

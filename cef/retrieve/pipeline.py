@@ -25,6 +25,7 @@ from cef.retrieve.ports import EngineView
 from cef.retrieve.route import has_hints
 from cef.retrieve.search import bm25_search, vector_search
 from cef.retrieve.strategies import StrategyRegistry
+from cef.retrieve.visibility import guard_result
 
 
 def _needs_prepare(strategies: StrategyRegistry, strategy: SearchStrategy, qc: QueryContext) -> bool:
@@ -114,7 +115,7 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
         ]
         if qc.notes:
             meta["notes"] = qc.notes
-        return SearchResult(
+        result = SearchResult(
             query=query.query,
             results=results,
             nodes=qc.answer_nodes,
@@ -125,6 +126,8 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
             fallbacks=tried,
             metadata=meta,
         )
+        # the one exit of every strategy: nothing out of the query's scope leaves the engine
+        return guard_result(state, result, query.scope)
 
 
 def _after_deadline(

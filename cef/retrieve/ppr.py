@@ -51,6 +51,7 @@ from cef.retrieve.anchors import record_entities, target_entities
 from cef.retrieve.context import QueryContext
 from cef.retrieve.entities import EntityIndex, LinkedEntity, entity_index, link_query_entities
 from cef.retrieve.presets import PPRSettings, settings_for
+from cef.retrieve.visibility import hidden_nodes
 
 if TYPE_CHECKING:
     pass
@@ -161,10 +162,16 @@ def passage_ppr(index: EntityIndex, seeds: dict[int, float], settings: PPRSettin
     return _push(index, seeds, settings).scores
 
 
-def _push(index: EntityIndex, seeds: dict[int, float], settings: PPRSettings) -> PushResult:
+def _push(
+    index: EntityIndex, seeds: dict[int, float], settings: PPRSettings, blocked: np.ndarray | None = None
+) -> PushResult:
     if index.push is None:
         raise ValueError("this entity index has no MENTIONS graph to rank over")
-    return forward_push(index.push, seeds, damping=settings.damping, epsilon=settings.epsilon)
+    if blocked is not None and len(blocked) < index.push.size:  # nodes added since the mask was made
+        blocked = np.concatenate([blocked, np.ones(index.push.size - len(blocked), dtype=bool)])
+    return forward_push(
+        index.push, seeds, damping=settings.damping, epsilon=settings.epsilon, blocked=blocked
+    )
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -184,7 +191,7 @@ def ppr_search(qc: QueryContext, *, named_top_k: int | None = None) -> list[Rank
     index = entity_index(st)
     if not index.has_mentions:
         return None
-    linked = link_query_entities(index, st, qc.query.query, settings.linking, qc.linked)
+    linked = link_query_entities(index, st, qc.query.query, settings.linking, qc.linked, scope=qc.query.scope)
     linked += [t for t in target_entities(qc) if t.pos not in {e.pos for e in linked}]
     record_entities(qc, linked)
     qc.check_deadline("ppr entity linking")
@@ -223,7 +230,7 @@ def ppr_search(qc: QueryContext, *, named_top_k: int | None = None) -> list[Rank
         qc.notes.append("ppr: no query entity in the graph and no embeddings to seed from")
         return []
 
-    pushed = _push(index, seeds, settings)
+    pushed = _push(index, seeds, settings, hidden_nodes(st.graph, qc.query.scope))
     qc.check_deadline("ppr")
     pr = pushed.scores
     # passages the push reached (every other passage scores 0, the minimum, when some were not reached)

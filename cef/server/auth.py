@@ -6,7 +6,8 @@ import hmac
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cef.errors import CefError, NotFoundError
+from cef.engine.access import EVERYTHING, Access
+from cef.errors import ForbiddenError
 from cef.server.settings import ApiKey, Scope
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ __all__ = [
     "Denied",
     "ForbiddenError",
     "KeyRing",
+    "access_of",
     "owned",
     "read_scope",
     "scoped_query",
@@ -84,66 +86,37 @@ class KeyRing:
 
 
 # ------------------------------------------------------------------ data scopes of a key (REST and MCP)
-class ForbiddenError(CefError):
-    """The API key may not use this scope (403 at the front doors)."""
+# The rules live in the engine (cef.engine.access); these name them for a key's grant.
+
+
+def access_of(grant: ApiKey | None) -> Access:
+    """The data scopes ``grant`` holds (every scope for no key or an unscoped key)."""
+    if grant is None or grant.scopes is None:
+        return EVERYTHING
+    return Access(tuple(grant.scopes))
 
 
 def read_scope(grant: ApiKey | None, requested: str | None) -> str | None:
     """The scope a read runs in: the requested one if the key may read it; a single-scope key's own."""
-    if grant is None or grant.scopes is None:
-        return requested
-    if requested is None:
-        if len(grant.scopes) == 1:
-            return grant.scopes[0]
-        raise ForbiddenError(f"this API key reads only scopes {', '.join(grant.scopes)}: name one in 'scope'")
-    if requested not in grant.scopes:
-        raise ForbiddenError(f"this API key may not read scope {requested!r}")
-    return requested
+    return access_of(grant).read_scope(requested)
 
 
 def scoped_query(grant: ApiKey | None, query: GraphQuery) -> GraphQuery:
-    """``query`` run in the key's scope (:func:`read_scope`), its graph patterns too: a pattern of a
-    scoped key walks only its scope's and shared records (a pattern naming a scope the key may not
-    read is refused)."""
-    from cef.model.patterns import QueryCombinator
-
-    scope = read_scope(grant, query.scope)
-    if grant is None or grant.scopes is None or not query.patterns:
-        return query.model_copy(update={"scope": scope})
-    patterns: list[Any] = []
-    for item in query.patterns:
-        inner = item.patterns if isinstance(item, QueryCombinator) else [item]
-        for p in inner:
-            if p.scope is not None and p.scope not in grant.scopes:
-                raise ForbiddenError(f"pattern {p.pattern_id!r}: this API key may not read scope {p.scope!r}")
-        bound = [p if p.scope is not None else p.model_copy(update={"scope": scope}) for p in inner]
-        patterns.append(
-            item.model_copy(update={"patterns": bound}) if isinstance(item, QueryCombinator) else bound[0]
-        )
-    return query.model_copy(update={"scope": scope, "patterns": patterns})
+    """``query`` run in the key's scope, its graph patterns too (see :meth:`Access.bind`)."""
+    return access_of(grant).bind(query)
 
 
 def visible(grant: ApiKey | None, scope: str | None) -> bool:
     """Whether a key sees a record of ``scope`` (unscoped records are shared)."""
-    return grant is None or grant.scopes is None or scope is None or scope in grant.scopes
+    return access_of(grant).sees(scope)
 
 
 def write_scope(grant: ApiKey | None, scope: str | None, what: str) -> str | None:
     """The scope a new record gets: its own if the key may write there; a single-scope key's own."""
-    if grant is None or grant.scopes is None:
-        return scope
-    if scope is None and len(grant.scopes) == 1:
-        return grant.scopes[0]
-    if scope is None or scope not in grant.scopes:
-        raise ForbiddenError(f"this API key writes only {what}s of scopes {', '.join(grant.scopes)}")
-    return scope
+    return access_of(grant).write_scope(scope, what)
 
 
 def owned(grant: ApiKey | None, record: Any, kind: str, ident: str) -> Any:
     """``record`` if the key may change it: NotFoundError when it cannot see it (or it does not exist),
     ForbiddenError for shared (unscoped) data and a scoped key."""
-    if record is None or not visible(grant, record.scope):
-        raise NotFoundError(f"{kind} {ident!r} does not exist")
-    if grant is not None and grant.scopes is not None and record.scope is None:
-        raise ForbiddenError(f"{kind} {ident!r} is shared (unscoped): this API key cannot change it")
-    return record
+    return access_of(grant).owned(record, kind, ident)

@@ -23,7 +23,6 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
-from cef.errors import NotFoundError
 from cef.model import Chunk, SearchResult
 from cef.server.graphview import GraphView, neighbourhood_view, result_view
 from cef.server.paths import IdPath
@@ -52,16 +51,10 @@ def explorer_api(
     """The read-only routes of the explorer (mounted under ``/api/v1``); ``reader`` is the
     dependency that checks a read key and returns its grant (scopes); ``route_class`` the API's
     (strict JSON bodies)."""
-    from cef.server.auth import ApiKey, scoped_query, visible
+    from cef.server.auth import ApiKey, scoped_query
 
     api = APIRouter(tags=["explorer"], route_class=route_class)
-    kb = svc.kb
     Grant = Annotated[ApiKey | None, Depends(reader)]
-
-    def seen(grant: ApiKey | None, node_id: str) -> None:
-        node = kb.find_node(node_id)
-        if node is None or not visible(grant, node.scope):
-            raise NotFoundError(f"node {node_id!r} does not exist")
 
     @api.post("/explore", response_model=ExploreResponse)
     async def explore(query: graph_query, grant: Grant) -> ExploreResponse:  # type: ignore[valid-type]
@@ -69,7 +62,7 @@ def explorer_api(
         answer nodes, chunks), ready to draw."""
         scoped = scoped_query(grant, query)
         result = await svc.retrieve_knowledge(scoped)
-        graph = await svc.run(lambda: result_view(kb, result))
+        graph = await svc.run(lambda: result_view(svc.view(grant), result))
         return ExploreResponse(result=result, graph=graph)
 
     @api.get("/nodes/{node_id}/neighbors", response_model=GraphView)
@@ -88,20 +81,10 @@ def explorer_api(
         depth = min(depth, svc.settings.max_depth)
         limit = min(limit, svc.settings.max_limit)
 
-        def load() -> GraphView:
-            seen(grant, node_id)
-            view = neighbourhood_view(kb, node_id, depth=depth, max_nodes=limit, relation_types=relation)
-            if grant is None or grant.scopes is None:
-                return view
-            keep = {n.id for n in kb.get_nodes([n.id for n in view.nodes]) if visible(grant, n.scope)}
-            return view.model_copy(
-                update={
-                    "nodes": [n for n in view.nodes if n.id in keep],
-                    "edges": [e for e in view.edges if e.source in keep and e.target in keep],
-                }
-            )
-
-        return await svc.run(load)
+        view = svc.view(grant)  # the drawing reads only what the key's scopes see
+        return await svc.run(
+            lambda: neighbourhood_view(view, node_id, depth=depth, max_nodes=limit, relation_types=relation)
+        )
 
     @api.get("/nodes/{node_id}/chunks", response_model=list[Chunk])
     async def node_chunks(
@@ -113,12 +96,7 @@ def explorer_api(
         """The chunks linked to a node (the first ``limit``, at most the server's result limit)."""
         limit = min(limit, svc.settings.max_limit)
 
-        def load() -> list[Chunk]:
-            seen(grant, node_id)
-            ids = kb.chunk_ids_for_nodes([node_id]).get(node_id, [])
-            return [c for c in kb.get_chunks(ids[:limit]) if visible(grant, c.scope)]
-
-        return await svc.run(load)
+        return await svc.run(svc.view(grant).chunks_of, node_id, limit)
 
     return api
 

@@ -23,7 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from cef.model import GraphPath, Node, SearchResult
 
 if TYPE_CHECKING:
+    from cef.engine.access import TenantView
     from cef.engine.kb import KnowledgeBase
+
+    #: what the views read: a knowledge base, or one as a tenant's scopes see it
+    GraphSource = KnowledgeBase | TenantView
 
 __all__ = [
     "CHUNK_RELATION",
@@ -84,7 +88,7 @@ class GraphView(_Model):
 class _Builder:
     """Collects nodes (merging roles) and edges (one per id) in the order they are met."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: GraphSource) -> None:
         self.kb = kb
         self.nodes: dict[str, ViewNode] = {}
         self.edges: dict[str, ViewEdge] = {}
@@ -171,7 +175,7 @@ def _chunk_name(text: str) -> str:
     return flat if len(flat) <= CHUNK_NAME_CHARS else flat[: CHUNK_NAME_CHARS - 1].rstrip() + "…"
 
 
-def result_view(kb: KnowledgeBase, result: SearchResult, *, max_context: int = 40) -> GraphView:
+def result_view(kb: GraphSource, result: SearchResult, *, max_context: int = 40) -> GraphView:
     """The subgraph behind ``result``: anchors, typed paths, answer nodes and the ranked chunks.
 
     Nodes of the reasoning context that lie on no drawn path are added (role
@@ -236,7 +240,7 @@ def result_view(kb: KnowledgeBase, result: SearchResult, *, max_context: int = 4
 
 
 def neighbourhood_view(
-    kb: KnowledgeBase,
+    kb: GraphSource,
     node_ids: str | Sequence[str],
     *,
     depth: int = 1,

@@ -36,17 +36,14 @@ from starlette.types import Scope as AsgiScope
 from cef.engine.answer import Answer
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
-from cef.model import Batch, Chunk, Edge, Node, SearchResult
+from cef.model import Chunk, Edge, Node, SearchResult
 from cef.schema.discovery import GraphSchema
 from cef.server.auth import (
     API_KEY_HEADER,
     OPEN,
     KeyRing,
-    owned,
     read_scope,
     scoped_query,
-    visible,
-    write_scope,
 )
 from cef.server.errors import ErrorBody, body, error_kind, status_for
 from cef.server.paths import EncodedSlashes, IdPath
@@ -288,9 +285,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         responses=created_links("node", "node_id"),
     )
     async def create_node(node: Node, grant: Writer) -> Node:
-        node = node.model_copy(update={"scope": write_scope(grant, node.scope, "node")})
-        await svc.index_batch(Batch(nodes=[node]))
-        return node
+        return await svc.run(svc.view(grant).index_node, node)
 
     @api.get("/nodes", response_model=list[Node], dependencies=read, tags=["nodes"])
     async def list_nodes(
@@ -299,19 +294,17 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> list[Node]:
         """Nodes with a label (those the key may see)."""
-        found = await svc.run(kb.find_nodes_by_label, label, limit)
-        return [n for n in found if visible(grant, n.scope)]
+        return await svc.run(svc.view(grant).find_nodes_by_label, label, limit)
 
     @api.get("/nodes/{node_id}", response_model=Node, dependencies=read, tags=["nodes"])
     async def get_node(node_id: IdPath, grant: Reader) -> Node:
-        node = await svc.run(kb.find_node, node_id)
-        return _found(node if node is not None and visible(grant, node.scope) else None, "node", node_id)
+        return _found(await svc.run(svc.view(grant).find_node, node_id), "node", node_id)
 
     @api.patch("/nodes/{node_id}", response_model=Node, dependencies=write, tags=["nodes"])
     async def patch_node(node_id: IdPath, patch: NodePatch, grant: Writer) -> Node:
-        owned(grant, await svc.run(kb.find_node, node_id), "node", node_id)
+        view = svc.view(grant)
         return await svc.run(
-            lambda: kb.update_node(
+            lambda: view.update_node(
                 node_id, patch.properties, content=patch.content, label=patch.label, merge=patch.merge
             )
         )
@@ -319,8 +312,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     @api.delete("/nodes/{node_id}", response_model=WriteResult, dependencies=write, tags=["nodes"])
     async def delete_node(node_id: IdPath, grant: Writer, cascade: bool = True) -> WriteResult:
         """Delete a node; with ``cascade`` (default) its edges and linked chunks too."""
-        owned(grant, await svc.run(kb.find_node, node_id), "node", node_id)
-        return await svc.delete_node(node_id, cascade)
+        return await svc.delete_node(node_id, cascade, grant)
 
     # -------------------------------------------------------------- edges
     @api.post(
@@ -332,30 +324,29 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         responses=created_links("edge", "edge_id"),
     )
     async def create_edge(edge: Edge, grant: Writer) -> Edge:
-        edge = edge.model_copy(update={"scope": write_scope(grant, edge.scope, "edge")})
-        return await svc.run(kb.index_edge, edge)
+        return await svc.run(svc.view(grant).index_edge, edge)
 
     @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
     async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
-        edge = await svc.run(kb.get_edge, edge_id)
-        return _found(edge if edge is not None and visible(grant, edge.scope) else None, "edge", edge_id)
+        return _found(await svc.run(svc.view(grant).get_edge, edge_id), "edge", edge_id)
 
     @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
     async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
+        view = svc.view(grant)
+
         def apply() -> Edge:
-            old = owned(grant, kb.get_edge(edge_id), "edge", edge_id)
+            old = view.access.owned(view.get_edge(edge_id), "edge", edge_id)
             try:
                 new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
             except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
                 raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
-            return kb.update_edge(new)
+            return view.update_edge(new)
 
         return await svc.run(apply)
 
     @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
     async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
-        owned(grant, await svc.run(kb.get_edge, edge_id), "edge", edge_id)
-        await svc.run(kb.delete_edge, edge_id)
+        await svc.run(svc.view(grant).delete_edge, edge_id)
         return WriteResult(edges=1)
 
     # -------------------------------------------------------------- chunks
@@ -368,20 +359,17 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         responses=created_links("chunk", "chunk_id"),
     )
     async def create_chunk(chunk: Chunk, grant: Writer) -> Chunk:
-        chunk = chunk.model_copy(update={"scope": write_scope(grant, chunk.scope, "chunk")})
-        await svc.index_batch(Batch(chunks=[chunk]))
-        return chunk
+        return await svc.run(svc.view(grant).index_chunk, chunk)
 
     @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
     async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
-        chunk = await svc.run(kb.get_chunk, chunk_id)
-        return _found(chunk if chunk is not None and visible(grant, chunk.scope) else None, "chunk", chunk_id)
+        return _found(await svc.run(svc.view(grant).get_chunk, chunk_id), "chunk", chunk_id)
 
     @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
     async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
-        owned(grant, await svc.run(kb.get_chunk, chunk_id), "chunk", chunk_id)
+        view = svc.view(grant)
         return await svc.run(
-            lambda: kb.update_chunk(
+            lambda: view.update_chunk(
                 chunk_id,
                 content=patch.content,
                 metadata=patch.metadata,
@@ -393,8 +381,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
     async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
-        owned(grant, await svc.run(kb.get_chunk, chunk_id), "chunk", chunk_id)
-        await svc.run(kb.delete_chunk, chunk_id)
+        await svc.run(svc.view(grant).delete_chunk, chunk_id)
         return WriteResult(chunks=1)
 
     from cef.server.explorer import explorer_api, mount_explorer

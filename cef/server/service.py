@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from cef.engine.access import TenantView
 from cef.errors import NotFoundError, ValidationError
 from cef.model import (
     Batch,
@@ -31,7 +32,7 @@ from cef.model import (
     in_scope,
 )
 from cef.schema.discovery import GraphSchema, discover_schema, label_counts
-from cef.server.auth import owned, read_scope, scoped_query, write_scope
+from cef.server.auth import access_of, read_scope, scoped_query
 from cef.server.cache import StampedTTLCache
 from cef.server.responses import SearchResponse, build_search_response
 from cef.server.settings import ApiKey, ServerSettings
@@ -442,13 +443,21 @@ class CefService:
             lambda: discover_schema(self.kb, samples=self.settings.schema_samples, scopes=scopes)
         )
 
-    # ----------------------------------------------------------- writes
-    async def index_batch(self, batch: Batch) -> WriteResult:
-        self.check_batch(len(batch))
-        return WriteResult.of(await self.run(self.kb.index_batch, batch))
+    # ----------------------------------------------------------- tenants
+    def view(self, grant: ApiKey | None) -> TenantView:
+        """The knowledge base as ``grant``'s data scopes see it: every route and tool reads and
+        writes through this (:mod:`cef.engine.access` enforces the scopes)."""
+        return TenantView(self.kb, access_of(grant))
 
-    async def delete_node(self, node_id: str, cascade: bool = True) -> WriteResult:
-        return WriteResult.of(await self.run(self.kb.delete_node, node_id, cascade))
+    # ----------------------------------------------------------- writes
+    async def index_batch(self, batch: Batch, grant: ApiKey | None = None) -> WriteResult:
+        self.check_batch(len(batch))
+        return WriteResult.of(await self.run(self.view(grant).index_batch, batch))
+
+    async def delete_node(
+        self, node_id: str, cascade: bool = True, grant: ApiKey | None = None
+    ) -> WriteResult:
+        return WriteResult.of(await self.run(self.view(grant).delete_node, node_id, cascade))
 
     # ----------------------------------------------------------- tools
     def tool_names(self, *, writable: bool) -> list[str]:
@@ -491,18 +500,12 @@ class CefService:
         if isinstance(args, GetGraphSchemaInput):
             return await self.graph_schema(grant)
         if isinstance(args, IndexNodesInput):
-            nodes = [n.model_copy(update={"scope": write_scope(grant, n.scope, "node")}) for n in args.nodes]
-            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=nodes))
+            return await self.index_batch(Batch(relation_types=args.relation_types, nodes=args.nodes), grant)
         if isinstance(args, IndexEdgesInput):
-            edges = [e.model_copy(update={"scope": write_scope(grant, e.scope, "edge")}) for e in args.edges]
-            return await self.index_batch(Batch(relation_types=args.relation_types, edges=edges))
+            return await self.index_batch(Batch(relation_types=args.relation_types, edges=args.edges), grant)
         if isinstance(args, IndexChunksInput):
-            chunks = [
-                c.model_copy(update={"scope": write_scope(grant, c.scope, "chunk")}) for c in args.chunks
-            ]
-            return await self.index_batch(Batch(chunks=chunks))
+            return await self.index_batch(Batch(chunks=args.chunks), grant)
         if isinstance(args, DeleteNodeInput):
-            owned(grant, await self.run(self.kb.find_node, args.node_id), "node", args.node_id)
-            return await self.delete_node(args.node_id, args.cascade)
+            return await self.delete_node(args.node_id, args.cascade, grant)
         request = args.model_copy(update={"scope": read_scope(grant, getattr(args, "scope", None))})
         return await self.provide_context(request)

@@ -109,8 +109,13 @@ def test_search_retrieve_and_context_are_filtered(api: httpx.Client) -> None:
 
 def test_writes_stay_inside_the_scopes(api: httpx.Client) -> None:
     key = h("a-writer-0123")
-    made = api.post("/api/v1/nodes", json={"id": "doc-a2", "label": "Document"}, headers=key)
+    made = api.post("/api/v1/nodes", json={"id": "tenant-a:doc-a2", "label": "Document"}, headers=key)
     assert made.status_code == 201 and made.json()["scope"] == "tenant-a"
+    # an id outside the key's namespace is refused whether or not it exists (no existence oracle)
+    for ident in ("doc-a3", "doc-b", "tenant-b:doc-x"):
+        msg = error(api.post("/api/v1/nodes", json={"id": ident, "label": "Document"}, headers=key), 422,
+                    "validation_error")  # fmt: skip
+        assert "tenant-a:" in msg
     node_b = {"id": "doc-x", "label": "Document", "scope": "tenant-b"}
     error(api.post("/api/v1/nodes", json=node_b, headers=key), 403, "forbidden")
     chunk_b = {"id": "c-x", "content": "x", "scope": "tenant-b"}
@@ -186,9 +191,9 @@ def test_mcp_tools_apply_the_key_scopes(clinical_kb: Any) -> None:
             await svc.call_tool("index_nodes", bad, writable=True, grant=tenant_a)
         with pytest.raises(NotFoundError):
             await svc.call_tool("delete_node", {"node_id": "doc-b"}, writable=True, grant=tenant_a)
-        made = {"nodes": [{"id": "doc-a2", "label": "Document"}]}
+        made = {"nodes": [{"id": "tenant-a:doc-a2", "label": "Document"}]}
         await svc.call_tool("index_nodes", made, writable=True, grant=tenant_a)
-        node = clinical_kb.find_node("doc-a2")
+        node = clinical_kb.find_node("tenant-a:doc-a2")
         assert node is not None and node.scope == "tenant-a"
 
     anyio.run(main)
