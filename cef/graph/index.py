@@ -199,6 +199,17 @@ class GraphIndex(GraphTraversal):
     def has_node(self, node_id: str) -> bool:
         return node_id in self._node_pos
 
+    def sees(self, node_id: str, scope: str | None) -> bool:
+        """Whether node ``node_id`` exists and a reader of ``scope`` sees it: its own scope's and
+        unscoped (shared) nodes; every node when ``scope`` is None."""
+        pos = self._node_pos.get(node_id)
+        if pos is None:
+            return False
+        if scope is None:
+            return True
+        code = int(self.node_scope[pos])
+        return code == -1 or self.scopes.names[code] == scope
+
     def add_nodes(self, nodes: Sequence[Node]) -> None:
         """Add nodes, or update label/scope of nodes already present."""
         new_labels, new_scopes = [], []

@@ -74,6 +74,7 @@ class MentionLink:
 class NewEntity:
     name: str
     title: bool
+    scope: str | None = None
     aliases: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
 
@@ -113,34 +114,46 @@ class DocGraph:
         self.co_mentions: list[list[Mention]] = []  # per chunk, normalized = target node id
         self.linked: set[str] = set()  # existing (or same-document) nodes mentions resolved to
         self.tiers: dict[str, int] = {}  # resolution tier -> distinct names resolved by it
-        self._seen: dict[tuple[str, str | None], str] = {}
+        self._seen: dict[tuple[str, str | None, str | None], str] = {}
+        self.scope: str | None = None  # the scope of the chunk being linked (its text's tenant)
+
+    def _visible(self, target: str | None) -> str | None:
+        """``target`` if the current chunk's scope may link to it (its own scope's and shared nodes,
+        and the batch's own), else None: text never points at another tenant's node."""
+        if target is None or self.scope is None or target in self.batch_nodes:
+            return target
+        if self.graph.has_node(target):
+            return target if self.graph.sees(target, self.scope) else None
+        return target if target in self.entities and self.entities[target].scope == self.scope else None
 
     def resolve(self, text: str, key: str, hint: str | None = None) -> str:
         """The node a name stands for: a node of this document or of the knowledge base (exact or
         alias name first, then fuzzy and partial names of curated nodes, then name embeddings),
         else the id of its (new) entity."""
-        cached = self._seen.get((text, hint))
+        cached = self._seen.get((text, hint, self.scope))
         if cached is not None:
             return cached
         got: Resolved | None = None
         for tier in ({"fuzzy": False, "partial": False}, {}):
             for resolver in (self.local.resolver, self.known.resolver):
                 got = resolver.resolve(text, hint=hint, **tier)
+                if got is not None and self._visible(got.node_id) is None:
+                    got = None  # another tenant's node: as if the name were unknown
                 if got is not None:
                     break
             if got is not None:
                 break
         how = got.how if got is not None else None
         target = got.node_id if got is not None else None
-        if target is None and text in self.embedded:
+        if target is None and self._visible(self.embedded.get(text)) is not None:
             target, how = self.embedded[text], "embedding"
         if target is None:
-            target = entity_id(key)
+            target = entity_id(key, self.scope)
         if how is not None:
             self.linked.add(target)
             if how not in ("exact", "alias"):
                 self.tiers[how] = self.tiers.get(how, 0) + 1
-        self._seen[(text, hint)] = target
+        self._seen[(text, hint, self.scope)] = target
         return target
 
     def note(self, target: str, text: str, type_: str, *, title: bool) -> None:
@@ -154,7 +167,7 @@ class DocGraph:
             return
         ent = self.entities.get(target)
         if ent is None:
-            self.entities[target] = NewEntity(text, title, [], [type_] if type_ else [])
+            self.entities[target] = NewEntity(text, title, self.scope, [], [type_] if type_ else [])
         else:
             ent.saw(text, type_, title=title)
 
@@ -162,6 +175,7 @@ class DocGraph:
         self, chunk: Chunk, title: str | None, mentions: list[Mention], gazetteers: Sequence[Gazetteer]
     ) -> Chunk:
         """Link one chunk to what it mentions; returns the chunk (linked to its passage node if new)."""
+        self.scope = chunk.scope
         holder = chunk.node_id
         if holder is None:
             holder = passage_id(chunk.id)
@@ -210,7 +224,7 @@ class DocGraph:
                 continue
             for m in gaz.match(chunk.content):
                 for entry in gaz.entries(m.normalized):
-                    if entry.ref is not None:
+                    if entry.ref is not None and self._visible(entry.ref) is not None:
                         target = entry.ref
                     else:
                         keys = alias_keys(entry.name)
@@ -249,6 +263,7 @@ class DocGraph:
                 id=target,
                 label=ENTITY_LABEL,
                 properties={"name": ent.name, "aliases": ent.aliases, "types": ent.types},
+                scope=ent.scope,
             )
             for target, ent in self.entities.items()
         ]

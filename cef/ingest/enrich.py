@@ -239,6 +239,10 @@ class EntityEnricher:
                 warnings.append(f"synonym detection skipped: {exc}")
         if self.title_in_embedding and kb.embedder is not None:
             out_chunks = self._embed_with_titles(kb, out_chunks, progress)
+        scopes = {c.scope for c in chunks}
+        if len(scopes) == 1 and None not in scopes:  # what a tenant's text says stays the tenant's
+            (scope,) = scopes
+            edges = [e if e.scope is not None else e.model_copy(update={"scope": scope}) for e in edges]
 
         rel_names = {r.name for r in batch.relation_types}
         registered = kb.state.graph.rel_types

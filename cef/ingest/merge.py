@@ -41,7 +41,7 @@ def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
             continue
         for name in [node.name, *node.aliases]:
             for key in alias_keys(name):
-                eid = entity_id(key)
+                eid = entity_id(key, node.scope)  # entities of the node's own scope
                 pos = g.pos(eid)
                 if eid != node.id and pos is not None and g.label_of(pos) in SHARED_LABELS:
                     targets.setdefault(eid, node.id)

@@ -63,13 +63,7 @@ def sees(g: GraphIndex, scope: str | None) -> Callable[[int], bool]:
 
 def node_seen(g: GraphIndex, node_id: str, scope: str | None) -> bool:
     """Whether node ``node_id`` is in the graph and visible to a query of ``scope``."""
-    pos = g.pos(node_id)
-    if pos is None:
-        return False
-    if scope is None:
-        return True
-    code = int(g.node_scope[pos])
-    return code == -1 or g.scopes.names[code] == scope
+    return g.sees(node_id, scope)
 
 
 def _edge_seen(g: GraphIndex, edge_id: str, scope: str | None) -> bool:

@@ -74,9 +74,12 @@ RELATION_TYPES = (
 _MAX_ID = 480
 
 
-def entity_id(key: str) -> str:
-    """The id of the ``Entity`` node of a normalized name (hashed when very long)."""
-    return f"entity:{key}" if len(key) <= _MAX_ID else stable_id("entity", key)
+def entity_id(key: str, scope: str | None = None) -> str:
+    """The id of the ``Entity`` node of a normalized name (hashed when very long); text of a scope
+    makes its entities in that scope's namespace (``<scope>:entity:...``), so two tenants that name
+    the same thing never share, or see, each other's entity."""
+    base = f"entity:{key}" if len(key) <= _MAX_ID else stable_id("entity", key)
+    return base if scope is None else f"{scope}:{base}"
 
 
 def passage_id(chunk_id: str) -> str:
