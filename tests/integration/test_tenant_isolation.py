@@ -63,7 +63,7 @@ def tenant_batch(t: str) -> Batch:
                 content=f"{name} ({alias}) is an experimental {word} compound.",
                 scope=scope,
             ),
-        ],  # fmt: skip
+        ],
         edges=[
             Edge(
                 id=f"{scope}:e1",
@@ -79,7 +79,7 @@ def tenant_batch(t: str) -> Batch:
                 target="med-metformin",
                 scope=scope,
             ),
-        ],  # fmt: skip
+        ],
         chunks=[
             Chunk(
                 id=f"{scope}:c1",
@@ -93,7 +93,7 @@ def tenant_batch(t: str) -> Batch:
                 scope=scope,
                 content=f"Warfarin note: patients on {name} need {word} monitoring of the INR.",
             ),
-        ],  # fmt: skip
+        ],
     )
 
 
@@ -107,11 +107,17 @@ def build(path: Path, embedder: Any) -> None:
             scope, name, alias, word = TENANTS[t]
             doc = path.parent / f"notes-{t}.jsonl"
             lines = [
-                {"id": f"{scope}:p1", "title": f"{name} report",
-                 "text": f"{name} was given to John Miller with Warfarin. The {word} panel found {alias}."},
-                {"id": f"{scope}:p2", "title": f"{name} trial",
-                 "text": f"In Boston, {name} trial patients took Metformin and {alias}; {word} results."},
-            ]  # fmt: skip
+                {
+                    "id": f"{scope}:p1",
+                    "title": f"{name} report",
+                    "text": f"{name} was given to John Miller with Warfarin. The {word} panel found {alias}.",
+                },
+                {
+                    "id": f"{scope}:p2",
+                    "title": f"{name} trial",
+                    "text": f"In Boston, {name} trial patients took Metformin and {alias}; {word} results.",
+                },
+            ]
             doc.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
             report = ingest_sources(kb, [str(doc)], options=ParseOptions(scope=scope))
             assert not report.failures, report.failures
@@ -213,10 +219,14 @@ def test_python_writes_across_tenants_are_refused_like_missing_ids(kb: cef.Knowl
         return f"{type(info.value).__name__}: {info.value}"
 
     # an edge to B's node and to a node that does not exist: the same error, the same words
-    hidden = message(lambda: a.index_edge(Edge(relation_type="TREATS", source="tenant-a:secret",
-                                                  target="tenant-b:secret")))  # fmt: skip
-    missing = message(lambda: a.index_edge(Edge(relation_type="TREATS", source="tenant-a:secret",
-                                                   target="tenant-b:nothing")))  # fmt: skip
+    hidden = message(
+        lambda: a.index_edge(Edge(relation_type="TREATS", source="tenant-a:secret", target="tenant-b:secret"))
+    )
+    missing = message(
+        lambda: a.index_edge(
+            Edge(relation_type="TREATS", source="tenant-a:secret", target="tenant-b:nothing")
+        )
+    )
 
     def same(msg: str, ident: str) -> str:  # the message without the named id and the generated edge id
         return re.sub(r"tenant-a:[0-9a-f-]{36}", "ID", msg.replace(ident, "X"))
@@ -276,8 +286,13 @@ def read_requests(method: str, path: str) -> list[dict[str, Any]]:
         reqs = [{"url": path.replace("{" + params[0] + "}", B_IDS[params[0]]), "status": 404}]
         shared = SHARED_IDS[params[0]]
         if shared is not None:
-            reqs.append({"url": path.replace("{" + params[0] + "}", shared), "status": 200,
-                         "params": {"depth": 3} if path.endswith("neighbors") else {}})  # fmt: skip
+            reqs.append(
+                {
+                    "url": path.replace("{" + params[0] + "}", shared),
+                    "status": 200,
+                    "params": {"depth": 3} if path.endswith("neighbors") else {},
+                }
+            )
         return reqs
     if path.endswith("/nodes"):
         return [{"url": path, "params": {"label": "Medication"}, "status": 200}]
@@ -325,8 +340,12 @@ def read_routes(client: httpx.Client) -> list[tuple[str, str]]:
 
 def test_every_read_route_answers_tenant_a_without_tenant_b(rest: httpx.Client) -> None:
     routes = read_routes(rest)
-    assert {("POST", "/api/v1/search"), ("POST", "/api/v1/retrieve"), ("POST", "/api/v1/explore"),
-            ("GET", "/api/v1/nodes/{node_id}/neighbors")} <= set(routes)  # fmt: skip
+    assert {
+        ("POST", "/api/v1/search"),
+        ("POST", "/api/v1/retrieve"),
+        ("POST", "/api/v1/explore"),
+        ("GET", "/api/v1/nodes/{node_id}/neighbors"),
+    } <= set(routes)
     headers = {"X-API-Key": A_READ}
     asked = 0
     for method, path in routes:
@@ -356,10 +375,16 @@ def test_rest_writes_across_tenants_answer_like_missing_ids(rest: httpx.Client) 
     def err(r: httpx.Response) -> tuple[int, str]:
         return r.status_code, r.json()["error"]
 
-    to_b = rest.post("/api/v1/edges", json={"relation_type": "TREATS", "source": "tenant-a:secret",
-                                            "target": "tenant-b:secret"}, headers=a)  # fmt: skip
-    to_none = rest.post("/api/v1/edges", json={"relation_type": "TREATS", "source": "tenant-a:secret",
-                                               "target": "tenant-b:nothing"}, headers=a)  # fmt: skip
+    to_b = rest.post(
+        "/api/v1/edges",
+        json={"relation_type": "TREATS", "source": "tenant-a:secret", "target": "tenant-b:secret"},
+        headers=a,
+    )
+    to_none = rest.post(
+        "/api/v1/edges",
+        json={"relation_type": "TREATS", "source": "tenant-a:secret", "target": "tenant-b:nothing"},
+        headers=a,
+    )
     assert err(to_b) == err(to_none) == (409, "missing_node")
 
     def same(msg: str, ident: str) -> str:
@@ -373,9 +398,14 @@ def test_rest_writes_across_tenants_answer_like_missing_ids(rest: httpx.Client) 
     for ident in ("tenant-b:secret", "tenant-b:unused"):
         r = rest.post("/api/v1/nodes", json={"id": ident, "label": "Medication"}, headers=a)
         assert err(r) == (422, "validation_error")
-    for method, url in (("PATCH", "/api/v1/nodes/tenant-b:secret"), ("DELETE", "/api/v1/nodes/tenant-b:secret"),
-                        ("PATCH", "/api/v1/edges/tenant-b:e2"), ("DELETE", "/api/v1/edges/tenant-b:e2"),
-                        ("PATCH", "/api/v1/chunks/tenant-b:c2"), ("DELETE", "/api/v1/chunks/tenant-b:c2")):  # fmt: skip
+    for method, url in (
+        ("PATCH", "/api/v1/nodes/tenant-b:secret"),
+        ("DELETE", "/api/v1/nodes/tenant-b:secret"),
+        ("PATCH", "/api/v1/edges/tenant-b:e2"),
+        ("DELETE", "/api/v1/edges/tenant-b:e2"),
+        ("PATCH", "/api/v1/chunks/tenant-b:c2"),
+        ("DELETE", "/api/v1/chunks/tenant-b:c2"),
+    ):
         body = (
             {"confidence": 0.5}
             if "edges" in url
@@ -398,7 +428,7 @@ def test_every_mcp_read_tool_answers_tenant_a_without_tenant_b(kb: cef.Knowledge
     calls: dict[str, list[dict[str, Any]]] = {
         "retrieve_knowledge": [
             {"query": q, "strategy": s.value, "min_results": 0} for q in QUESTIONS for s in SearchStrategy
-        ],  # fmt: skip
+        ],
         "retrieve_context": [
             {"textQuery": q, "semanticKeywords": ["Quibbletonol", "QBX-77"]} for q in QUESTIONS
         ]
@@ -411,7 +441,7 @@ def test_every_mcp_read_tool_answers_tenant_a_without_tenant_b(kb: cef.Knowledge
                     "entityValue": "Quibbletonol",
                 },
             }
-        ],  # fmt: skip
+        ],
         "search_memory": [{"query": q} for q in QUESTIONS],
         "provide_context": [{"queries": [q, "Warfarin"]} for q in QUESTIONS],
         "answer_question": [{"question": q} for q in QUESTIONS[:2]],
@@ -429,10 +459,22 @@ def test_every_mcp_read_tool_answers_tenant_a_without_tenant_b(kb: cef.Knowledge
                     getattr(x, "text", "") for x in result.content
                 )
                 assert not leaks(text, args), (name, args, leaks(text, args), text[:1500])
-        made = await c.call("index_edges", {"edges": [{"relation_type": "TREATS", "source": "tenant-a:secret",
-                                                       "target": "tenant-b:secret"}]})  # fmt: skip
-        missing = await c.call("index_edges", {"edges": [{"relation_type": "TREATS", "source": "tenant-a:secret",
-                                                          "target": "tenant-b:nothing"}]})  # fmt: skip
+        made = await c.call(
+            "index_edges",
+            {
+                "edges": [
+                    {"relation_type": "TREATS", "source": "tenant-a:secret", "target": "tenant-b:secret"}
+                ]
+            },
+        )
+        missing = await c.call(
+            "index_edges",
+            {
+                "edges": [
+                    {"relation_type": "TREATS", "source": "tenant-a:secret", "target": "tenant-b:nothing"}
+                ]
+            },
+        )
         assert made.is_error and missing.is_error
 
         def same(msg: str, ident: str) -> str:
@@ -460,10 +502,14 @@ def scoped_graphs(draw: Any) -> tuple[list[Node], list[Edge], list[Chunk]]:
     n = draw(st.integers(3, 10))
     scopes = [draw(st.sampled_from(["tenant-a", "tenant-b", None])) for _ in range(n)]
     nodes = [
-        Node(id=f"{s or 'shared'}:n{i}", label=draw(st.sampled_from(["Thing", "Place"])),
-             properties={"name": f"{draw(WORDS)} {draw(WORDS)} {i}"}, scope=s)
+        Node(
+            id=f"{s or 'shared'}:n{i}",
+            label=draw(st.sampled_from(["Thing", "Place"])),
+            properties={"name": f"{draw(WORDS)} {draw(WORDS)} {i}"},
+            scope=s,
+        )
         for i, s in enumerate(scopes)
-    ]  # fmt: skip
+    ]
     edges = []
     for j in range(draw(st.integers(0, 15))):
         a, b = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
@@ -473,38 +519,71 @@ def scoped_graphs(draw: Any) -> tuple[list[Node], list[Edge], list[Chunk]]:
         if len(set(own)) > 1:
             continue  # no edge joins two tenants
         scope = own[0] if own else draw(st.sampled_from(["tenant-a", "tenant-b", None]))
-        edges.append(Edge(id=f"{scope or 'shared'}:e{j}", relation_type="LINKS", source=nodes[a].id,
-                          target=nodes[b].id, scope=scope))  # fmt: skip
+        edges.append(
+            Edge(
+                id=f"{scope or 'shared'}:e{j}",
+                relation_type="LINKS",
+                source=nodes[a].id,
+                target=nodes[b].id,
+                scope=scope,
+            )
+        )
     chunks = []
     for k in range(draw(st.integers(1, 12))):
         i = draw(st.integers(0, n - 1))
         scope = scopes[i] or draw(st.sampled_from(["tenant-a", "tenant-b", None]))
-        chunks.append(Chunk(id=f"{scope or 'shared'}:c{k}", node_id=nodes[i].id, scope=scope,
-                            content=f"{draw(WORDS)} {nodes[i].properties['name']} {draw(WORDS)}"))  # fmt: skip
+        chunks.append(
+            Chunk(
+                id=f"{scope or 'shared'}:c{k}",
+                node_id=nodes[i].id,
+                scope=scope,
+                content=f"{draw(WORDS)} {nodes[i].properties['name']} {draw(WORDS)}",
+            )
+        )
     return nodes, edges, chunks
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(graph=scoped_graphs(), words=st.lists(WORDS, min_size=1, max_size=3),
-       strategy=st.sampled_from(list(SearchStrategy)))  # fmt: skip
+@given(
+    graph=scoped_graphs(),
+    words=st.lists(WORDS, min_size=1, max_size=3),
+    strategy=st.sampled_from(list(SearchStrategy)),
+)
 def test_no_response_holds_an_out_of_scope_id(
     tmp_path_factory: pytest.TempPathFactory, graph: Any, words: list[str], strategy: SearchStrategy
 ) -> None:
     nodes, edges, chunks = graph
     path = tmp_path_factory.mktemp("prop") / "kb.db"
     with cef.open(path, embedder=None) as kb:
-        kb.index_batch(Batch(relation_types=[RelationType(name="LINKS", inverse="LINKED_FROM")], nodes=nodes,
-                             edges=edges, chunks=chunks))  # fmt: skip
+        kb.index_batch(
+            Batch(
+                relation_types=[RelationType(name="LINKS", inverse="LINKED_FROM")],
+                nodes=nodes,
+                edges=edges,
+                chunks=chunks,
+            )
+        )
         view = TenantView(kb, Access(("tenant-a",)))
-        q = GraphQuery(query=" ".join(words), strategy=strategy, top_k=50, min_results=0,
-                       targets=[ResolutionTarget(description=n.properties["name"]) for n in nodes[:2]],
-                       traversal=TraversalHint(depth=3))  # fmt: skip
+        q = GraphQuery(
+            query=" ".join(words),
+            strategy=strategy,
+            top_k=50,
+            min_results=0,
+            targets=[ResolutionTarget(description=n.properties["name"]) for n in nodes[:2]],
+            traversal=TraversalHint(depth=3),
+        )
         outs: list[Any] = [view.retrieve(q)]
         for n in nodes:
             if view.find_node(n.id) is not None:
                 outs.append(view.extract_context(n.id, 3))
                 outs.append(view.chunks_of(n.id, 50))
         outs.append(view.edges_among([n.id for n in nodes]))
-        text = json.dumps([o.model_dump(mode="json") if hasattr(o, "model_dump")
-                           else [x.model_dump(mode="json") for x in o] for o in outs])  # fmt: skip
+        text = json.dumps(
+            [
+                o.model_dump(mode="json")
+                if hasattr(o, "model_dump")
+                else [x.model_dump(mode="json") for x in o]
+                for o in outs
+            ]
+        )
         assert "tenant-b:" not in text
