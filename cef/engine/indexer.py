@@ -513,9 +513,11 @@ class KnowledgeIndexer:
         given = [c for c in chunks if c.embedding is not None]
         for c in given:
             vec = np.asarray(c.embedding, dtype=np.float32)
-            if vec.shape != (self.state.embedder.dim,):
-                raise ValidationError(
-                    f"chunk {c.id!r}: embedding has {vec.shape[0]} dimensions, the model has {self.state.embedder.dim}"
+            if vec.shape != (self.state.embedder.dim,):  # well formed, but not this store's vectors: 409
+                raise ConflictError(
+                    f"chunk {c.id!r}: embedding has {vec.shape[0]} dimensions, this knowledge base's model "
+                    f"({self.state.embedder.name}) has {self.state.embedder.dim}: send vectors of that model "
+                    "or leave 'embedding' out to have the text embedded"
                 )
             writes.chunk_vectors[c.id] = vec / max(float(np.linalg.norm(vec)), 1e-12)
         todo = [c for c in chunks if c.embedding is None]

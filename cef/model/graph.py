@@ -38,7 +38,27 @@ def stable_id(kind: str, *parts: str) -> str:
     return f"{kind}:{digest}"
 
 
-def _check_json(value: JsonDict, what: str) -> JsonDict:
+#: how deep properties and metadata may nest (lists and objects); deeper is refused, never recursed into
+MAX_JSON_DEPTH = 32
+
+
+def json_depth_ok(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests at most ``limit`` lists / objects deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth > limit:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return True
+
+
+def check_json(value: JsonDict, what: str) -> JsonDict:
+    """``value`` if it is plain JSON nesting at most :data:`MAX_JSON_DEPTH` deep (else ValueError)."""
+    if not json_depth_ok(value, MAX_JSON_DEPTH):
+        raise ValueError(f"{what} nests deeper than {MAX_JSON_DEPTH} levels of lists and objects: flatten it")
     try:
         json.dumps(value, allow_nan=False, default=_reject)
     except (TypeError, ValueError) as exc:
@@ -112,7 +132,7 @@ class RelationType(_Record):
             self.parent_end = "source" if self.semantics is RelationSemantics.CONTAINMENT else "target"
         if self.inverse is not None and self.inverse == self.name:  # its own inverse: symmetric
             self.bidirectional = True
-        _check_json(self.metadata, "metadata")
+        check_json(self.metadata, "metadata")
         return self
 
 
@@ -131,7 +151,7 @@ class Node(_Record):
     @field_validator("properties")
     @classmethod
     def _json_props(cls, v: JsonDict) -> JsonDict:
-        return _check_json(v, "properties")
+        return check_json(v, "properties")
 
     @field_validator("created", "updated")
     @classmethod
@@ -187,7 +207,7 @@ class Edge(_Record):
     @field_validator("properties")
     @classmethod
     def _json_props(cls, v: JsonDict) -> JsonDict:
-        return _check_json(v, "properties")
+        return check_json(v, "properties")
 
     @field_validator("weight")
     @classmethod
@@ -224,13 +244,32 @@ class Chunk(_Record):
     node_id: str | None = Field(default=None, description="the linked node, if any")
     metadata: JsonDict = Field(default_factory=dict)
     scope: str | None = Field(default=None, max_length=256)
-    embedding: list[float] | None = Field(default=None, exclude=True, repr=False)
+    embedding: list[float] | None = Field(
+        default=None,
+        exclude=True,
+        repr=False,
+        max_length=8192,
+        description="the chunk's vector from the knowledge base's own model (finite numbers, the model's "
+        "dimension, e.g. 384 for the default all-MiniLM-L6-v2; another dimension is 409); leave it out "
+        "to have the text embedded",
+    )
     created: datetime = Field(default_factory=utcnow)
+
+    @field_validator("embedding")
+    @classmethod
+    def _finite(cls, v: list[float] | None) -> list[float] | None:
+        if v is not None:
+            bad = next((i for i, x in enumerate(v) if not math.isfinite(x)), None)
+            if bad is not None:
+                raise ValueError(f"embedding[{bad}] is {v[bad]}: every component must be a finite number")
+            if v and not any(v):
+                raise ValueError("embedding is all zeros: it has no direction to compare by")
+        return v
 
     @field_validator("metadata")
     @classmethod
     def _json_meta(cls, v: JsonDict) -> JsonDict:
-        return _check_json(v, "metadata")
+        return check_json(v, "metadata")
 
     @field_validator("created")
     @classmethod

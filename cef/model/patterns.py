@@ -290,6 +290,7 @@ class TraversalStep(_Model):
     )
     constraints: list[Constraint] = Field(
         default_factory=list,
+        max_length=50,
         description="conditions on this step's reached node or walked edge (they apply to this step: at_step is "
         "ignored here, with a warning)",
     )
@@ -339,6 +340,7 @@ class PatternStart(_Model):
     )
     constraints: list[Constraint] = Field(
         default_factory=list,
+        max_length=50,
         description="further NODE conditions on the start (EDGE constraints check nothing here: the start "
         "walks no edge; at_step is ignored; both with a warning)",
     )
@@ -416,7 +418,9 @@ class GraphPattern(_Model):
     )
     steps: list[TraversalStep] = Field(min_length=1, max_length=12, description="hops, in order")
     constraints: list[Constraint] = Field(
-        default_factory=list, description="conditions for the whole pattern (use at_step to pin one step)"
+        default_factory=list,
+        max_length=50,
+        description="conditions for the whole pattern (use at_step to pin one step)",
     )
     max_paths: int = Field(
         default=100, ge=1, le=10_000, description="return at most this many paths, best first"

@@ -6,9 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from cef.model.graph import Chunk, Node, RelationSemantics
+from cef.model.graph import Chunk, Node, RelationSemantics, check_json
 from cef.model.patterns import GraphPattern, QueryCombinator
 
 Direction = Literal["out", "in", "both"]
@@ -57,10 +57,12 @@ class TraversalHint(_Model):
     """How to walk the graph from the resolved targets."""
 
     relation_types: list[str] = Field(
-        default_factory=list, description="only follow these relations (empty: all)"
+        default_factory=list,
+        max_length=200,
+        description="only follow these relations (empty: all; at most 200)",
     )
     semantics: list[RelationSemantics] = Field(
-        default_factory=list, description="only follow these semantics"
+        default_factory=list, max_length=20, description="only follow these semantics"
     )
     depth: int = Field(default=2, ge=0, le=10)
     direction: Direction = "both"
@@ -76,7 +78,9 @@ class GraphQuery(_Model):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     query: str = Field(min_length=1, max_length=10_000, description="the user's question in natural language")
-    targets: list[ResolutionTarget] = Field(default_factory=list)
+    targets: list[ResolutionTarget] = Field(
+        default_factory=list, max_length=50, description="entry points to resolve in the graph (at most 50)"
+    )
     traversal: TraversalHint = Field(default_factory=TraversalHint)
     strategy: SearchStrategy = SearchStrategy.AUTO
     top_k: int = Field(default=10, ge=1, le=1000)
@@ -84,7 +88,7 @@ class GraphQuery(_Model):
     include_reasoning_context: bool = True
     max_token_budget: int | None = Field(default=None, ge=1)
     max_graph_nodes: int = Field(default=500, ge=1, le=1_000_000)
-    scope: str | None = None
+    scope: str | None = Field(default=None, max_length=256)
     tags: list[str] = Field(
         default_factory=list,
         max_length=50,
@@ -102,6 +106,7 @@ class GraphQuery(_Model):
     )
     patterns: PatternList = Field(
         default_factory=list,
+        max_length=20,
         description=(
             "graph patterns (GraphPattern) or combinators of patterns (QueryCombinator) to match; a pattern "
             "without start nodes starts from the resolved targets; patterns walk edges valid at as_of (default: "
@@ -110,6 +115,11 @@ class GraphQuery(_Model):
         ),
     )
     options: dict[str, Any] = Field(default_factory=dict, description="strategy-specific settings")
+
+    @field_validator("options")
+    @classmethod
+    def _options_flat(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return check_json(v, "options")
 
     @model_validator(mode="after")
     def _check(self) -> GraphQuery:

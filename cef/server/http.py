@@ -50,7 +50,7 @@ from cef.server.paths import EncodedSlashes, IdPath
 from cef.server.responses import SearchResponse
 from cef.server.service import CefService, WriteResult
 from cef.server.settings import ApiKey, Scope, ServerSettings
-from cef.server.tools import format_validation_error, input_models, strict_json
+from cef.server.tools import MAX_BODY_DEPTH, format_validation_error, input_models, strict_json
 
 log = logging.getLogger(__name__)
 
@@ -168,8 +168,9 @@ class ChunkPatch(_Patch):
 
 
 class Health(BaseModel):
-    status: Literal["starting", "ready"] = Field(
-        description="starting: loading models and indexes (reads wait for it); ready: warm"
+    status: Literal["starting", "ready", "failed"] = Field(
+        description="starting: loading models and indexes (reads wait for it); ready: warm; failed: the "
+        "warm-up failed (see loaded.error; reads are answered, but the server is not ready)"
     )
     loaded: dict[str, Any] = Field(
         default_factory=dict, description="what the warm-up loaded: embedder, counts, seconds"
@@ -212,6 +213,8 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     )
     app.state.service = svc
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if auth.enabled:
+        app.add_middleware(KeyFirst, ring=auth.ring)
     app.add_middleware(EncodedSlashes)
     install_error_handlers(app)
     install_docs(app)
@@ -220,13 +223,15 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         "/health",
         response_model=Health,
         tags=["meta"],
-        responses={503: {"model": Health, "description": "Starting: models and indexes are loading"}},
+        responses={
+            503: {"model": Health, "description": "Starting (models and indexes are loading) or failed"}
+        },
     )
     async def health() -> Any:
         """Readiness: "starting" (503) while models and indexes load, then "ready" with what was loaded."""
         info = Health(
-            status="ready" if svc.ready else "starting",
-            loaded=svc.loaded if svc.ready else {},
+            status="ready" if svc.ready else "failed" if svc.failed else "starting",
+            loaded=svc.loaded if svc.warmed else {},
             version=__version__,
             auth=auth.enabled,
             provide_context=svc.context is not None,
@@ -412,12 +417,24 @@ class StrictJsonRoute(APIRoute):
         async def strict(request: Request) -> Response:
             raw = await request.body()
             if raw:
+                if not raw_depth_ok(raw, MAX_BODY_DEPTH):  # before a parser recurses into it
+                    msg = f"the request nests deeper than {MAX_BODY_DEPTH} levels of lists and objects"
+                    raise RequestValidationError([{"type": "value_error", "loc": ("body",), "msg": msg}])
                 try:
                     data = json.loads(raw)
                 except ValueError:
                     return await handler(request)  # FastAPI reports unreadable bodies
                 try:
                     adapter.validate_json(strict_json(data), strict=True)
+                except ValueError as exc:
+                    if not isinstance(exc, pydantic.ValidationError):  # nested too deep: never recursed into
+                        raise RequestValidationError(
+                            [{"type": "value_error", "loc": ("body",), "msg": str(exc), "input": None}]
+                        ) from None
+                    errors = exc.errors(include_url=False)
+                    raise RequestValidationError(
+                        [{**e, "loc": ("body", *e.get("loc", ()))} for e in errors]
+                    ) from None
                 except pydantic.ValidationError as exc:
                     errors = exc.errors(include_url=False)
                     raise RequestValidationError(
@@ -426,6 +443,41 @@ class StrictJsonRoute(APIRoute):
             return await handler(request)
 
         return strict
+
+
+_JSON_STRING = re.compile(rb'"(?:\\.|[^"\\])*"')
+
+
+def raw_depth_ok(raw: bytes, limit: int) -> bool:
+    """Whether JSON text ``raw`` nests at most ``limit`` lists / objects deep, read without parsing
+    (strings are skipped; a malformed text is left to the parser, which reports it)."""
+    import numpy as np
+
+    bare = _JSON_STRING.sub(b"", raw)
+    codes = np.frombuffer(bare, dtype=np.uint8)
+    step = np.isin(codes, (ord("["), ord("{"))).astype(np.int32) - np.isin(codes, (ord("]"), ord("}")))
+    return not len(step) or int(np.cumsum(step).max()) <= limit
+
+
+class KeyFirst:
+    """ASGI middleware: an API request without a known key gets 401 before its body is read or
+    validated (a caller without a key learns nothing of the schema from a 422)."""
+
+    def __init__(self, app: ASGIApp, ring: KeyRing) -> None:
+        self.app = app
+        self.ring = ring
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith("/api/"):
+            headers = dict(scope.get("headers") or [])
+            presented = headers.get(API_KEY_HEADER.lower().encode())
+            denied = self.ring.check(presented, "read")  # 401 only: the route checks read vs write
+            if denied is not None:
+                await JSONResponse(body(denied.kind, denied.message), status_code=denied.status)(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
 
 
 class _TooLarge(StarletteHTTPException):

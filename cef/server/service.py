@@ -146,6 +146,8 @@ class CefService:
         self._ready: anyio.Event | None = None
         #: what the warm-up loaded (shown by /health)
         self.loaded: dict[str, Any] = {}
+        #: the warm-up failed: reads still run (slowly), but the server never reports ready
+        self.failed = False
         kb.state.listeners.append(self._on_write)
 
     def close(self) -> None:
@@ -173,6 +175,7 @@ class CefService:
         except Exception as exc:
             log.warning("warm-up failed", exc_info=True)
             self.loaded = {"error": f"{type(exc).__name__}: {exc}"}
+            self.failed = True
         finally:
             self.loaded["seconds"] = round(time.perf_counter() - t0, 3)
             self._ready.set()
@@ -196,13 +199,19 @@ class CefService:
         return loaded
 
     @property
-    def ready(self) -> bool:
+    def warmed(self) -> bool:
+        """The one-time loading has ended (successfully or not)."""
         return self._ready is not None and self._ready.is_set()
+
+    @property
+    def ready(self) -> bool:
+        """The loading ended and succeeded: what /health reports as ready."""
+        return self.warmed and not self.failed
 
     async def ensure_ready(self) -> None:
         """Wait until the one-time loading is done (start it if nobody has); reads call this before
         their time limit starts, so loading never counts against it."""
-        if not self.ready:
+        if not self.warmed:
             await self.warm_up()
 
     # ----------------------------------------------------------- limits

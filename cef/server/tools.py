@@ -26,6 +26,7 @@ from pydantic.fields import FieldInfo
 
 from cef.errors import ValidationError, format_validation_error
 from cef.model import Chunk, Edge, GraphQuery, Node, RelationType, TraversalHint
+from cef.model.graph import MAX_JSON_DEPTH, json_depth_ok
 from cef.schema.discovery import GraphSchema, describe_schema
 from cef.server.jsonschema import model_input_schema
 from cef.server.settings import ServerSettings
@@ -548,7 +549,13 @@ def strict_json(value: Any) -> str:
             return [norm(x) for x in v]
         return v
 
+    if not json_depth_ok(value, MAX_BODY_DEPTH):  # refused before anything recurses into it
+        raise ValueError(f"the request nests deeper than {MAX_BODY_DEPTH} levels of lists and objects")
     return json.dumps(norm(value))
+
+
+#: how deep a request body may nest (the records in it allow MAX_JSON_DEPTH inside their properties)
+MAX_BODY_DEPTH = MAX_JSON_DEPTH + 16
 
 
 def parse_tool_arguments(
