@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cef.extract.base import Mention
+from cef.extract.cooccur import cooccurrence
 from cef.extract.normalize import alias_keys, normalize_name
 from cef.extract.resolve import NameResolver, Resolved
 from cef.extract.spacy_ner import Gazetteer
 from cef.model import Chunk, Edge, Node, stable_id
 from cef.schema.textgraph import (
+    CO_OCCURS_WITH,
     ENTITY_LABEL,
     MENTIONS,
     PASSAGE_LABEL,
@@ -29,7 +31,15 @@ from cef.schema.textgraph import (
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
 
-__all__ = ["DocGraph", "KnownNames", "MentionLink", "NewEntity", "chunk_title", "first_words"]
+__all__ = [
+    "DocGraph",
+    "KnownNames",
+    "MentionLink",
+    "NewEntity",
+    "chunk_title",
+    "cooccurrence_edges",
+    "first_words",
+]
 
 _FIRST_WORDS = 8
 _MAX_ALIASES = 10
@@ -279,3 +289,27 @@ def first_words(text: str) -> str:
     words = _WORDS.findall(text)
     head = " ".join(words[:_FIRST_WORDS])
     return head + ("…" if len(words) > _FIRST_WORDS else "")
+
+
+def cooccurrence_edges(
+    doc_key: str, texts: list[str], mentions: list[list[Mention]], max_distance: int | None
+) -> list[Edge]:
+    """CO_OCCURS_WITH edges between the targets mentioned together in a document's chunks."""
+    stats = cooccurrence(texts, mentions, max_distance=max_distance)
+    return [
+        Edge(
+            id=stable_id("cooccurs", doc_key, a, b),
+            relation_type=CO_OCCURS_WITH,
+            source=a,
+            target=b,
+            weight=float(st.doc_count),
+            # one shared passage is weak evidence; each further one makes it stronger
+            confidence=round(st.doc_count / (st.doc_count + 1.0), 4),
+            properties={
+                "count": st.count,
+                "doc_count": st.doc_count,
+                "avg_proximity": round(st.avg_proximity, 3),
+            },
+        )
+        for (a, b), st in stats.items()
+    ]

@@ -47,12 +47,12 @@ import numpy as np
 from cef.engine.indexer import embed_texts
 from cef.errors import ConfigurationError, MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
-from cef.extract.cooccur import cooccurrence
 from cef.extract.normalize import near_duplicates
 from cef.extract.resolve import NameResolver
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
-from cef.ingest.docgraph import DocGraph, KnownNames, chunk_title
+from cef.ingest.docgraph import DocGraph, KnownNames, chunk_title, cooccurrence_edges
 from cef.ingest.parsers.base import ParsedDocument
+from cef.ingest.windows import in_windows
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType, stable_id
 from cef.schema.textgraph import (
     CO_OCCURS_WITH,
@@ -81,6 +81,10 @@ _MAX_EMBEDDED_NAMES = 20_000
 #: entity-name vectors kept between documents (and parts of a file) for synonym detection
 _NAME_CACHE = 50_000
 _OWN_RELATIONS = frozenset({MENTIONS, MENTIONED_IN, CO_OCCURS_WITH, SYNONYM})
+
+#: the longest text handed to the extractor at once (spaCy's limit is 1,000,000 characters): longer
+#: records are read in windows of this size (:func:`cef.ingest.windows.in_windows`)
+MAX_EXTRACT_CHARS = 100_000
 
 
 def _node_types(node: Node) -> list[str]:
@@ -225,7 +229,7 @@ class EntityEnricher:
         edges = build.edges
         doc_key = _doc_key(doc, chunks)
         if self.cooccurrence:
-            edges.extend(self._cooccurrence_edges(doc_key, texts, build.co_mentions))
+            edges.extend(cooccurrence_edges(doc_key, texts, build.co_mentions, self.max_cooccur_distance))
         warnings = [*doc.warnings, *extractor_warnings]
         relation_edges, relation_types = self._relation_edges(
             kb, doc_key, build, out_chunks, relations, batch
@@ -265,6 +269,15 @@ class EntityEnricher:
         progress: ProgressFn | None,
     ) -> list[list[Mention]]:
         """The extractor's mentions per text (and, for a relation extractor, its relations into ``relations``)."""
+        if any(len(t) > MAX_EXTRACT_CHARS for t in texts) and not isinstance(
+            self.extractor, RelationExtractor
+        ):
+            return in_windows(
+                lambda parts, part_titles: self._extract(parts, part_titles, [[] for _ in parts], progress),
+                texts,
+                titles,
+                MAX_EXTRACT_CHARS,
+            )
         what = "extracting entities (passages)"
         if isinstance(self.extractor, SpacyEntityExtractor):  # all texts in one call: its workers stay busy
             report = None if progress is None else lambda done, total: progress(what, done, total)
@@ -383,30 +396,6 @@ class EntityEnricher:
                 if key not in best or best[key].confidence < edge.confidence:
                     best[key] = edge
         return list(best.values()), list(new_types.values())
-
-    def _cooccurrence_edges(
-        self, doc_key: str, texts: list[str], mentions: list[list[Mention]]
-    ) -> list[Edge]:
-        stats = cooccurrence(texts, mentions, max_distance=self.max_cooccur_distance)
-        out = []
-        for (a, b), st in stats.items():
-            out.append(
-                Edge(
-                    id=stable_id("cooccurs", doc_key, a, b),
-                    relation_type=CO_OCCURS_WITH,
-                    source=a,
-                    target=b,
-                    weight=float(st.doc_count),
-                    # one shared passage is weak evidence; each further one makes it stronger
-                    confidence=round(st.doc_count / (st.doc_count + 1.0), 4),
-                    properties={
-                        "count": st.count,
-                        "doc_count": st.doc_count,
-                        "avg_proximity": round(st.avg_proximity, 3),
-                    },
-                )
-            )
-        return out
 
     def _synonym_edges(
         self, kb: KnowledgeBase, doc_key: str, display: dict[str, str], progress: ProgressFn | None = None

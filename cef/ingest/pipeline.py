@@ -261,6 +261,10 @@ class _FileJob:
             return FileOutcome(info.path, "failed", message=str(exc))
         except CefError as exc:
             return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}")
+        except (ValueError, TypeError, RecursionError, MemoryError, UnicodeError) as exc:
+            # a record a library refuses: this file fails (nothing of this transaction written), the rest go on
+            log.warning("ingest of %s failed", info.path, exc_info=True)
+            return FileOutcome(info.path, "failed", message=f"{info.path}: {type(exc).__name__}: {exc}")
         return self.outcome
 
     # ------------------------------------------------------------------ one transaction
@@ -389,6 +393,7 @@ class _FileJob:
         and the new records no longer produce."""
         kb, batch, mkey = self.kb, doc.batch, self.mkey
         old = old or {}
+        _check_collisions(kb, ids["chunks"], old.get("chunks", set()), mkey)
         remove_edges = _gone(old.get("edges"), ids["edges"])
         merge = merge_extracted(kb, batch, mkey)
         if merge.merged:
@@ -453,6 +458,36 @@ def _gone(
     if kb is not None and gone:
         gone -= _claimed_elsewhere(kb, gone, mkey)
     return sorted(gone)
+
+
+def _file_of(mkey: str) -> str:
+    """The file a manifest key names (``<source root>/<path>``)."""
+    source, _, path = file_key(mkey).removeprefix(MANIFEST_PREFIX).partition("::")
+    return f"{source.rstrip('/')}/{path}"
+
+
+def _check_collisions(kb: KnowledgeBase, chunk_ids: Sequence[str], own: set[str], mkey: str) -> None:
+    """Refuse a write whose chunks another file wrote (two folders holding the same relative path, two
+    files with the same record ids): it would silently replace that file's text. Nothing is written."""
+    fresh = [c for c in chunk_ids if c not in own]
+    if not fresh:
+        return
+    existing = {c.id for c in kb.store.get_chunks(fresh)}
+    if not existing:
+        return
+    me = file_key(mkey)
+    for key, manifest in manifest_entries(kb):
+        if file_key(key) == me:
+            continue
+        clash = existing.intersection(manifest.get("chunks", []))
+        if clash:
+            raise CefError(
+                f"chunk {sorted(clash)[0]!r} (and {len(clash) - 1} more) is already ingested from "
+                f"{_file_of(key)}, and {_file_of(mkey)} gives the same ids: two files with the same relative "
+                "path in two folders, or the same record ids. Nothing of this file was written; ingest the "
+                "two folders into separate knowledge bases, rename one file, or give its records ids "
+                "of their own"
+            )
 
 
 def _claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
