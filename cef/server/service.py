@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "GRAPH_STRATEGIES",
     "CefService",
     "ContextSupport",
     "LimitExceededError",
@@ -68,12 +67,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-#: strategies that explore the graph (the time limit applies to them)
-GRAPH_STRATEGIES = frozenset(
-    {SearchStrategy.AUTO, SearchStrategy.HYBRID, SearchStrategy.GRAPH, SearchStrategy.PPR}
-)
-
 
 class LimitExceededError(ValidationError):
     """A request asked for more than this server allows (depth, results, text length, batch size)."""
@@ -276,7 +269,7 @@ class CefService:
         inside its stages, and answers by vector search past it — one call, no racing thread.
         """
         limit_ms = self.settings.graph_timeout_ms
-        if limit_ms > 0 and q.deadline_ms is None and q.strategy in GRAPH_STRATEGIES:
+        if limit_ms > 0 and q.deadline_ms is None:  # every strategy: only graph work checks it
             q = q.model_copy(update={"deadline_ms": limit_ms})
         result = await self.run(self.kb.retrieve, q)
         timed_out = bool(result.metadata.get("timed_out"))

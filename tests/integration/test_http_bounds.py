@@ -121,3 +121,46 @@ def test_a_failed_warm_up_never_reports_ready(clinical_kb: cef.KnowledgeBase) ->
         assert health.status_code == 503
         assert health.json()["status"] == "failed" and "unreadable" in health.json()["loaded"]["error"]
         assert c.post("/api/v1/search", json={"query": "warfarin"}).status_code == 200  # reads still answer
+
+
+def test_every_strategy_is_bounded_by_the_servers_time_limit_on_every_door(
+    clinical_kb: cef.KnowledgeBase,
+) -> None:
+    """``strategy=paths`` (and every other) runs under the graph time limit: a REST or MCP query whose graph
+    work outlasts it is answered by vector search and says so (it used to escape the limit)."""
+    import time as _time
+
+    import anyio
+
+    from cef import SearchStrategy
+    from cef.retrieve.search import hybrid_search
+    from cef.retrieve.strategies import StrategyRegistry
+
+    def slow(qc: Any) -> Any:  # graph work that checks its deadline as stages do, for at most 30 s
+        until = _time.perf_counter() + 30
+        while _time.perf_counter() < until:
+            _time.sleep(0.02)
+            qc.check_deadline("slow paths")
+        return hybrid_search(qc)
+
+    settings = ServerSettings(api_keys=f"{WRITE}:write", graph_timeout_ms=300, cache_ttl_seconds=0)
+    svc = CefService(clinical_kb, settings)
+    built_in = StrategyRegistry.default()
+    for strategy in (SearchStrategy.PATHS, SearchStrategy.PATTERN, SearchStrategy.PPR):
+        clinical_kb.strategies.register(strategy, slow, [strategy, SearchStrategy.BM25], graph=False)
+        try:
+            with TestClient(create_app(clinical_kb, settings, service=svc)) as c:
+                r = post(c, "/api/v1/retrieve", {"query": "warfarin", "strategy": strategy.value})
+                assert r.status_code == 200 and r.json()["metadata"].get("timed_out") is True, r.text[:300]
+            tool = anyio.run(
+                lambda s=strategy: svc.call_tool(
+                    "retrieve_knowledge", {"query": "warfarin", "strategy": s.value}, writable=False
+                )
+            )
+            assert tool.metadata.get("timed_out") is True  # type: ignore[attr-defined]
+        finally:
+            fn = built_in.function(strategy)
+            assert fn is not None
+            clinical_kb.strategies.register(
+                strategy, fn, built_in.chain(strategy), graph=built_in.needs_graph(strategy)
+            )
