@@ -38,6 +38,9 @@ def stable_id(kind: str, *parts: str) -> str:
     return f"{kind}:{digest}"
 
 
+#: the largest magnitude a vector component may have (vectors are stored as 32-bit floats)
+_FLOAT32_MAX = 3.4028234663852886e38
+
 #: how deep properties and metadata may nest (lists and objects); deeper is refused, never recursed into
 MAX_JSON_DEPTH = 32
 
@@ -259,9 +262,12 @@ class Chunk(_Record):
     @classmethod
     def _finite(cls, v: list[float] | None) -> list[float] | None:
         if v is not None:
-            bad = next((i for i, x in enumerate(v) if not math.isfinite(x)), None)
+            bad = next((i for i, x in enumerate(v) if not math.isfinite(x) or abs(x) > _FLOAT32_MAX), None)
             if bad is not None:
-                raise ValueError(f"embedding[{bad}] is {v[bad]}: every component must be a finite number")
+                raise ValueError(
+                    f"embedding[{bad}] is {v[bad]}: every component must be a finite number that a 32-bit "
+                    "float holds (|x| <= 3.4e38)"
+                )
             if v and not any(v):
                 raise ValueError("embedding is all zeros: it has no direction to compare by")
         return v
