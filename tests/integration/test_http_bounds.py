@@ -81,7 +81,7 @@ def test_list_sizes_are_bounded(client: Any) -> None:
     assert ok.status_code == 200
 
 
-@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity", "1e308"])
 def test_vectors_must_be_finite(tmp_path: Path, embedder: Any, bad: str) -> None:
     with (
         cef.open(tmp_path / "kb.db", embedder=embedder) as kb,
