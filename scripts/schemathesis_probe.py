@@ -46,6 +46,9 @@ def main() -> int:
     ap.add_argument("--max-examples", type=int, default=150)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument(
+        "--log", type=Path, help="write schemathesis's whole report here (default: print its end)"
+    )
     args = ap.parse_args()
 
     import cef
@@ -72,6 +75,8 @@ def main() -> int:
                 capture_output=True, text=True, cwd=tmp, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"},
             )  # fmt: skip
             out = run.stdout
+            if args.log is not None:
+                args.log.write_text(out)
             print(out[-6000:])
             cases = re.search(r"(\d+) generated, (\d+) passed", out)
             print(f"exit {run.returncode}; {time.perf_counter() - t0:.0f} s")

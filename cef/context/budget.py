@@ -76,6 +76,19 @@ class BudgetTooSmallError(ValidationError):
         )
 
 
+#: how many characters of each query a shortened header echoes
+SHORT_QUERY_CHARS = 40
+
+
+def _headers(base: F) -> list[F]:
+    """The frame as given, then with its echo of the queries shortened, then without it."""
+    queries = getattr(base, "queries", None)
+    if not queries:
+        return [base]
+    short = [q if len(q) <= SHORT_QUERY_CHARS else q[: SHORT_QUERY_CHARS - 1] + "…" for q in queries]
+    return [base, base.model_copy(update={"queries": short}), base.model_copy(update={"queries": []})]
+
+
 # -------------------------------------------------------------------- packing
 @dataclass(frozen=True)
 class Candidate:
@@ -305,12 +318,15 @@ def pack(
             f"candidate {unknown.key!r} is in section {unknown.section!r}, which a "
             f"{type(base).__name__} does not have; sections: {', '.join(base.SECTIONS)}"
         )
-    st = _State(base.with_budget(budget), fmt, counter, order)
-
-    # the frame, with the header as it will read at the end (truncated, full-width count)
-    frame = st.text(truncated=True, total=budget)
-    frame_cost = st.count(frame)  # each item's cost holds the allowance for its join
-    if frame_cost > budget:
+    # the frame, with the header as it will read at the end (truncated, full-width count); a header that
+    # echoes many long queries is shortened before a budget is refused (the caller knows its queries)
+    for header in _headers(base):
+        st = _State(header.with_budget(budget), fmt, counter, order)
+        frame = st.text(truncated=True, total=budget)
+        frame_cost = st.count(frame)  # each item's cost holds the allowance for its join
+        if frame_cost <= budget:
+            break
+    else:
         raise BudgetTooSmallError(budget, frame_cost, fmt.value, counter.name)
     st.frame_tokens = frame_cost
 

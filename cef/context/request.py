@@ -93,8 +93,8 @@ class ContextRequest(BaseModel):
         default=4000,
         ge=MIN_TOKEN_BUDGET,
         le=2_000_000,
-        description=f"tokens the rendered context may use; at least {MIN_TOKEN_BUDGET}, and at least the "
-        "empty frame of the format, which in json and yaml repeats the query texts (else 422 budget_too_small)",
+        description=f"tokens the rendered context may use; at least {MIN_TOKEN_BUDGET} (the empty frame of "
+        "every format). A budget too small to echo the queries in the header gets them shortened or left out",
     )
     top_k_per_query: int = Field(default=10, ge=1, le=1000)
     default_depth: int = Field(default=2, ge=0, le=10)

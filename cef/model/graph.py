@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 JsonDict = dict[str, Any]
 
@@ -73,6 +74,19 @@ def check_json(value: JsonDict, what: str) -> JsonDict:
 
 def _reject(obj: object) -> Any:
     raise TypeError(f"value of type {type(obj).__name__} is not allowed")
+
+
+#: the error type of a validity window that ends before it starts: a rule between two fields that
+#: JSON Schema cannot state, so the REST API answers it 409 (a conflict within the request), not 422
+INVERTED_WINDOW = "inverted_window"
+
+
+def inverted_window(what: str, start: datetime, end: datetime) -> PydanticCustomError:
+    return PydanticCustomError(
+        INVERTED_WINDOW,
+        "{what}: valid_to {end} is before valid_from {start}: swap them, or leave valid_to out for an open window",
+        {"what": what, "start": str(start), "end": str(end)},
+    )
 
 
 def _aware(value: datetime | None) -> datetime | None:
@@ -227,9 +241,7 @@ class Edge(_Record):
     @model_validator(mode="after")
     def _window(self) -> Edge:
         if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
-            raise ValueError(
-                f"edge {self.id!r}: valid_to {self.valid_to} is before valid_from {self.valid_from}"
-            )
+            raise inverted_window(f"edge {self.id!r}", self.valid_from, self.valid_to)
         return self
 
     def valid_at(self, at: datetime) -> bool:

@@ -33,6 +33,7 @@ from cef.engine.answer import Answer
 from cef.engine.kb import KnowledgeBase
 from cef.errors import CefError, ConflictError, NotFoundError
 from cef.model import Chunk, Edge, Node, SearchResult
+from cef.model.graph import INVERTED_WINDOW, inverted_window
 from cef.schema.discovery import GraphSchema
 from cef.server.auth import (
     API_KEY_HEADER,
@@ -152,7 +153,7 @@ class EdgePatch(_Patch):
     @model_validator(mode="after")
     def _window(self) -> "EdgePatch":
         if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
-            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
+            raise inverted_window("the patch", self.valid_from, self.valid_to)
         return self
 
 
@@ -457,6 +458,10 @@ def install_error_handlers(app: FastAPI) -> None:
             for err in exc.errors()[:20]
         ]
         summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:5])
+        if exc.errors() and all(err.get("type") == INVERTED_WINDOW for err in exc.errors()):
+            # schema-valid, but its two dates conflict (a rule JSON Schema cannot state): 409, like a patch
+            # that conflicts with the stored edge
+            return respond(409, INVERTED_WINDOW, summary, details)
         return respond(422, "validation_error", f"invalid request: {summary}", details)
 
     @app.exception_handler(pydantic.ValidationError)

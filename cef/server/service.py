@@ -68,6 +68,7 @@ __all__ = [
 
 T = TypeVar("T")
 
+
 class LimitExceededError(ValidationError):
     """A request asked for more than this server allows (depth, results, text length, batch size)."""
 

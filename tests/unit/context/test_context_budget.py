@@ -238,3 +238,19 @@ def test_cut_text_prefers_sentences_then_words() -> None:
     assert one_long.startswith(cut[: -len(TRUNCATION_MARKER)])
     assert cut_text(one_long, lambda t: len(t) <= 30, words_fallback=False) is None
     assert cut_text("word", lambda t: True) is None  # nothing shorter to cut to
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "yaml", "plain"])
+def test_a_header_echoing_many_long_queries_is_shortened_before_a_budget_is_refused(fmt: str) -> None:
+    """The smallest budget the schema allows always holds a context: the echo of 20 long queries (305
+    tokens in markdown) is shortened, then left out, instead of a 422 for a schema-valid request."""
+    from cef.context.request import MIN_TOKEN_BUDGET
+
+    counter = make_token_counter("cl100k")
+    queries = [f"question number {i} about a rather long subject " * 3 for i in range(20)]
+    packed = pack(ContextDocument(queries=queries), chunk_candidates(["one.", "two."]), counter=counter,
+                  fmt=fmt, budget=MIN_TOKEN_BUDGET)  # fmt: skip
+    assert counter.count(packed.text) <= MIN_TOKEN_BUDGET
+    assert "question number 0 about a rather long subject question" not in packed.text
+    roomy = pack(ContextDocument(queries=queries), [], counter=counter, fmt=fmt, budget=4000)
+    assert "question number 19 about a rather long subject" in roomy.text  # echoed whole when it fits
