@@ -185,10 +185,6 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     svc = service or CefService(kb, settings)
     auth = ApiKeyAuth(settings.api_keys)
-    read: list[Any] = []  # every route takes its grant as a parameter (Reader / Writer)
-    write: list[Any] = []
-    Reader = Annotated[ApiKey, Depends(auth.require("read"))]
-    Writer = Annotated[ApiKey, Depends(auth.require("write"))]
     extra = AUTH_RESPONSES if auth.enabled else {}
 
     @asynccontextmanager
@@ -237,162 +233,183 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
         return info if svc.ready else JSONResponse(info.model_dump(mode="json"), status_code=503)
 
     api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra}, route_class=StrictJsonRoute)
-
-    # -------------------------------------------------------------- retrieval
     models = input_models(settings)  # request models whose constraints are this server's limits
-    search_request = models.search
-    graph_query = models.graph_query
-    answer_request = models.answer
-
-    @api.post("/search", response_model=SearchResponse, dependencies=read, tags=["retrieval"])
-    async def search(req: search_request, grant: Reader) -> SearchResponse:  # type: ignore[valid-type]
-        """Memory search with graph exploration; the seed's response (results, exploration summary,
-        related entities, suggested queries). Cached until the next write."""
-        return await svc.search(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
-
-    @api.post("/retrieve", response_model=SearchResult, dependencies=read, tags=["retrieval"])
-    async def retrieve(query: graph_query, grant: Reader) -> SearchResult:  # type: ignore[valid-type]
-        """A structured graph query → ranked chunks with the paths that explain them."""
-        return await svc.retrieve_knowledge(scoped_query(grant, query))
-
-    @api.post("/answer", response_model=Answer, dependencies=read, tags=["retrieval"])
-    async def answer(req: answer_request, grant: Reader) -> Answer:  # type: ignore[valid-type]
-        """A question answered by the server's LLM (CEF_LLM) from the retrieved passages, citing
-        their ids; without an LLM configured, ``answer`` is null and the passages are returned."""
-        return await svc.answer(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
-
-    if svc.context is not None:
-        request_model = svc.context.request_model
-
-        @api.post(
-            "/context", response_model=svc.context.response_model, dependencies=read, tags=["retrieval"]
-        )
-        async def context(request: request_model, grant: Reader) -> Any:  # type: ignore[valid-type]
-            """Several queries, one token budget, deduplicated: context ready for a prompt."""
-            scoped = request.model_copy(update={"scope": read_scope(grant, request.scope)})  # type: ignore[attr-defined]
-            return await svc.provide_context(scoped)
-
-    @api.get("/schema", response_model=GraphSchema, dependencies=read, tags=["schema"])
-    async def schema(grant: Reader) -> GraphSchema:
-        """Node types (properties, counts) and relation types (semantics, observed endpoints); a key
-        bound to scopes sees only what its scopes' records and shared (unscoped) records show."""
-        return await svc.graph_schema(grant)
-
-    # -------------------------------------------------------------- nodes
-    @api.post(
-        "/nodes",
-        response_model=Node,
-        status_code=201,
-        dependencies=write,
-        tags=["nodes"],
-        responses=created_links("node", "node_id"),
-    )
-    async def create_node(node: Node, grant: Writer) -> Node:
-        return await svc.run(svc.view(grant).index_node, node)
-
-    @api.get("/nodes", response_model=list[Node], dependencies=read, tags=["nodes"])
-    async def list_nodes(
-        label: Annotated[str, Query(min_length=1, max_length=128, description="node type")],
-        grant: Reader,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    ) -> list[Node]:
-        """Nodes with a label (those the key may see)."""
-        return await svc.run(svc.view(grant).find_nodes_by_label, label, limit)
-
-    @api.get("/nodes/{node_id}", response_model=Node, dependencies=read, tags=["nodes"])
-    async def get_node(node_id: IdPath, grant: Reader) -> Node:
-        return _found(await svc.run(svc.view(grant).find_node, node_id), "node", node_id)
-
-    @api.patch("/nodes/{node_id}", response_model=Node, dependencies=write, tags=["nodes"])
-    async def patch_node(node_id: IdPath, patch: NodePatch, grant: Writer) -> Node:
-        view = svc.view(grant)
-        return await svc.run(
-            lambda: view.update_node(
-                node_id, patch.properties, content=patch.content, label=patch.label, merge=patch.merge
-            )
-        )
-
-    @api.delete("/nodes/{node_id}", response_model=WriteResult, dependencies=write, tags=["nodes"])
-    async def delete_node(node_id: IdPath, grant: Writer, cascade: bool = True) -> WriteResult:
-        """Delete a node; with ``cascade`` (default) its edges and linked chunks too."""
-        return await svc.delete_node(node_id, cascade, grant)
-
-    # -------------------------------------------------------------- edges
-    @api.post(
-        "/edges",
-        response_model=Edge,
-        status_code=201,
-        dependencies=write,
-        tags=["edges"],
-        responses=created_links("edge", "edge_id"),
-    )
-    async def create_edge(edge: Edge, grant: Writer) -> Edge:
-        return await svc.run(svc.view(grant).index_edge, edge)
-
-    @api.get("/edges/{edge_id}", response_model=Edge, dependencies=read, tags=["edges"])
-    async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
-        return _found(await svc.run(svc.view(grant).get_edge, edge_id), "edge", edge_id)
-
-    @api.patch("/edges/{edge_id}", response_model=Edge, dependencies=write, tags=["edges"])
-    async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
-        view = svc.view(grant)
-
-        def apply() -> Edge:
-            old = view.access.owned(view.get_edge(edge_id), "edge", edge_id)
-            try:
-                new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
-            except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
-                raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
-            return view.update_edge(new)
-
-        return await svc.run(apply)
-
-    @api.delete("/edges/{edge_id}", response_model=WriteResult, dependencies=write, tags=["edges"])
-    async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
-        await svc.run(svc.view(grant).delete_edge, edge_id)
-        return WriteResult(edges=1)
-
-    # -------------------------------------------------------------- chunks
-    @api.post(
-        "/chunks",
-        response_model=Chunk,
-        status_code=201,
-        dependencies=write,
-        tags=["chunks"],
-        responses=created_links("chunk", "chunk_id"),
-    )
-    async def create_chunk(chunk: Chunk, grant: Writer) -> Chunk:
-        return await svc.run(svc.view(grant).index_chunk, chunk)
-
-    @api.get("/chunks/{chunk_id}", response_model=Chunk, dependencies=read, tags=["chunks"])
-    async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
-        return _found(await svc.run(svc.view(grant).get_chunk, chunk_id), "chunk", chunk_id)
-
-    @api.patch("/chunks/{chunk_id}", response_model=Chunk, dependencies=write, tags=["chunks"])
-    async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
-        view = svc.view(grant)
-        return await svc.run(
-            lambda: view.update_chunk(
-                chunk_id,
-                content=patch.content,
-                metadata=patch.metadata,
-                node_id=patch.node_id,
-                unlink=patch.unlink,
-                merge=patch.merge,
-            )
-        )
-
-    @api.delete("/chunks/{chunk_id}", response_model=WriteResult, dependencies=write, tags=["chunks"])
-    async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
-        await svc.run(svc.view(grant).delete_chunk, chunk_id)
-        return WriteResult(chunks=1)
+    routes = _Routes(api, svc, auth.require("read"), auth.require("write"))
+    routes.retrieval(models)
+    routes.nodes()
+    routes.edges()
+    routes.chunks()
 
     from cef.server.explorer import explorer_api, mount_explorer
 
-    api.include_router(explorer_api(svc, auth.require("read"), graph_query, StrictJsonRoute))
+    api.include_router(explorer_api(svc, auth.require("read"), models.graph_query, StrictJsonRoute))
     app.include_router(api)
     mount_explorer(app)
     return app
+
+
+class _Routes:
+    """The API's routes by group; each parses, calls the service (through the caller's tenant view)
+    and returns the result. Every route takes its grant as a parameter: ``read_key`` / ``write_key``
+    are the dependencies that check a read / write key and return its grant."""
+
+    def __init__(self, api: APIRouter, svc: CefService, read_key: Any, write_key: Any) -> None:
+        self.api, self.svc, self.read_key, self.write_key = api, svc, read_key, write_key
+
+    def retrieval(self, models: Any) -> None:
+        api, svc = self.api, self.svc
+        Reader = Annotated[ApiKey, Depends(self.read_key)]
+        search_request, graph_query, answer_request = models.search, models.graph_query, models.answer
+
+        @api.post("/search", response_model=SearchResponse, tags=["retrieval"])
+        async def search(req: search_request, grant: Reader) -> SearchResponse:  # type: ignore[valid-type]
+            """Memory search with graph exploration; the seed's response (results, exploration summary,
+            related entities, suggested queries). Cached until the next write."""
+            return await svc.search(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
+
+        @api.post("/retrieve", response_model=SearchResult, tags=["retrieval"])
+        async def retrieve(query: graph_query, grant: Reader) -> SearchResult:  # type: ignore[valid-type]
+            """A structured graph query → ranked chunks with the paths that explain them."""
+            return await svc.retrieve_knowledge(scoped_query(grant, query))
+
+        @api.post("/answer", response_model=Answer, tags=["retrieval"])
+        async def answer(req: answer_request, grant: Reader) -> Answer:  # type: ignore[valid-type]
+            """A question answered by the server's LLM (CEF_LLM) from the retrieved passages, citing
+            their ids; without an LLM configured, ``answer`` is null and the passages are returned."""
+            return await svc.answer(req.model_copy(update={"scope": read_scope(grant, req.scope)}))  # type: ignore[attr-defined]
+
+        if svc.context is not None:
+            request_model = svc.context.request_model
+
+            @api.post("/context", response_model=svc.context.response_model, tags=["retrieval"])
+            async def context(request: request_model, grant: Reader) -> Any:  # type: ignore[valid-type]
+                """Several queries, one token budget, deduplicated: context ready for a prompt."""
+                scoped = request.model_copy(update={"scope": read_scope(grant, request.scope)})  # type: ignore[attr-defined]
+                return await svc.provide_context(scoped)
+
+        @api.get("/schema", response_model=GraphSchema, tags=["schema"])
+        async def schema(grant: Reader) -> GraphSchema:
+            """Node types (properties, counts) and relation types (semantics, observed endpoints); a key
+            bound to scopes sees only what its scopes' records and shared (unscoped) records show."""
+            return await svc.graph_schema(grant)
+
+    def nodes(self) -> None:
+        api, svc = self.api, self.svc
+        Reader = Annotated[ApiKey, Depends(self.read_key)]
+        Writer = Annotated[ApiKey, Depends(self.write_key)]
+
+        @api.post(
+            "/nodes",
+            response_model=Node,
+            status_code=201,
+            tags=["nodes"],
+            responses=created_links("node", "node_id"),
+        )
+        async def create_node(node: Node, grant: Writer) -> Node:
+            return await svc.run(svc.view(grant).index_node, node)
+
+        @api.get("/nodes", response_model=list[Node], tags=["nodes"])
+        async def list_nodes(
+            label: Annotated[str, Query(min_length=1, max_length=128, description="node type")],
+            grant: Reader,
+            limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        ) -> list[Node]:
+            """Nodes with a label (those the key may see)."""
+            return await svc.run(svc.view(grant).find_nodes_by_label, label, limit)
+
+        @api.get("/nodes/{node_id}", response_model=Node, tags=["nodes"])
+        async def get_node(node_id: IdPath, grant: Reader) -> Node:
+            return _found(await svc.run(svc.view(grant).find_node, node_id), "node", node_id)
+
+        @api.patch("/nodes/{node_id}", response_model=Node, tags=["nodes"])
+        async def patch_node(node_id: IdPath, patch: NodePatch, grant: Writer) -> Node:
+            view = svc.view(grant)
+            return await svc.run(
+                lambda: view.update_node(
+                    node_id, patch.properties, content=patch.content, label=patch.label, merge=patch.merge
+                )
+            )
+
+        @api.delete("/nodes/{node_id}", response_model=WriteResult, tags=["nodes"])
+        async def delete_node(node_id: IdPath, grant: Writer, cascade: bool = True) -> WriteResult:
+            """Delete a node; with ``cascade`` (default) its edges and linked chunks too."""
+            return await svc.delete_node(node_id, cascade, grant)
+
+    def edges(self) -> None:
+        api, svc = self.api, self.svc
+        Reader = Annotated[ApiKey, Depends(self.read_key)]
+        Writer = Annotated[ApiKey, Depends(self.write_key)]
+
+        @api.post(
+            "/edges",
+            response_model=Edge,
+            status_code=201,
+            tags=["edges"],
+            responses=created_links("edge", "edge_id"),
+        )
+        async def create_edge(edge: Edge, grant: Writer) -> Edge:
+            return await svc.run(svc.view(grant).index_edge, edge)
+
+        @api.get("/edges/{edge_id}", response_model=Edge, tags=["edges"])
+        async def get_edge(edge_id: IdPath, grant: Reader) -> Edge:
+            return _found(await svc.run(svc.view(grant).get_edge, edge_id), "edge", edge_id)
+
+        @api.patch("/edges/{edge_id}", response_model=Edge, tags=["edges"])
+        async def patch_edge(edge_id: IdPath, patch: EdgePatch, grant: Writer) -> Edge:
+            view = svc.view(grant)
+
+            def apply() -> Edge:
+                old = view.access.owned(view.get_edge(edge_id), "edge", edge_id)
+                try:
+                    new = Edge.model_validate({**old.model_dump(), **patch.model_dump(exclude_unset=True)})
+                except pydantic.ValidationError as exc:  # the patch is valid; with the stored edge it is not
+                    raise ConflictError(f"edge {edge_id!r}: {format_validation_error(exc)}") from None
+                return view.update_edge(new)
+
+            return await svc.run(apply)
+
+        @api.delete("/edges/{edge_id}", response_model=WriteResult, tags=["edges"])
+        async def delete_edge(edge_id: IdPath, grant: Writer) -> WriteResult:
+            await svc.run(svc.view(grant).delete_edge, edge_id)
+            return WriteResult(edges=1)
+
+    def chunks(self) -> None:
+        api, svc = self.api, self.svc
+        Reader = Annotated[ApiKey, Depends(self.read_key)]
+        Writer = Annotated[ApiKey, Depends(self.write_key)]
+
+        @api.post(
+            "/chunks",
+            response_model=Chunk,
+            status_code=201,
+            tags=["chunks"],
+            responses=created_links("chunk", "chunk_id"),
+        )
+        async def create_chunk(chunk: Chunk, grant: Writer) -> Chunk:
+            return await svc.run(svc.view(grant).index_chunk, chunk)
+
+        @api.get("/chunks/{chunk_id}", response_model=Chunk, tags=["chunks"])
+        async def get_chunk(chunk_id: IdPath, grant: Reader) -> Chunk:
+            return _found(await svc.run(svc.view(grant).get_chunk, chunk_id), "chunk", chunk_id)
+
+        @api.patch("/chunks/{chunk_id}", response_model=Chunk, tags=["chunks"])
+        async def patch_chunk(chunk_id: IdPath, patch: ChunkPatch, grant: Writer) -> Chunk:
+            view = svc.view(grant)
+            return await svc.run(
+                lambda: view.update_chunk(
+                    chunk_id,
+                    content=patch.content,
+                    metadata=patch.metadata,
+                    node_id=patch.node_id,
+                    unlink=patch.unlink,
+                    merge=patch.merge,
+                )
+            )
+
+        @api.delete("/chunks/{chunk_id}", response_model=WriteResult, tags=["chunks"])
+        async def delete_chunk(chunk_id: IdPath, grant: Writer) -> WriteResult:
+            await svc.run(svc.view(grant).delete_chunk, chunk_id)
+            return WriteResult(chunks=1)
 
 
 # ------------------------------------------------------------------ docs
