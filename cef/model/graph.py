@@ -280,8 +280,6 @@ class Chunk(_Record):
                     f"embedding[{bad}] is {v[bad]}: every component must be a finite number that a 32-bit "
                     "float holds (|x| <= 3.4e38)"
                 )
-            if v and not any(v):
-                raise ValueError("embedding is all zeros: it has no direction to compare by")
         return v
 
     @field_validator("metadata")
