@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cef.model import GraphPath, Node, RankedChunk, SearchResult, SearchStrategy
+from cef.model import GraphPath, Node, RankedChunk, ReasoningContext, SearchResult, SearchStrategy
 from cef.retrieve.context import chunk_tags
 
 if TYPE_CHECKING:
@@ -176,17 +176,55 @@ def build_search_response(
     notes: Sequence[str] = (),
 ) -> SearchResponse:
     """Shape a SearchResult as the search response (reads node labels from the store)."""
-    hits = result.results
-    total = len(hits)
-    hits = hits[:limit]
+    hits = result.results[:limit]
+    ctx = result.reasoning_context
+    anchor_ids = [
+        a["node_id"] for a in result.metadata.get("anchors", []) if isinstance(a, dict) and "node_id" in a
+    ]
+    nodes = _nodes_named(kb, result, hits, anchor_ids)
+    out_hits, mentions = _hits(hits, nodes)
+    related, paths_to, edges = _related(ctx, mentions)
+    anchors = [x for x in (_ref(nodes, i) for i in anchor_ids) if x is not None]
+    fallback = result.strategy.value if timed_out or result.fallbacks else None
+    summary = ExplorationSummary(
+        graph_enabled=graph_enabled,
+        entities_explored=len(ctx.root_nodes) + len(ctx.related_nodes) if ctx is not None else 0,
+        relationships_traversed=len(edges),
+        chunks_from_graph=sum(1 for r in result.results if _found_by_graph(r)),
+        chunks_from_vector=sum(1 for r in result.results if r.explanation.vector_score is not None),
+        chunks_from_bm25=sum(1 for r in result.results if r.explanation.bm25_score is not None),
+        chunks_combined=len(result.results),
+        anchors=anchors,
+        strategy=result.strategy,
+        fallbacks=list(result.fallbacks),
+        timed_out=timed_out,
+        fallback=fallback,
+    )
+    anchor_nodes = [nodes[i] for i in anchor_ids if i in nodes]
+    all_notes = list(notes) + [str(n) for n in result.metadata.get("notes", [])]
+    return SearchResponse(
+        query=result.query,
+        results_count=len(out_hits),
+        total_found=len(result.results),
+        exploration_depth=depth if graph_enabled else 0,
+        processing_time_ms=round(elapsed_ms, 3),
+        exploration_summary=summary,
+        results=out_hits,
+        suggested_queries=_suggest(result.query, anchor_nodes, related, paths_to),
+        related_entities=related,
+        notes=all_notes,
+    )
 
+
+def _nodes_named(
+    kb: KnowledgeBase, result: SearchResult, hits: Sequence[RankedChunk], anchor_ids: list[str]
+) -> dict[str, Node]:
+    """The nodes the response names: the reasoning context's, then the anchors and the hits' nodes
+    and path nodes read from the store."""
     ctx = result.reasoning_context
     nodes: dict[str, Node] = {}
     if ctx is not None:
         nodes.update({n.id: n for n in (*ctx.root_nodes, *ctx.related_nodes)})
-    anchor_ids = [
-        a["node_id"] for a in result.metadata.get("anchors", []) if isinstance(a, dict) and "node_id" in a
-    ]
     wanted_ids: set[str] = set(anchor_ids)
     for r in hits:
         if r.chunk.node_id:
@@ -196,11 +234,16 @@ def build_search_response(
     missing = [i for i in wanted_ids if i not in nodes]
     if missing:
         nodes.update({n.id: n for n in kb.get_nodes(missing)})
+    return nodes
 
-    def ref(node_id: str) -> EntityRef | None:
-        n = nodes.get(node_id)
-        return EntityRef(text=n.name, type=n.label, node_id=n.id) if n is not None else None
 
+def _ref(nodes: dict[str, Node], node_id: str) -> EntityRef | None:
+    n = nodes.get(node_id)
+    return EntityRef(text=n.name, type=n.label, node_id=n.id) if n is not None else None
+
+
+def _hits(hits: Sequence[RankedChunk], nodes: dict[str, Node]) -> tuple[list[SearchHit], Counter[str]]:
+    """The ranked hits as the response shows them, and how often each node is mentioned by them."""
     out_hits: list[SearchHit] = []
     mentions: Counter[str] = Counter()
     for rank, r in enumerate(hits, 1):
@@ -210,7 +253,7 @@ def build_search_response(
                 [*(e.path.node_ids if e.path else []), *([r.chunk.node_id] if r.chunk.node_id else [])]
             )
         )
-        entities = [x for x in (ref(i) for i in ids) if x is not None]
+        entities = [x for x in (_ref(nodes, i) for i in ids) if x is not None]
         mentions.update(x.node_id for x in entities)
         out_hits.append(
             SearchHit(
@@ -232,57 +275,34 @@ def build_search_response(
                 metadata=r.chunk.metadata,
             )
         )
+    return out_hits, mentions
 
+
+def _related(
+    ctx: ReasoningContext | None, mentions: Counter[str]
+) -> tuple[list[RelatedEntity], dict[str, GraphPath], set[str]]:
+    """The reasoning context's related entities (most mentioned, nearest first, at most 10), the path
+    to each node, and the edges the context walked."""
     related: list[RelatedEntity] = []
     paths_to: dict[str, GraphPath] = {}
     edges: set[str] = set()
-    if ctx is not None:
-        for p in ctx.paths:
-            if p.node_ids:
-                paths_to[p.node_ids[-1]] = p
-            edges.update(p.edge_ids)
-        for n in ctx.related_nodes:
-            found = paths_to.get(n.id)
-            related.append(
-                RelatedEntity(
-                    text=n.name,
-                    type=n.label,
-                    node_id=n.id,
-                    relationship_to_query=found.describe() if found is not None else None,
-                    hops=found.length if found is not None else 0,
-                    mentions=mentions.get(n.id, 0),
-                )
+    if ctx is None:
+        return related, paths_to, edges
+    for p in ctx.paths:
+        if p.node_ids:
+            paths_to[p.node_ids[-1]] = p
+        edges.update(p.edge_ids)
+    for n in ctx.related_nodes:
+        found = paths_to.get(n.id)
+        related.append(
+            RelatedEntity(
+                text=n.name,
+                type=n.label,
+                node_id=n.id,
+                relationship_to_query=found.describe() if found is not None else None,
+                hops=found.length if found is not None else 0,
+                mentions=mentions.get(n.id, 0),
             )
-        related.sort(key=lambda x: (-x.mentions, x.hops, x.text))
-        related = related[:10]
-
-    anchors = [x for x in (ref(i) for i in anchor_ids) if x is not None]
-    fallback = result.strategy.value if timed_out or result.fallbacks else None
-    summary = ExplorationSummary(
-        graph_enabled=graph_enabled,
-        entities_explored=len(ctx.root_nodes) + len(ctx.related_nodes) if ctx is not None else 0,
-        relationships_traversed=len(edges),
-        chunks_from_graph=sum(1 for r in result.results if _found_by_graph(r)),
-        chunks_from_vector=sum(1 for r in result.results if r.explanation.vector_score is not None),
-        chunks_from_bm25=sum(1 for r in result.results if r.explanation.bm25_score is not None),
-        chunks_combined=len(result.results),
-        anchors=anchors,
-        strategy=result.strategy,
-        fallbacks=list(result.fallbacks),
-        timed_out=timed_out,
-        fallback=fallback,
-    )
-    anchor_nodes = [nodes[i] for i in anchor_ids if i in nodes]
-    all_notes = list(notes) + [str(n) for n in result.metadata.get("notes", [])]
-    return SearchResponse(
-        query=result.query,
-        results_count=len(out_hits),
-        total_found=total,
-        exploration_depth=depth if graph_enabled else 0,
-        processing_time_ms=round(elapsed_ms, 3),
-        exploration_summary=summary,
-        results=out_hits,
-        suggested_queries=_suggest(result.query, anchor_nodes, related, paths_to),
-        related_entities=related,
-        notes=all_notes,
-    )
+        )
+    related.sort(key=lambda x: (-x.mentions, x.hops, x.text))
+    return related[:10], paths_to, edges
