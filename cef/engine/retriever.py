@@ -282,6 +282,12 @@ class KnowledgeRetriever:
         pipeline.save_path_vectors(self.state)
 
     def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
-        """The main entry point: anchors → traversal → hybrid search → fallbacks, explained."""
-        q = GraphQuery(query=query, **options) if isinstance(query, str) else query
+        """The main entry point: anchors → traversal → hybrid search → fallbacks, explained.
+
+        ``options`` are :class:`GraphQuery` fields: with a question they build the query; with a
+        ``GraphQuery`` they override its fields (validated, never dropped)."""
+        if isinstance(query, str):
+            q = GraphQuery(query=query, **options)
+        else:
+            q = GraphQuery.model_validate({**query.model_dump(), **options}) if options else query
         return pipeline.retrieve(self.state, q, self.strategies)
