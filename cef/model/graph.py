@@ -8,7 +8,7 @@ import math
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -259,7 +259,7 @@ class Chunk(_Record):
     node_id: str | None = Field(default=None, description="the linked node, if any")
     metadata: JsonDict = Field(default_factory=dict)
     scope: str | None = Field(default=None, max_length=256)
-    embedding: list[float] | None = Field(
+    embedding: list[Annotated[float, Field(ge=-_FLOAT32_MAX, le=_FLOAT32_MAX)]] | None = Field(
         default=None,
         exclude=True,
         repr=False,
