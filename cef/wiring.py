@@ -47,6 +47,10 @@ def store_location(location: str | Path) -> tuple[str, str]:
     """
     text = str(location)
     if isinstance(location, Path) and _MANGLED.match(text):
+        if text.lower().startswith(
+            "sqlite:"
+        ):  # sqlite:///abs/kb.db became sqlite:/abs/kb.db: the path is /abs/kb.db
+            return "sqlite", text[len("sqlite:") :] or ":memory:"
         text = _MANGLED.sub(lambda m: m.group(0) + "/", text, count=1)
     m = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$", text, re.S)
     if m is None:
@@ -98,6 +102,8 @@ def require_store(location: str | Path) -> None:
         raise StoreNotFoundError(target)
     if not file.is_file():
         raise StoreNotFoundError(target, "it is a folder, not a SQLite file")
+    if file.stat().st_size == 0:  # a read never writes a schema into a file that is not a knowledge base yet
+        raise StoreNotFoundError(target, "the file is empty: it holds no knowledge base yet")
 
 
 def open_vector_store(settings: VectorSettings, store: RecordStore) -> VectorStore | None:

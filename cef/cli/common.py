@@ -84,8 +84,8 @@ def load_cli_config(db: str | Path | None = None, embedder: str | None = None) -
     overrides: dict[str, Any] = {}
     flags: dict[str, str] = {}
     if db is not None:
-        scheme, target = store_location(db)
-        overrides["store"] = {"url": target if scheme == "postgresql" else str(db)}
+        _, target = store_location(db)
+        overrides["store"] = {"url": target}  # a sqlite:/// URL means its path on every option and variable
         flags["store"] = "--db"
     if embedder is not None:
         overrides["embedder"] = embedder
