@@ -150,7 +150,7 @@ class LLMExtractor:
         except CefError as exc:
             self._warn(f"LLM extraction failed for {where}: {exc}")
             return Extraction()
-        from cef.llm.understand import extract_json_object
+        from cef.llm.base import extract_json_object
 
         obj = extract_json_object(answer)
         if obj is None:

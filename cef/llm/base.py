@@ -9,6 +9,8 @@ and ``is_available``.
 
 from __future__ import annotations
 
+import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ __all__ = [
     "MessageLike",
     "Role",
     "Usage",
+    "extract_json_object",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -265,3 +268,20 @@ class BaseLLMClient(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self._model!r})"
+
+
+def extract_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in an LLM's answer (bare, or inside a ```json fence, or amid prose)."""
+    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.DOTALL)
+    candidates = [fenced.group(1)] if fenced else []
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None

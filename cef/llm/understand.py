@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from cef.errors import LLMError
-from cef.llm.base import ChatMessage, LLMClient
+from cef.llm.base import ChatMessage, LLMClient, extract_json_object
 from cef.model import GraphQuery
 
 if TYPE_CHECKING:
@@ -62,23 +61,6 @@ class Understanding:
     used_llm: bool
     raw: str | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in an LLM's answer (bare, or inside a ```json fence, or amid prose)."""
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.DOTALL)
-    candidates = [fenced.group(1)] if fenced else []
-    start, end = text.find("{"), text.rfind("}")
-    if start != -1 and end > start:
-        candidates.append(text[start : end + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
 
 
 class QueryUnderstanding:
