@@ -112,7 +112,7 @@ class ConfigurationError(CefError):
 class MissingExtraError(ConfigurationError):
     def __init__(self, what: str, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'")
+        super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef-context[{extra}]'")
 
 
 class StoreNotFoundError(ConfigurationError):
