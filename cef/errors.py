@@ -10,7 +10,8 @@ Every error cef raises on purpose derives from :class:`CefError`::
     │   │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
     │   │   └── MissingNodeError           an edge or chunk points to a node that does not exist
     │   ├── InvalidPropertyError       a property that is not JSON-serializable or breaks a schema
-    │   └── ParseError                 a malformed input file (names file and line)
+    │   ├── ParseError                 a malformed input file (names file and line)
+    │   └── UnsupportedFileError       a file no parser reads (ingest skips it and says so)
     ├── NotFoundError             a lookup by id found nothing
     ├── PathEscapeError           a data-source path that would leave its root
     ├── ConfigurationError        a setting that cannot work (missing extra, bad URL, ...)
@@ -97,6 +98,11 @@ class ParseError(ValidationError):
         super().__init__(f"{where}{message}")
 
 
+class UnsupportedFileError(ValidationError):
+    """A file that is not for any parser: an unknown extension, or a YAML/JSON file with none of a
+    graph file's keys (a question set, a memory domain). Ingest reports it as skipped."""
+
+
 class NotFoundError(CefError):
     pass
 
@@ -112,7 +118,9 @@ class ConfigurationError(CefError):
 class MissingExtraError(ConfigurationError):
     def __init__(self, what: str, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef-context[{extra}]'")
+        super().__init__(
+            f"{what} needs the optional dependency {module!r}: pip install 'cef-context[{extra}]'"
+        )
 
 
 class StoreNotFoundError(ConfigurationError):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from cef.cli.common import (
     EXIT_FAILED,
@@ -144,10 +145,12 @@ def ingest(
                 client.close()
     for line in report.summary_lines():
         console.print(line)
+    for skipped in report.unsupported:
+        err_console.print(f"[yellow]skipped:[/] {escape(skipped)}")
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}")
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}")
     for failure in report.failures:
-        err_console.print(f"[bold red]failed:[/] {failure}")
+        err_console.print(f"[bold red]failed:[/] {escape(failure)}")
     if report.failures:  # the same code whether or not other files were (re-)ingested
         raise typer.Exit(EXIT_FAILED)
 

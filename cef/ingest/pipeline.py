@@ -22,13 +22,21 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
-from cef.errors import CefError, ParseError
+from cef.errors import (
+    CefError,
+    MissingNodeError,
+    ParseError,
+    UnknownNodeTypeError,
+    UnknownRelationTypeError,
+    UnsupportedFileError,
+)
 from cef.ingest.manifest import (
     KINDS,
     MANIFEST_PREFIX,
@@ -71,13 +79,15 @@ class ProgressEnricher(Protocol):
 @dataclass
 class FileOutcome:
     path: str
-    status: str  # "ingested" | "replaced" | "skipped" | "deleted" | "failed"
+    status: str  # "ingested" | "replaced" | "skipped" | "deleted" | "failed" | "unsupported"
     nodes: int = 0
     edges: int = 0
     chunks: int = 0
     message: str = ""
     warnings: list[str] = field(default_factory=list)
     entities: dict[str, int] = field(default_factory=dict)  # linked / new / merged (entity resolution)
+    #: failed on a relation type, node type or node that another file of the same ingest may define
+    waits: bool = False
 
 
 @dataclass
@@ -93,6 +103,11 @@ class IngestReport:
     @property
     def failures(self) -> list[str]:
         return [o.message for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def unsupported(self) -> list[str]:
+        """Files no parser reads, each with why (skipped, never silently)."""
+        return [o.message for o in self.outcomes if o.status == "unsupported"]
 
     @property
     def warnings(self) -> list[str]:
@@ -122,7 +137,8 @@ class IngestReport:
         t = self.totals()
         return [
             f"files: {self._count('ingested')} ingested, {self._count('replaced')} replaced, "
-            f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed",
+            f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed"
+            + (f", {self._count('unsupported')} skipped (unsupported)" if self._count("unsupported") else ""),
             f"records written: {t['nodes']} nodes, {t['edges']} edges, {t['chunks']} chunks "
             f"in {self.seconds:.1f} s",
             *self._entity_line(),
@@ -189,24 +205,34 @@ def ingest_sources(
     report = IngestReport()
     if enricher is None and extract:
         enricher = _default_enricher()
-    for uri in sources:
-        try:
-            source, files, is_tree = _open(uri)
-        except CefError as exc:
-            report.outcomes.append(FileOutcome(uri, "failed", message=str(exc)))
-            continue
-        with source:
+    with ExitStack() as stack:
+        jobs: list[tuple[str, DataSource, str, ResourceInfo]] = []
+        trees: list[tuple[str, set[str]]] = []
+        for uri in sources:
+            try:
+                source, files, is_tree = _open(uri)
+            except CefError as exc:
+                report.outcomes.append(FileOutcome(uri, "failed", message=str(exc)))
+                continue
+            stack.enter_context(source)
             key = _source_key(uri if is_tree else str(Path(uri).parent))
-            files = [f for f in files if registry.for_path(f.path) is not None]
-            seen: set[str] = set()
-            for i, info in enumerate(files, 1):
-                seen.add(info.path)
-                job = _FileJob(kb, source, key, info, registry, options, enricher, progress, batch_size)
-                report.outcomes.append(job.run())
-                if progress is not None and len(files) > 1:  # one file: its records are counted instead
-                    progress(f"ingesting {uri} (files)", i, len(files))
+            usable = [f for f in files if registry.for_path(f.path) is not None]
+            report.outcomes.extend(
+                FileOutcome(f.path, "unsupported", message=f"{f.path}: no parser reads this kind of file")
+                for f in files
+                if registry.for_path(f.path) is None and not _hidden(f.path)
+            )
+            jobs.extend((uri, source, key, info) for info in usable)
             if is_tree:
-                report.outcomes.extend(_delete_missing(kb, key, seen))
+                trees.append((key, {f.path for f in usable}))
+
+        def run(job: tuple[str, DataSource, str, ResourceInfo]) -> FileOutcome:
+            _, source, key, info = job
+            return _FileJob(kb, source, key, info, registry, options, enricher, progress, batch_size).run()
+
+        report.outcomes.extend(_in_dependency_order(jobs, run, progress))
+        for key, seen in trees:
+            report.outcomes.extend(_delete_missing(kb, key, seen))
     if any(o.status in ("ingested", "replaced", "deleted") for o in report.outcomes):
         if progress is not None:
             progress("embedding relation paths", 0, 1)
@@ -217,6 +243,49 @@ def ingest_sources(
             kb.retriever.prepare_entities(progress)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+_Job = TypeVar("_Job")
+
+
+def _in_dependency_order(
+    jobs: Sequence[_Job], run: Callable[[_Job], FileOutcome], progress: ProgressFn | None
+) -> list[FileOutcome]:
+    """Run every file's ingest so that what one file defines comes before what uses it.
+
+    Files run in listing order; one that fails because it uses a relation type,
+    node type or node not there yet (each file is one transaction, so it wrote
+    nothing) waits, and the waiting files run again after every pass that wrote
+    something: relation types, then nodes, then edges, whatever the file names
+    and however they are spread over the sources of one ingest. A file still
+    failing when a pass writes nothing is reported with its last error.
+    Outcomes come back in listing order.
+    """
+    outcomes: dict[int, FileOutcome] = {}
+    pending = list(range(len(jobs)))
+    while pending:
+        waiting: list[int] = []
+        wrote = False
+        for i in pending:
+            outcome = run(jobs[i])
+            outcomes[i] = outcome
+            if outcome.waits:
+                waiting.append(i)
+                continue
+            wrote = wrote or outcome.status in ("ingested", "replaced")
+            if progress is not None and len(jobs) > 1:  # one file: its records are counted instead
+                progress("ingesting files", sum(not o.waits for o in outcomes.values()), len(jobs))
+        if not wrote:
+            break
+        pending = waiting
+    if progress is not None and len(jobs) > 1:
+        progress("ingesting files", len(jobs), len(jobs))
+    return [outcomes[i] for i in sorted(outcomes)]
+
+
+def _hidden(path: str) -> bool:
+    """Dot files and folders (``.git``, ``.obsidian``, ``.DS_Store``): never content, never reported."""
+    return any(part.startswith(".") for part in Path(path).parts)
 
 
 @dataclass
@@ -257,8 +326,12 @@ class _FileJob:
                 self._streamed(parser)
             else:
                 self._whole(parser.parse(self.source.read_bytes(info.path), self.ctx))
+        except UnsupportedFileError as exc:
+            return FileOutcome(info.path, "unsupported", message=str(exc))
         except ParseError as exc:
             return FileOutcome(info.path, "failed", message=str(exc))
+        except (UnknownRelationTypeError, UnknownNodeTypeError, MissingNodeError) as exc:
+            return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}", waits=True)
         except CefError as exc:
             return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}")
         return self.outcome
@@ -393,6 +466,7 @@ class _FileJob:
         merge = merge_extracted(kb, batch, mkey)
         if merge.merged:
             doc.entities["merged"] = len(merge.merged)
+            batch = merge.repoint(batch)
         kb.indexer.upsert_batch(
             batch.model_copy(update={"edges": [*batch.edges, *merge.edges]}) if merge.edges else batch,
             remove_nodes=[
