@@ -16,7 +16,8 @@ Every error cef raises on purpose derives from :class:`CefError`::
     ├── PathEscapeError           a data-source path that would leave its root
     ├── ConfigurationError        a setting that cannot work (missing extra, bad URL, ...)
     │   ├── MissingExtraError          an optional dependency is not installed
-    │   └── StoreNotFoundError         a read names a knowledge base that does not exist
+    │   ├── StoreNotFoundError         a read names a knowledge base that does not exist
+    │   └── NotAKnowledgeBaseError     the location holds something else (not SQLite, another app's tables)
     ├── StoreError                a backend failed; adapters translate driver errors to this
     │   └── RetryableStoreError        a transient failure (lock, connection) worth retrying
     ├── EmbeddingError            the embedding model failed or returned the wrong shape
@@ -131,6 +132,17 @@ class StoreNotFoundError(ConfigurationError):
         self.detail = detail
         super().__init__(
             f"knowledge base {location!r} does not exist ({detail})" + (f": {hint}" if hint else "")
+        )
+
+
+class NotAKnowledgeBaseError(ConfigurationError):
+    """The location names a file that is not a cef knowledge base; it was left as it was."""
+
+    def __init__(self, location: str, detail: str) -> None:
+        self.location = location
+        super().__init__(
+            f"{location!r} is not a cef knowledge base ({detail}); it was left untouched: "
+            "point --db at a knowledge base, or at a new file to create one"
         )
 
 

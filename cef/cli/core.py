@@ -31,7 +31,7 @@ from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
 
 
 def init(db: DbOption = None, embedder: EmbedderOption = "default") -> None:
-    """Create an empty knowledge base file (ingest and query create it too).
+    """Create an empty knowledge base file (ingest creates one too; reads never do).
 
     Example:  cef init --db kb.db
     """
@@ -116,6 +116,11 @@ def ingest(
     """
     from cef.ingest.pipeline import ingest_sources, make_enricher
 
+    missing = [s for s in sources if "://" not in s and not Path(s).exists()]
+    if missing:  # before the knowledge base is opened: a typo never leaves an empty store behind
+        raise typer.BadParameter(
+            f"no such file or folder: {', '.join(missing)} (nothing was ingested)", param_hint="SOURCES"
+        )
     with cli_errors():
         client = make_client(llm, model, base_url, api_key) if llm and extract else None
         enricher = (

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cef.errors import RetryableStoreError, StoreError
+from cef.errors import NotAKnowledgeBaseError, RetryableStoreError, StoreError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import Capabilities, TextHit, WriteSet
 from cef.store.sql import EDGE_COLS, SQLRecordStore, edge_columns, edge_from_row, node_text
@@ -109,6 +109,16 @@ def fts_query(terms: Sequence[str]) -> str | None:
 _JSON_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
 
+def _check_is_knowledge_base(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a SQLite database that holds another application's tables (and none of ours): cef
+    never adds its tables to someone else's database. Raises ``sqlite3.DatabaseError`` for a file
+    that is not SQLite at all."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if tables and "meta" not in tables:
+        shown = ", ".join(sorted(tables)[:5])
+        raise NotAKnowledgeBaseError(path, f"a SQLite database with other tables: {shown}")
+
+
 class SQLiteStore(SQLRecordStore):
     """A :class:`cef.store.base.RecordStore` on one SQLite file."""
 
@@ -138,7 +148,15 @@ class SQLiteStore(SQLRecordStore):
         self._count_cache: dict[str, tuple[tuple[int, int], int]] = {}
         self._df_cache: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}
         c = self._conn
-        c.execute("PRAGMA journal_mode=WAL")
+        try:
+            _check_is_knowledge_base(c, self.path)
+            c.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "disk image is malformed"
+            c.close()
+            raise NotAKnowledgeBaseError(self.path, str(exc)) from None
+        except NotAKnowledgeBaseError:
+            c.close()
+            raise
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA foreign_keys=OFF")
         c.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
