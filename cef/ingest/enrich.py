@@ -38,8 +38,10 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,10 +50,11 @@ from cef.engine.indexer import embed_texts
 from cef.errors import ConfigurationError, MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
-from cef.extract.normalize import near_duplicates
+from cef.extract.normalize import near_duplicates, normalize_name
 from cef.extract.resolve import NameResolver
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
 from cef.ingest.docgraph import DocGraph, KnownNames, chunk_title
+from cef.ingest.notelinks import NOTE_PROPERTY, mask_markup
 from cef.ingest.parsers.base import ParsedDocument
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType, stable_id
 from cef.schema.textgraph import (
@@ -191,7 +194,7 @@ class EntityEnricher:
         known = self.known_names(kb)
         chunks = list(batch.chunks)
         titles = [chunk_title(c) for c in chunks]
-        texts = [c.content for c in chunks]
+        texts = [mask_markup(c.content) for c in chunks]  # link syntax never inside a mention
         relations: list[list[RelationMention]] = [[] for _ in chunks]
         found = self._extract(texts, titles, relations, progress)
         if len(found) != len(chunks) or len(relations) != len(chunks):
@@ -199,7 +202,10 @@ class EntityEnricher:
         take = getattr(self.extractor, "take_warnings", None)
         extractor_warnings: list[str] = list(take()) if callable(take) else []
         floor = self.min_entity_confidence
-        ner = [[m for m in ms if m.start >= 0 and m.normalized and m.confidence >= floor] for ms in found]
+        ner = [
+            [m for m in map(_first_line, ms) if m.start >= 0 and m.normalized and m.confidence >= floor]
+            for ms in found
+        ]
         for title in titles:
             if title:
                 self.run_gazetteer.add(title, TITLE_TYPE)
@@ -297,12 +303,13 @@ class EntityEnricher:
         names: dict[str, str] = {}
         curated: list[tuple[str, str]] = []
         for node in nodes:
-            if node.label in self.container_labels:
+            note = node.properties.get(NOTE_PROPERTY) is True  # a note is named by its title
+            if node.label in self.container_labels and not note:
                 continue
             if node.name == node.id and "name" not in node.properties:
                 continue  # an unnamed node: nothing to look for in text
             names[node.id] = node.name
-            extracted = is_extracted(node)
+            extracted = is_extracted(node) or note  # a note's title matches only when written like a name
             if not extracted:
                 curated.append((node.id, node.name))
             all_names = [node.name, *node.aliases]
@@ -588,3 +595,16 @@ def _doc_key(doc: ParsedDocument, chunks: Sequence[Chunk]) -> str:
     if isinstance(path, str) and path:
         return path
     return chunks[0].id
+
+
+_GAP = re.compile(r"\n|\s{2,}")
+
+
+def _first_line(m: Mention) -> Mention:
+    """A mention cut at a line break or a run of spaces (where a heading or link syntax was masked):
+    a name never spans two lines of a note."""
+    gap = _GAP.search(m.text)
+    if gap is None or m.start < 0:
+        return m
+    text = m.text[: gap.start()].rstrip()
+    return replace(m, text=text, normalized=normalize_name(text), end=m.start + len(text))

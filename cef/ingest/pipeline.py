@@ -96,6 +96,7 @@ class IngestReport:
 
     outcomes: list[FileOutcome] = field(default_factory=list)
     seconds: float = 0.0
+    links: int = 0  # LINKS_TO edges between notes after the ingest
 
     def _count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -140,7 +141,7 @@ class IngestReport:
             f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed"
             + (f", {self._count('unsupported')} skipped (unsupported)" if self._count("unsupported") else ""),
             f"records written: {t['nodes']} nodes, {t['edges']} edges, {t['chunks']} chunks "
-            f"in {self.seconds:.1f} s",
+            f"in {self.seconds:.1f} s" + (f"; {self.links} links between notes" if self.links else ""),
             *self._entity_line(),
         ]
 
@@ -234,6 +235,7 @@ def ingest_sources(
         for key, seen in trees:
             report.outcomes.extend(_delete_missing(kb, key, seen))
     if any(o.status in ("ingested", "replaced", "deleted") for o in report.outcomes):
+        _link_notes(kb, report, progress)
         if progress is not None:
             progress("embedding relation paths", 0, 1)
         kb.retriever.prepare_paths()  # a query then embeds only its question
@@ -243,6 +245,27 @@ def ingest_sources(
             kb.retriever.prepare_entities(progress)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _link_notes(kb: KnowledgeBase, report: IngestReport, progress: ProgressFn | None) -> None:
+    """Resolve the links of every note (Markdown) once all files are in: they may link each other in
+    any order (:mod:`cef.ingest.notelinks`). Links to notes that do not exist are warnings."""
+    from cef.ingest.notelinks import link_notes
+
+    if progress is not None:
+        progress("linking notes", 0, 1)
+    links = link_notes(kb)
+    if progress is not None:
+        progress("linking notes", 1, 1)
+    report.links = links.edges
+    if links.unresolved:
+        report.outcomes.append(
+            FileOutcome(
+                "(links)",
+                "linked",
+                warnings=[f"a link to a note that does not exist: {u}" for u in links.unresolved],
+            )
+        )
 
 
 _Job = TypeVar("_Job")

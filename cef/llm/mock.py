@@ -92,7 +92,9 @@ def mock_reply(messages: Sequence[ChatMessage]) -> str:
     """The mock's default answer (see the module docstring)."""
     system = " ".join(m.content for m in messages if m.role == "system")
     user = next((m.content for m in reversed(messages) if m.role == "user"), "")
-    if "JSON" in system and "knowledge graph" in system:
+    from cef.llm.understand import SYSTEM_PROMPT
+
+    if system.startswith(SYSTEM_PROMPT.split("\n", 1)[0]):  # query understanding
         return '{"targets": [], "relation_types": []}'  # no hints: the plain question is searched
     parsed = _passages(user)
     if parsed is not None:
