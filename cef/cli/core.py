@@ -320,11 +320,13 @@ def render_result(result: SearchResult, *, markdown: bool = False) -> str:
         lines.append("answers:" if not markdown else "## answers")
         for n in result.nodes[:10]:
             path = f" — {n.path.describe()}" if n.path is not None and n.path.length else ""
-            lines.append(f"  - {n.text or n.node.name} [{n.node.id}]{path}")
+            relevance = f" (relevance {n.relevance:.2f})" if n.relevance is not None else ""
+            lines.append(f"  - {n.text or n.node.name} [{n.node.id}]{path}{relevance}")
     lines.append("")
     for i, r in enumerate(result.results, 1):
         e = r.explanation
-        head = f"{i}. [{r.chunk.id}] score {r.score:.3f} ({e.strategy.value}"
+        relevance = f"relevance {r.relevance:.2f}, " if r.relevance is not None else ""
+        head = f"{i}. [{r.chunk.id}] {relevance}score {r.score:.3f} ({e.strategy.value}"
         parts = []
         if e.vector_score is not None:
             parts.append(f"vector {e.vector_score:.3f}")
