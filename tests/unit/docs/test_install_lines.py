@@ -102,3 +102,12 @@ def test_the_framework_docs_give_both_install_lines() -> None:
         text = (ROOT / "docs" / f"{framework}.md").read_text()
         assert f"pip install -e '.[all,{framework}]'" in text  # from a clone
         assert f"pip install '{DISTRIBUTION}[all,{framework}]'" in text  # from the index
+
+
+def test_the_readme_says_what_the_test_command_needs_and_ci_installs_it() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    ci = (ROOT / ".ci" / "run").read_text()
+    for need in ("chromium", "build-essential", "Python ≥ 3.12", "50 minutes", "two busy cores"):
+        assert need in readme, need
+    for need in ("chromium", "build-essential", "setup-falkordb.sh"):
+        assert need in ci, need
