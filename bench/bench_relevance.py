@@ -26,13 +26,16 @@ import cef
 from cef.ingest.pipeline import ingest_sources
 
 
-def read_questions(path: Path) -> list[str]:
+def read_questions(path: Path, set_name: str | None = None) -> list[str]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
         text = f.read()
     name = path.name.removesuffix(".gz")
     if name.endswith((".yaml", ".yml")):
         data = yaml.safe_load(text)
+        if isinstance(data, dict) and "sets" in data:  # {sets: {name: {offtopic: [...]}}}: --set picks one
+            chosen = data["sets"][set_name] if set_name else next(iter(data["sets"].values()))
+            return [str(q) for q in chosen.get("offtopic", chosen.get("questions", []))]
         items = data.get("questions", data) if isinstance(data, dict) else data
         return [q["question"] if isinstance(q, dict) else str(q) for q in items]
     if name.endswith(".jsonl"):
@@ -61,6 +64,7 @@ def main() -> None:
     ap.add_argument("--db", type=Path, help="an existing knowledge base instead of --source")
     ap.add_argument("--on-topic", action="append", default=[], type=Path)
     ap.add_argument("--off-topic", action="append", default=[], type=Path)
+    ap.add_argument("--set", default=None, help="the set of a file with several (sets: {name: {offtopic: [...]}})")
     ap.add_argument("--embedder", default="default", help="default (MiniLM) or none")
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions of each file")
@@ -75,7 +79,7 @@ def main() -> None:
                 assert not report.failures, report.failures
             for kind, files in (("on-topic", args.on_topic), ("off-topic", args.off_topic)):
                 for path in files:
-                    qs = read_questions(path)[: args.limit]
+                    qs = read_questions(path, args.set)[: args.limit]
                     rate, best, ms = run(kb, qs, args.top_k, args.show)
                     wanted = "wrongly 'nothing matched'" if kind == "on-topic" else "'nothing matched'"
                     q = statistics.quantiles(best, n=4) if len(best) > 1 else best * 3
