@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -301,6 +302,10 @@ def load_patterns(path: Path, option: str) -> list[Any]:
         ) from None
 
 
+#: Markdown heading marks at the start of a chunk's lines (shown as plain text: the heading stays)
+_HEADING_MARKS = re.compile(r"^ {0,3}#{1,6}[ \t]+", re.MULTILINE)
+
+
 def render_result(result: SearchResult, *, markdown: bool = False) -> str:
     """A readable answer: each chunk with its score, strategy and explaining path."""
     lines = [f"# {result.query}" if markdown else f"query: {result.query}"]
@@ -336,7 +341,7 @@ def render_result(result: SearchResult, *, markdown: bool = False) -> str:
             parts.append(f"graph {e.graph_score:.3f}")
         head += (": " + ", ".join(parts) if parts else "") + ")"
         lines.append(f"## {head}" if markdown else head)
-        lines.append(("   " if not markdown else "") + r.chunk.content.strip())
+        lines.append(("   " if not markdown else "") + _HEADING_MARKS.sub("", r.chunk.content.strip()))
         if e.path is not None and e.path.length:
             lines.append(("   " if not markdown else "") + "path: " + e.path.describe())
         for note in e.notes:

@@ -235,8 +235,6 @@ def guard_writes(app: Any, settings: Any) -> Any:
         return app
     import inspect
 
-    from fastapi.routing import APIRoute
-
     from cef.server.auth import ForbiddenError
 
     def refuse() -> None:
@@ -248,9 +246,9 @@ def guard_writes(app: Any, settings: Any) -> Any:
         except TypeError:  # a class or builtin: not the key check
             return False
 
-    def api_routes(routes: list[Any]) -> Iterator[APIRoute]:
+    def api_routes(routes: list[Any]) -> Iterator[Any]:
         for route in routes:
-            if isinstance(route, APIRoute):
+            if getattr(route, "dependant", None) is not None:  # a FastAPI route with dependencies
                 yield route
             inner = getattr(route, "original_router", None)  # an included router (FastAPI >= 0.16x)
             if inner is not None:

@@ -38,10 +38,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,11 +48,11 @@ from cef.engine.indexer import embed_texts
 from cef.errors import ConfigurationError, MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.cooccur import cooccurrence
-from cef.extract.normalize import near_duplicates, normalize_name
+from cef.extract.normalize import near_duplicates
 from cef.extract.resolve import NameResolver
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
 from cef.ingest.docgraph import DocGraph, KnownNames, chunk_title
-from cef.ingest.notelinks import NOTE_PROPERTY, mask_markup
+from cef.ingest.notelinks import NOTE_PROPERTY, first_line, mask_markup
 from cef.ingest.parsers.base import ParsedDocument
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType, stable_id
 from cef.schema.textgraph import (
@@ -203,7 +201,7 @@ class EntityEnricher:
         extractor_warnings: list[str] = list(take()) if callable(take) else []
         floor = self.min_entity_confidence
         ner = [
-            [m for m in map(_first_line, ms) if m.start >= 0 and m.normalized and m.confidence >= floor]
+            [m for m in map(first_line, ms) if m.start >= 0 and m.normalized and m.confidence >= floor]
             for ms in found
         ]
         for title in titles:
@@ -595,16 +593,3 @@ def _doc_key(doc: ParsedDocument, chunks: Sequence[Chunk]) -> str:
     if isinstance(path, str) and path:
         return path
     return chunks[0].id
-
-
-_GAP = re.compile(r"\n|\s{2,}")
-
-
-def _first_line(m: Mention) -> Mention:
-    """A mention cut at a line break or a run of spaces (where a heading or link syntax was masked):
-    a name never spans two lines of a note."""
-    gap = _GAP.search(m.text)
-    if gap is None or m.start < 0:
-        return m
-    text = m.text[: gap.start()].rstrip()
-    return replace(m, text=text, normalized=normalize_name(text), end=m.start + len(text))

@@ -28,10 +28,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from cef.extract.base import Mention
+from cef.extract.normalize import normalize_name
 from cef.model import Batch, Edge, Node, RelationSemantics, RelationType, stable_id
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ __all__ = [
     "Link",
     "LinkReport",
     "find_links",
+    "first_line",
     "link_notes",
     "mask_markup",
     "note_graph",
@@ -170,6 +173,19 @@ def section_id(document_id: str, trail: Iterable[str]) -> str:
     return f"{document_id}§" + "/".join(slug(h) for h in trail)
 
 
+_GAP = re.compile(r"\n|\s{2,}")
+
+
+def first_line(m: Mention) -> Mention:
+    """A mention cut at a line break or a run of spaces (where a heading or link syntax was masked):
+    a name never spans two lines of a note."""
+    gap = _GAP.search(m.text)
+    if gap is None or m.start < 0:
+        return m
+    text = m.text[: gap.start()].rstrip()
+    return replace(m, text=text, normalized=normalize_name(text), end=m.start + len(text))
+
+
 # ------------------------------------------------------------------ resolving, after the files
 @dataclass
 class LinkReport:
@@ -262,7 +278,8 @@ def link_notes(kb: KnowledgeBase) -> LinkReport:
                 shown = (
                     f"[[{link.get('target')}]]" if link.get("kind") == "wiki" else f"({link.get('target')})"
                 )
-                report.unresolved.append(f"{doc.properties.get('path', doc.id)}: {shown}")  # type: ignore[union-attr]
+                where = doc.properties.get("path", doc.id)
+                report.unresolved.append(f"a link to a note that does not exist: {where}: {shown}")  # type: ignore[union-attr]
                 continue
             if end == start:
                 continue  # a link to the heading it stands under

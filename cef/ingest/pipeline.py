@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
@@ -49,6 +49,7 @@ from cef.ingest.manifest import (
     union_ids,
 )
 from cef.ingest.merge import merge_extracted
+from cef.ingest.order import hidden, in_dependency_order, link_notes_of
 from cef.ingest.parsers.base import BatchParser, ParseContext, ParsedDocument, ParseOptions, Parser
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
@@ -221,21 +222,23 @@ def ingest_sources(
             report.outcomes.extend(
                 FileOutcome(f.path, "unsupported", message=f"{f.path}: no parser reads this kind of file")
                 for f in files
-                if registry.for_path(f.path) is None and not _hidden(f.path)
+                if registry.for_path(f.path) is None and not hidden(f.path)
             )
             jobs.extend((uri, source, key, info) for info in usable)
             if is_tree:
                 trees.append((key, {f.path for f in usable}))
 
         def run(job: tuple[str, DataSource, str, ResourceInfo]) -> FileOutcome:
-            _, source, key, info = job
-            return _FileJob(kb, source, key, info, registry, options, enricher, progress, batch_size).run()
+            return _FileJob(kb, *job[1:], registry, options, enricher, progress, batch_size).run()
 
-        report.outcomes.extend(_in_dependency_order(jobs, run, progress))
+        report.outcomes.extend(in_dependency_order(jobs, run, progress))
         for key, seen in trees:
             report.outcomes.extend(_delete_missing(kb, key, seen))
     if any(o.status in ("ingested", "replaced", "deleted") for o in report.outcomes):
-        _link_notes(kb, report, progress)
+        links = link_notes_of(kb, progress)
+        report.links = links.edges
+        if links.unresolved:  # links to notes that do not exist: warnings
+            report.outcomes.append(FileOutcome("(links)", "linked", warnings=links.unresolved))
         if progress is not None:
             progress("embedding relation paths", 0, 1)
         kb.retriever.prepare_paths()  # a query then embeds only its question
@@ -245,70 +248,6 @@ def ingest_sources(
             kb.retriever.prepare_entities(progress)
     report.seconds = time.perf_counter() - t0
     return report
-
-
-def _link_notes(kb: KnowledgeBase, report: IngestReport, progress: ProgressFn | None) -> None:
-    """Resolve the links of every note (Markdown) once all files are in: they may link each other in
-    any order (:mod:`cef.ingest.notelinks`). Links to notes that do not exist are warnings."""
-    from cef.ingest.notelinks import link_notes
-
-    if progress is not None:
-        progress("linking notes", 0, 1)
-    links = link_notes(kb)
-    if progress is not None:
-        progress("linking notes", 1, 1)
-    report.links = links.edges
-    if links.unresolved:
-        report.outcomes.append(
-            FileOutcome(
-                "(links)",
-                "linked",
-                warnings=[f"a link to a note that does not exist: {u}" for u in links.unresolved],
-            )
-        )
-
-
-_Job = TypeVar("_Job")
-
-
-def _in_dependency_order(
-    jobs: Sequence[_Job], run: Callable[[_Job], FileOutcome], progress: ProgressFn | None
-) -> list[FileOutcome]:
-    """Run every file's ingest so that what one file defines comes before what uses it.
-
-    Files run in listing order; one that fails because it uses a relation type,
-    node type or node not there yet (each file is one transaction, so it wrote
-    nothing) waits, and the waiting files run again after every pass that wrote
-    something: relation types, then nodes, then edges, whatever the file names
-    and however they are spread over the sources of one ingest. A file still
-    failing when a pass writes nothing is reported with its last error.
-    Outcomes come back in listing order.
-    """
-    outcomes: dict[int, FileOutcome] = {}
-    pending = list(range(len(jobs)))
-    while pending:
-        waiting: list[int] = []
-        wrote = False
-        for i in pending:
-            outcome = run(jobs[i])
-            outcomes[i] = outcome
-            if outcome.waits:
-                waiting.append(i)
-                continue
-            wrote = wrote or outcome.status in ("ingested", "replaced")
-            if progress is not None and len(jobs) > 1:  # one file: its records are counted instead
-                progress("ingesting files", sum(not o.waits for o in outcomes.values()), len(jobs))
-        if not wrote:
-            break
-        pending = waiting
-    if progress is not None and len(jobs) > 1:
-        progress("ingesting files", len(jobs), len(jobs))
-    return [outcomes[i] for i in sorted(outcomes)]
-
-
-def _hidden(path: str) -> bool:
-    """Dot files and folders (``.git``, ``.obsidian``, ``.DS_Store``): never content, never reported."""
-    return any(part.startswith(".") for part in Path(path).parts)
 
 
 @dataclass

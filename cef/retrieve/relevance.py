@@ -11,16 +11,21 @@ evidence instead and gives every chunk and answer node a ``relevance``:
   such a node when its path starts there, it was found from it, it hangs on
   it, or its text names it;
 * **what the question asks about them** — the question's other content words
-  (stems; question and function words left out). Each counts 1 when the
+  (stems of their lemmas; question and function words left out). Each counts 1 when the
   result's evidence holds it (its text and headings, the relation names and
   descriptions and node names along its path, an answer node's label and
   properties), ½ when the knowledge base holds it somewhere else (text, node
   names, labels, relation types), and 0 when nothing in the knowledge base
   does: a question about a dentist, asked of a graph that knows none, is not
-  answered by the nephrologist.
+  answered by the nephrologist. A result the relation-path stage found counts
+  at least as much as that stage's own measure of how much of the question the
+  path's relation names explain (``metadata["paths"]["named"]``: "which
+  screenwriter wrote" names ``written_by``).
 
 With named things: ``relevance = tie confidence × (FLOOR + (1 − FLOOR) × asked)``;
 without: the coverage of all the question's content words, counted the same way.
+A query's own hints count as naming: its ``targets`` name things, its
+``traversal.relation_types`` say what it asks.
 
 When no chunk and no answer node reaches :data:`NOTHING_MATCHED_BELOW`, the
 result says so: ``metadata["relevance"]["nothing_matched"]`` is true, a note
@@ -35,9 +40,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
-from cef.text import terms, words
+from cef.text import STOP_WORDS, stem
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 
@@ -51,8 +57,23 @@ _GUESSED = frozenset({"vector", "dense"})
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
 
 
+def _words(text: str) -> list[tuple[str, str]]:
+    """(word, match key) of the content words of ``text``: the key is the stem of the word's lemma
+    ("wrote" and "written" are one key), question and function words left out."""
+    out = []
+    for token, lemma in default_lemmatizer()(_POSSESSIVE.sub("", text)):
+        if token not in STOP_WORDS:
+            out.append((token, stem(lemma)))
+    return out
+
+
 def _stems(text: str) -> set[str]:
-    return set(terms(_POSSESSIVE.sub("", text)))
+    """The match keys of ``text``: of each word's lemma and of the word itself."""
+    out: set[str] = set()
+    for token, key in _words(text):
+        out.add(key)
+        out.add(stem(token))
+    return out
 
 
 def _relation_words(name: str) -> str:
@@ -74,6 +95,7 @@ class _Question:
     forms: dict[str, str]  # stem -> a word of the question with that stem
     named: list[_Named] = field(default_factory=list)
     known: dict[str, bool] = field(default_factory=dict)  # stem -> the knowledge base holds it
+    asked_given: bool = False  # the query names the relations to follow: what it asks is given
 
     @property
     def asked(self) -> list[str]:
@@ -85,12 +107,11 @@ class _Question:
 
 
 def _question(qc: QueryContext) -> _Question:
-    text = _POSSESSIVE.sub("", qc.query.query)
     forms: dict[str, str] = {}
-    for w in words(text):
-        for s in terms(w):
-            forms.setdefault(s, w)
-    q = _Question(terms(text), forms)
+    for token, key in _words(qc.query.query):
+        forms.setdefault(key, token)
+    q = _Question(list(forms), forms, asked_given=bool(qc.query.traversal.relation_types))
+    hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
     mention: dict[str, str] = {}
     for a in qc.anchors:
@@ -104,7 +125,7 @@ def _question(qc: QueryContext) -> _Question:
         node = nodes.get(node_id)
         names = [mention[node_id]] + ([node.name, *node.aliases] if node is not None else [])
         stems = set().union(*(_stems(n) for n in names if n))
-        if stems & set(q.stems):  # the question really names it
+        if stems & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), stems))
     return q
 
@@ -155,15 +176,19 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str]) -> float:
     return got / len(wanted)
 
 
-def _relevance(q: _Question, evidence: set[str], ties: set[str]) -> float:
-    if not q.stems:
+def _relevance(q: _Question, evidence: set[str], ties: set[str], named: float = 0.0) -> float:
+    """``named``: how much of the question the relation path behind the result explains (the path
+    stage's own measure, 0 for results it did not find)."""
+    if q.asked_given:
+        named = 1.0
+    if not q.stems and not q.named:
         return 0.0
     if not q.named:
-        return round(_coverage(q, q.stems, evidence), 4)
+        return round(max(_coverage(q, q.stems, evidence), named), 4)
     tie = max(
         (n.confidence for n in q.named if n.node_id in ties or (n.stems and n.stems <= evidence)), default=0.0
     )
-    asked = _coverage(q, q.asked, evidence)
+    asked = max(_coverage(q, q.asked, evidence), named)
     tied = tie * (FLOOR + (1.0 - FLOOR) * asked)
     # a result tied to nothing the question names may still hold all of its words
     loose = FLOOR * _coverage(q, q.stems, evidence)
@@ -188,7 +213,15 @@ def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk) -> float:
         ties.add(e.path.node_ids[0])
     if chunk.node_id is not None:
         ties.add(chunk.node_id)
-    return _relevance(q, _stems(text), ties)
+    from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
+    return _relevance(q, _stems(text), ties, _path_named(qc) if from_paths else 0.0)
+
+
+def _path_named(qc: QueryContext) -> float:
+    """How much of the question the best relation path's names explain (the path stage's measure)."""
+    info = qc.metadata.get("paths")
+    named = info.get("named", 0.0) if isinstance(info, dict) else 0.0
+    return float(named) if isinstance(named, int | float) else 0.0
 
 
 def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
@@ -197,7 +230,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
-    return _relevance(q, _stems(text), ties)
+    return _relevance(q, _stems(text), ties, _path_named(qc))
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:

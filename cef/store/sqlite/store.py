@@ -110,13 +110,10 @@ _JSON_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
 
 def _check_is_knowledge_base(conn: sqlite3.Connection, path: str) -> None:
-    """Refuse a SQLite database that holds another application's tables (and none of ours): cef
-    never adds its tables to someone else's database. Raises ``sqlite3.DatabaseError`` for a file
-    that is not SQLite at all."""
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    """Refuse another application's SQLite database (tables, none of ours); sqlite3.DatabaseError: not SQLite."""
+    tables = sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"))
     if tables and "meta" not in tables:
-        shown = ", ".join(sorted(tables)[:5])
-        raise NotAKnowledgeBaseError(path, f"a SQLite database with other tables: {shown}")
+        raise NotAKnowledgeBaseError(path, f"a SQLite database with other tables: {', '.join(tables[:5])}")
 
 
 class SQLiteStore(SQLRecordStore):
