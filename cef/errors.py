@@ -10,12 +10,14 @@ Every error cef raises on purpose derives from :class:`CefError`::
     │   │   ├── DuplicateIdError           an id that already exists (or twice in one batch)
     │   │   └── MissingNodeError           an edge or chunk points to a node that does not exist
     │   ├── InvalidPropertyError       a property that is not JSON-serializable or breaks a schema
-    │   └── ParseError                 a malformed input file (names file and line)
+    │   ├── ParseError                 a malformed input file (names file and line)
+    │   └── UnsupportedFileError       a file no parser reads (ingest skips it and says so)
     ├── NotFoundError             a lookup by id found nothing
     ├── PathEscapeError           a data-source path that would leave its root
     ├── ConfigurationError        a setting that cannot work (missing extra, bad URL, ...)
     │   ├── MissingExtraError          an optional dependency is not installed
-    │   └── StoreNotFoundError         a read names a knowledge base that does not exist
+    │   ├── StoreNotFoundError         a read names a knowledge base that does not exist
+    │   └── NotAKnowledgeBaseError     the location holds something else (not SQLite, another app's tables)
     ├── StoreError                a backend failed; adapters translate driver errors to this
     │   └── RetryableStoreError        a transient failure (lock, connection) worth retrying
     ├── EmbeddingError            the embedding model failed or returned the wrong shape
@@ -97,6 +99,11 @@ class ParseError(ValidationError):
         super().__init__(f"{where}{message}")
 
 
+class UnsupportedFileError(ValidationError):
+    """A file that is not for any parser: an unknown extension, or a YAML/JSON file with none of a
+    graph file's keys (a question set, a memory domain). Ingest reports it as skipped."""
+
+
 class NotFoundError(CefError):
     pass
 
@@ -116,7 +123,9 @@ class ConfigurationError(CefError):
 class MissingExtraError(ConfigurationError):
     def __init__(self, what: str, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(f"{what} needs the optional dependency {module!r}: pip install 'cef[{extra}]'")
+        super().__init__(
+            f"{what} needs the optional dependency {module!r}: pip install 'cef-context[{extra}]'"
+        )
 
 
 class StoreNotFoundError(ConfigurationError):
@@ -127,6 +136,17 @@ class StoreNotFoundError(ConfigurationError):
         self.detail = detail
         super().__init__(
             f"knowledge base {location!r} does not exist ({detail})" + (f": {hint}" if hint else "")
+        )
+
+
+class NotAKnowledgeBaseError(ConfigurationError):
+    """The location names a file that is not a cef knowledge base; it was left as it was."""
+
+    def __init__(self, location: str, detail: str) -> None:
+        self.location = location
+        super().__init__(
+            f"{location!r} is not a cef knowledge base ({detail}); it was left untouched: "
+            "point --db at a knowledge base, or at a new file to create one"
         )
 
 

@@ -30,6 +30,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help is plain text: a bracket (`[cef.store]`, `[default: ...]`) is printed, never read as markup
+    rich_markup_mode=None,
 )
 
 

@@ -7,6 +7,7 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from cef.cli.common import (
     DbOption,
@@ -91,9 +92,8 @@ def ask(
         )
         return
     for note in got.notes:
-        err_console.print(f"note: {note}")
-    if got.answer is None:
-        err_console.print("no LLM configured (--llm or CEF_LLM): showing the retrieved context")
+        err_console.print(f"note: {escape(note)}", highlight=False)
+    if got.answer is None:  # the notes above said why and what to configure
         typer.echo(got.context or "(no passages found)")
         return
     typer.echo(got.answer.strip() + "\n")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from cef.cli.common import (
     EXIT_FAILED,
@@ -30,7 +32,7 @@ from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
 
 
 def init(db: DbOption = None, embedder: EmbedderOption = "default") -> None:
-    """Create an empty knowledge base file (ingest and query create it too).
+    """Create an empty knowledge base file (ingest creates one too; reads never do).
 
     Example:  cef init --db kb.db
     """
@@ -115,6 +117,11 @@ def ingest(
     """
     from cef.ingest.pipeline import ingest_sources, make_enricher
 
+    missing = [s for s in sources if "://" not in s and not Path(s).exists()]
+    if missing:  # before the knowledge base is opened: a typo never leaves an empty store behind
+        raise typer.BadParameter(
+            f"no such file or folder: {', '.join(missing)} (nothing was ingested)", param_hint="SOURCES"
+        )
     with cli_errors():
         client = make_client(llm, model, base_url, api_key) if llm and extract else None
         enricher = (
@@ -144,10 +151,12 @@ def ingest(
                 client.close()
     for line in report.summary_lines():
         console.print(line)
+    for skipped in report.unsupported:
+        err_console.print(f"[yellow]skipped:[/] {escape(skipped)}")
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}")
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}")
     for failure in report.failures:
-        err_console.print(f"[bold red]failed:[/] {failure}")
+        err_console.print(f"[bold red]failed:[/] {escape(failure)}")
     if report.failures:  # the same code whether or not other files were (re-)ingested
         raise typer.Exit(EXIT_FAILED)
 
@@ -293,6 +302,10 @@ def load_patterns(path: Path, option: str) -> list[Any]:
         ) from None
 
 
+#: Markdown heading marks at the start of a chunk's lines (shown as plain text: the heading stays)
+_HEADING_MARKS = re.compile(r"^ {0,3}#{1,6}[ \t]+", re.MULTILINE)
+
+
 def render_result(result: SearchResult, *, markdown: bool = False) -> str:
     """A readable answer: each chunk with its score, strategy and explaining path."""
     lines = [f"# {result.query}" if markdown else f"query: {result.query}"]
@@ -312,11 +325,13 @@ def render_result(result: SearchResult, *, markdown: bool = False) -> str:
         lines.append("answers:" if not markdown else "## answers")
         for n in result.nodes[:10]:
             path = f" — {n.path.describe()}" if n.path is not None and n.path.length else ""
-            lines.append(f"  - {n.text or n.node.name} [{n.node.id}]{path}")
+            relevance = f" (relevance {n.relevance:.2f})" if n.relevance is not None else ""
+            lines.append(f"  - {n.text or n.node.name} [{n.node.id}]{path}{relevance}")
     lines.append("")
     for i, r in enumerate(result.results, 1):
         e = r.explanation
-        head = f"{i}. [{r.chunk.id}] score {r.score:.3f} ({e.strategy.value}"
+        relevance = f"relevance {r.relevance:.2f}, " if r.relevance is not None else ""
+        head = f"{i}. [{r.chunk.id}] {relevance}score {r.score:.3f} ({e.strategy.value}"
         parts = []
         if e.vector_score is not None:
             parts.append(f"vector {e.vector_score:.3f}")
@@ -326,7 +341,7 @@ def render_result(result: SearchResult, *, markdown: bool = False) -> str:
             parts.append(f"graph {e.graph_score:.3f}")
         head += (": " + ", ".join(parts) if parts else "") + ")"
         lines.append(f"## {head}" if markdown else head)
-        lines.append(("   " if not markdown else "") + r.chunk.content.strip())
+        lines.append(("   " if not markdown else "") + _HEADING_MARKS.sub("", r.chunk.content.strip()))
         if e.path is not None and e.path.length:
             lines.append(("   " if not markdown else "") + "path: " + e.path.describe())
         for note in e.notes:

@@ -7,8 +7,10 @@ turns that callback into output on stderr:
 
 - on a terminal: one rich bar per task with count, rate and ETA;
 - otherwise (a pipe, a log file, CI): a plain line per task every
-  ``CEF_PROGRESS_INTERVAL`` seconds (default 5) and when the task ends, so a
-  long ingest is never silent;
+  ``CEF_PROGRESS_INTERVAL`` seconds (default 5) and when the task ends; a
+  heartbeat repeats the open tasks' lines (or says what finished last) when a
+  step reports nothing for that long, so a long ingest is never silent for
+  more than the interval;
 - ``CEF_PROGRESS``: ``bar`` (or ``1``) forces bars, ``plain`` forces lines,
   ``0``/``off`` turns progress off; ``--no-progress`` turns it off too.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -101,21 +104,64 @@ class PlainProgress:
         self.interval = interval
         self.clock = clock
         self.tasks: dict[str, _Task] = {}
+        self.began = self.last_event = self.last_output = clock()
+        self.last_what = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __call__(self, what: str, done: int, total: int) -> None:
-        now = self.clock()
-        task = self.tasks.get(what)
-        if task is None or done < task.done:
-            task = self.tasks[what] = _Task(started=now, first=done)
-        task.done, task.total = done, total
-        complete = total > 0 and done >= total
-        if complete and task.finished:
+        with self._lock:
+            now = self.clock()
+            task = self.tasks.get(what)
+            if task is None or done < task.done:
+                # the work began when the step before it last reported, not at its first report
+                task = self.tasks[what] = _Task(started=min(now, self.last_event), first=done)
+            self.last_event, self.last_what = now, what
+            task.done, task.total = done, total
+            complete = total > 0 and done >= total
+            if complete and task.finished:
+                return
+            if complete or now - task.printed >= self.interval:
+                task.printed = now
+                task.finished = complete
+                self._write(self.line(what, task, now), now)
+
+    def _write(self, text: str, now: float) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+        self.last_output = now
+
+    def heartbeat(self) -> None:
+        """Say something when nothing was printed for ``interval`` seconds (called by the beat thread)."""
+        with self._lock:
+            now = self.clock()
+            if now - self.last_output < self.interval:
+                return
+            open_tasks = [(w, t) for w, t in self.tasks.items() if not t.finished]
+            for what, task in open_tasks:
+                task.printed = now
+                self._write(self.line(what, task, now), now)
+            if not open_tasks:
+                after = f" (last: {self.last_what})" if self.last_what else ""
+                self._write(f"working · elapsed {format_duration(now - self.began)}{after}", now)
+
+    def start(self) -> None:
+        """Beat every ``interval`` seconds in a daemon thread until :meth:`stop`."""
+        if self.interval <= 0 or self._beat is not None:
             return
-        if complete or now - task.printed >= self.interval:
-            task.printed = now
-            task.finished = complete
-            self.out.write(self.line(what, task, now) + "\n")
-            self.out.flush()
+
+        def beat() -> None:
+            while not self._stop.wait(self.interval / 2):
+                self.heartbeat()
+
+        self._beat = threading.Thread(target=beat, name="cef-progress", daemon=True)
+        self._beat.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=1)
 
     @staticmethod
     def line(what: str, task: _Task, now: float) -> str:
@@ -171,7 +217,12 @@ def progress_bar(
         yield lambda what, done, total: None
         return
     if mode == "plain":
-        yield PlainProgress(out, _interval())
+        plain = PlainProgress(out, _interval())
+        plain.start()
+        try:
+            yield plain
+        finally:
+            plain.stop()
         return
     with Progress(
         TextColumn("{task.description}"),

@@ -6,7 +6,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -124,11 +124,22 @@ def mcp(
             kb.close()
 
 
+WritableFlag = Annotated[
+    bool | None,
+    typer.Option(
+        "--writable/--read-only",
+        help="Accept writes (default: read-only; also CEF_WRITABLE or writable in [cef.server]).",
+        show_default=False,
+    ),
+]
+
+
 def http(
     host: HostFlag = None,
     port: Annotated[int | None, typer.Option(help="Port (default $CEF_PORT, else 8080).")] = None,
     db: DbOption = None,
     embedder: EmbedderOption = None,
+    writable: WritableFlag = None,
     workers: Annotated[
         int,
         typer.Option(
@@ -142,19 +153,22 @@ def http(
 ) -> None:
     """Run the REST API (OpenAPI spec at /openapi.json, docs at /docs).
 
-    API keys come from CEF_API_KEYS ("key:read,key2:write"; "key3:read@tenant-a"
-    limits a key to data scopes); without keys the API is open to anyone who can
-    reach it. Limits, cache and time limit: CEF_MAX_DEPTH, CEF_MAX_LIMIT,
+    Read-only unless --writable, like `cef serve mcp`: without it every create,
+    patch and delete answers 403. API keys come from CEF_API_KEYS
+    ("key:read,key2:write"; "key3:read@tenant-a" limits a key to data scopes);
+    without keys the API is open to anyone who can reach it. Limits, cache and time limit: CEF_MAX_DEPTH, CEF_MAX_LIMIT,
     CEF_MAX_QUERY_LENGTH, CEF_MAX_BODY_BYTES (413 above it), CEF_CACHE_TTL_SECONDS,
     CEF_GRAPH_TIMEOUT_MS (or [cef.server] in cef.toml). /health says "starting"
     until models and indexes are loaded, then "ready".
 
-    Example:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --port 8080
+    Example:  cef serve http --db kb.db
+
+    Accepting writes:  CEF_API_KEYS="change-me-please:write" cef serve http --db kb.db --writable
 
     On two cores:  cef serve http --db kb.db --workers 2
     """
     with cli_errors():
-        settings = load_settings(host=host, port=port)
+        settings = load_settings(host=host, port=port, writable=writable)
         config = load_cli_config(db, embedder)
         require_existing(config)  # before the warning and the model: a wrong path fails fast
         if workers > 1 and str(config.store.url) == ":memory:":
@@ -162,8 +176,9 @@ def http(
     if not settings.auth_enabled:
         loopback = settings.host in ("127.0.0.1", "localhost", "::1")
         err_console.print(
-            "[bold red]WARNING: no API keys configured (CEF_API_KEYS): the REST API, including its write "
-            f"endpoints, is open to anyone who can reach {settings.host}:{settings.port}.[/]"
+            "[bold red]WARNING: no API keys configured (CEF_API_KEYS): the REST API"
+            + (", including its write endpoints," if settings.writable else "")
+            + f" is open to anyone who can reach {settings.host}:{settings.port}.[/]"
             + ("" if loopback else " [bold red]It listens on a non-loopback address.[/]")
         )
     with cli_errors():
@@ -180,6 +195,7 @@ def http(
                     "port": port,
                     "db": None if db is None else str(db),
                     "embedder": embedder,
+                    "writable": writable,
                     "config": _config_file(),
                 }
             )
@@ -195,13 +211,63 @@ def http(
             return
         kb = open_engine(config=config)
         try:
-            app = create_app(kb, settings)
+            app = guard_writes(create_app(kb, settings), settings)
             err_console.print(
-                f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs, explorer at /)"
+                f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs, explorer at /), "
+                + ("read-write" if settings.writable else "read-only (--writable to accept writes)")
             )
             uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
         finally:
             kb.close()
+
+
+READ_ONLY_MESSAGE = "this server is read-only: start it with `cef serve http --writable` (or CEF_WRITABLE=true) to accept writes"
+
+
+def guard_writes(app: Any, settings: Any) -> Any:
+    """``app`` refusing every write endpoint with 403 unless ``settings.writable``.
+
+    The REST API's write routes take their grant from one dependency (the
+    API-key check for ``write``); a read-only server overrides that dependency,
+    so a write is refused before its body is used, whatever key it presents.
+    """
+    if settings.writable:
+        return app
+    import inspect
+
+    from cef.server.auth import ForbiddenError
+
+    def refuse() -> None:
+        raise ForbiddenError(READ_ONLY_MESSAGE)
+
+    def needs_write(call: Any) -> bool:
+        try:
+            return inspect.getclosurevars(call).nonlocals.get("needed") == "write"
+        except TypeError:  # a class or builtin: not the key check
+            return False
+
+    def api_routes(routes: list[Any]) -> Iterator[Any]:
+        for route in routes:
+            if getattr(route, "dependant", None) is not None:  # a FastAPI route with dependencies
+                yield route
+            inner = getattr(route, "original_router", None)  # an included router (FastAPI >= 0.16x)
+            if inner is not None:
+                yield from api_routes(inner.routes)
+
+    found = 0
+    for route in api_routes(app.routes):
+        stack = list(route.dependant.dependencies)
+        while stack:
+            dep = stack.pop()
+            stack.extend(dep.dependencies)
+            if dep.call is not None and needs_write(dep.call):
+                app.dependency_overrides[dep.call] = refuse
+                found += 1
+    if not found:  # the REST API changed shape: refuse to serve rather than serve writes open
+        raise RuntimeError(
+            "cef serve http: found no write endpoints to guard; the read-only mode needs updating"
+        )
+    return app
 
 
 #: what a worker process of ``cef serve http --workers N`` opens (the command's own options)
@@ -224,9 +290,9 @@ def worker_app() -> Any:
 
     args = json.loads(os.environ[_WORKER_ENV])
     CONFIG_FILE[0] = Path(args["config"]) if args["config"] else None
-    settings = load_settings(host=args["host"], port=args["port"])
+    settings = load_settings(host=args["host"], port=args["port"], writable=args["writable"])
     kb = open_engine(config=load_cli_config(args["db"], args["embedder"]))
-    app = create_app(kb, settings)
+    app = guard_writes(create_app(kb, settings), settings)
     serve = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

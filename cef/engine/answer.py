@@ -5,7 +5,8 @@
 tool): optionally let the LLM turn the question into a graph query with the
 live schema, retrieve, give the LLM the retrieved passages headed by their
 ids, and keep the ids its answer cites (only ids that were in the context).
-Without an LLM the result carries the retrieved context and no answer.
+Without an LLM the result carries the retrieved context, no answer, and a
+note saying why and what to configure (:data:`NO_LLM_NOTE`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from cef.schema.discovery import KnowledgeSource, discover_schema
 if TYPE_CHECKING:
     from cef.llm.base import LLMClient
 
-__all__ = ["ANSWER_SYSTEM", "Answer", "AnswerSource", "answer_question", "build_context", "cited_ids"]
+__all__ = [
+    "ANSWER_SYSTEM",
+    "NO_LLM_NOTE",
+    "Answer",
+    "AnswerSource",
+    "answer_question",
+    "build_context",
+    "cited_ids",
+]
 
 ANSWER_SYSTEM = (
     "Answer the question using only the context passages below. After each statement, cite the "
@@ -35,6 +44,13 @@ class Retrieving(KnowledgeSource, Protocol):
 
     def retrieve(self, query: GraphQuery) -> SearchResult: ...
 
+
+#: the note of an answer made without an LLM
+NO_LLM_NOTE = (
+    "no LLM configured, so there is no written answer: the retrieved passages are in 'sources' and "
+    "'context'. To get one, set CEF_LLM (openai, vllm, ollama, or mock for an offline extractive "
+    "stand-in) with CEF_LLM_MODEL and CEF_LLM_BASE_URL, or pass --llm to `cef ask`"
+)
 
 #: most characters of passages given to the LLM
 CONTEXT_CHARS = 12_000
@@ -134,7 +150,9 @@ def answer_question(
     result = kb.retrieve(query)
     context = build_context(result)
     reply: str | None = None
-    if llm is not None:
+    if llm is None:
+        notes.append(NO_LLM_NOTE)
+    else:
         prompt = f"Context:\n\n{context or '(no passages found)'}\n\nQuestion: {text}"
         reply = llm.generate(prompt, system=ANSWER_SYSTEM, max_tokens=max_tokens)
     ids = [r.chunk.id for r in result.results]

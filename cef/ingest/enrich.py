@@ -51,6 +51,7 @@ from cef.extract.normalize import near_duplicates
 from cef.extract.resolve import NameResolver
 from cef.extract.spacy_ner import DEFAULT_MODEL, Gazetteer, SpacyEntityExtractor
 from cef.ingest.docgraph import DocGraph, KnownNames, chunk_title, cooccurrence_edges
+from cef.ingest.notelinks import NOTE_PROPERTY, first_line, mask_markup
 from cef.ingest.parsers.base import ParsedDocument
 from cef.ingest.windows import in_windows
 from cef.model import Batch, Chunk, Edge, Node, RelationSemantics, RelationType, stable_id
@@ -195,7 +196,7 @@ class EntityEnricher:
         known = self.known_names(kb)
         chunks = list(batch.chunks)
         titles = [chunk_title(c) for c in chunks]
-        texts = [c.content for c in chunks]
+        texts = [mask_markup(c.content) for c in chunks]  # link syntax never inside a mention
         relations: list[list[RelationMention]] = [[] for _ in chunks]
         found = self._extract(texts, titles, relations, progress)
         if len(found) != len(chunks) or len(relations) != len(chunks):
@@ -203,7 +204,10 @@ class EntityEnricher:
         take = getattr(self.extractor, "take_warnings", None)
         extractor_warnings: list[str] = list(take()) if callable(take) else []
         floor = self.min_entity_confidence
-        ner = [[m for m in ms if m.start >= 0 and m.normalized and m.confidence >= floor] for ms in found]
+        ner = [
+            [m for m in map(first_line, ms) if m.start >= 0 and m.normalized and m.confidence >= floor]
+            for ms in found
+        ]
         for title in titles:
             if title:
                 self.run_gazetteer.add(title, TITLE_TYPE)
@@ -314,12 +318,13 @@ class EntityEnricher:
         names: dict[str, str] = {}
         curated: list[tuple[str, str]] = []
         for node in nodes:
-            if node.label in self.container_labels:
+            note = node.properties.get(NOTE_PROPERTY) is True  # a note is named by its title
+            if node.label in self.container_labels and not note:
                 continue
             if node.name == node.id and "name" not in node.properties:
                 continue  # an unnamed node: nothing to look for in text
             names[node.id] = node.name
-            extracted = is_extracted(node)
+            extracted = is_extracted(node) or note  # a note's title matches only when written like a name
             if not extracted:
                 curated.append((node.id, node.name))
             all_names = [node.name, *node.aliases]

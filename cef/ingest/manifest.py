@@ -28,9 +28,11 @@ Manifests without ``complete`` (written before parts existed) are complete.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from cef.errors import ConflictError
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -39,10 +41,13 @@ __all__ = [
     "KINDS",
     "MANIFEST_PREFIX",
     "FileManifest",
+    "check_collisions",
+    "claimed_elsewhere",
     "file_key",
     "is_part",
     "iter_entries",
     "manifest_entries",
+    "owner_file",
     "part_key",
     "union_ids",
 ]
@@ -148,3 +153,43 @@ def iter_entries(items: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[s
 def manifest_entries(kb: KnowledgeBase) -> list[tuple[str, dict[str, Any]]]:
     """Every manifest entry of the knowledge base: file headers and the parts of streamed files."""
     return list(iter_entries(kb.store.meta_items(MANIFEST_PREFIX)))
+
+
+# ------------------------------------------------------------------ which file owns what
+def owner_file(mkey: str) -> str:
+    """The file a manifest key names (``<source root>/<path>``)."""
+    source, _, path = file_key(mkey).removeprefix(MANIFEST_PREFIX).partition("::")
+    return f"{source.rstrip('/')}/{path}"
+
+
+def check_collisions(kb: KnowledgeBase, chunk_ids: Sequence[str], own: set[str], mkey: str) -> None:
+    """Refuse a write whose chunks another file wrote (two folders holding the same relative path, two
+    files with the same record ids): it would silently replace that file's text. Nothing is written."""
+    fresh = [c for c in chunk_ids if c not in own]
+    if not fresh:
+        return
+    existing = {c.id for c in kb.store.get_chunks(fresh)}
+    if not existing:
+        return
+    me = file_key(mkey)
+    for key, manifest in manifest_entries(kb):
+        if file_key(key) == me:
+            continue
+        clash = existing.intersection(manifest.get("chunks", []))
+        if clash:
+            raise ConflictError(
+                f"chunk {sorted(clash)[0]!r} (and {len(clash) - 1} more) is already ingested from "
+                f"{owner_file(key)}, and {owner_file(mkey)} gives the same ids: two files with the same relative "
+                "path in two folders, or the same record ids. Nothing of this file was written; ingest the "
+                "two folders into separate knowledge bases, rename one file, or give its records ids "
+                "of their own"
+            )
+
+
+def claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
+    """Node ids some other file's manifest still lists (shared entities, nodes referenced by many files)."""
+    claimed: set[str] = set()
+    for key, manifest in manifest_entries(kb):
+        if file_key(key) != mkey:
+            claimed.update(ids.intersection(manifest.get("nodes", [])))
+    return claimed

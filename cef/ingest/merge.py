@@ -24,6 +24,28 @@ class Merge:
     edges: list[Edge] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     manifests: dict[str, Any] = field(default_factory=dict)
+    targets: dict[str, str] = field(default_factory=dict)  # entity id -> curated node id
+
+    def repoint(self, batch: Batch) -> Batch:
+        """``batch`` with its own edges and chunks that point to a merged entity moved to the curated
+        node (the file's text may mention the entity its own curated node replaces); self loops go."""
+        if not self.targets:
+            return batch
+        t = self.targets
+        edges = []
+        for edge in batch.edges:
+            src, dst = t.get(edge.source, edge.source), t.get(edge.target, edge.target)
+            if src == dst:
+                continue
+            edges.append(
+                edge
+                if (src, dst) == (edge.source, edge.target)
+                else edge.model_copy(update={"source": src, "target": dst})
+            )
+        chunks = [
+            c.model_copy(update={"node_id": t[c.node_id]}) if c.node_id in t else c for c in batch.chunks
+        ]
+        return batch.model_copy(update={"edges": edges, "chunks": chunks})
 
 
 def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
@@ -47,6 +69,7 @@ def merge_extracted(kb: KnowledgeBase, batch: Batch, mkey: str) -> Merge:
                     targets.setdefault(eid, node.id)
     if not targets:
         return out
+    out.targets = targets
     renamed: dict[str, str] = {}
     for edge in kb.store.get_edges(kb.store.edges_for_nodes(sorted(targets))):
         src = targets.get(edge.source, edge.source)

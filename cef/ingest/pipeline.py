@@ -22,17 +22,27 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cef.engine.kb import KnowledgeBase
 from cef.engine.state import ProgressFn
-from cef.errors import CefError, ParseError
+from cef.errors import (
+    CefError,
+    MissingNodeError,
+    ParseError,
+    UnknownNodeTypeError,
+    UnknownRelationTypeError,
+    UnsupportedFileError,
+)
 from cef.ingest.manifest import (
     KINDS,
     MANIFEST_PREFIX,
     FileManifest,
+    check_collisions,
+    claimed_elsewhere,
     file_key,
     is_part,
     iter_entries,
@@ -41,6 +51,7 @@ from cef.ingest.manifest import (
     union_ids,
 )
 from cef.ingest.merge import merge_extracted
+from cef.ingest.order import hidden, in_dependency_order, link_notes_of
 from cef.ingest.parsers.base import BatchParser, ParseContext, ParsedDocument, ParseOptions, Parser
 from cef.ingest.parsers.registry import ParserRegistry, default_registry
 from cef.ingest.sources import DataSource, ResourceInfo, open_source
@@ -71,13 +82,15 @@ class ProgressEnricher(Protocol):
 @dataclass
 class FileOutcome:
     path: str
-    status: str  # "ingested" | "replaced" | "skipped" | "deleted" | "failed"
+    status: str  # "ingested" | "replaced" | "skipped" | "deleted" | "failed" | "unsupported"
     nodes: int = 0
     edges: int = 0
     chunks: int = 0
     message: str = ""
     warnings: list[str] = field(default_factory=list)
     entities: dict[str, int] = field(default_factory=dict)  # linked / new / merged (entity resolution)
+    #: failed on a relation type, node type or node that another file of the same ingest may define
+    waits: bool = False
 
 
 @dataclass
@@ -86,6 +99,7 @@ class IngestReport:
 
     outcomes: list[FileOutcome] = field(default_factory=list)
     seconds: float = 0.0
+    links: int = 0  # LINKS_TO edges between notes after the ingest
 
     def _count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -93,6 +107,11 @@ class IngestReport:
     @property
     def failures(self) -> list[str]:
         return [o.message for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def unsupported(self) -> list[str]:
+        """Files no parser reads, each with why (skipped, never silently)."""
+        return [o.message for o in self.outcomes if o.status == "unsupported"]
 
     @property
     def warnings(self) -> list[str]:
@@ -122,9 +141,10 @@ class IngestReport:
         t = self.totals()
         return [
             f"files: {self._count('ingested')} ingested, {self._count('replaced')} replaced, "
-            f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed",
+            f"{self._count('skipped')} unchanged, {self._count('deleted')} deleted, {self._count('failed')} failed"
+            + (f", {self._count('unsupported')} skipped (unsupported)" if self._count("unsupported") else ""),
             f"records written: {t['nodes']} nodes, {t['edges']} edges, {t['chunks']} chunks "
-            f"in {self.seconds:.1f} s",
+            f"in {self.seconds:.1f} s" + (f"; {self.links} links between notes" if self.links else ""),
             *self._entity_line(),
         ]
 
@@ -189,25 +209,38 @@ def ingest_sources(
     report = IngestReport()
     if enricher is None and extract:
         enricher = _default_enricher()
-    for uri in sources:
-        try:
-            source, files, is_tree = _open(uri)
-        except CefError as exc:
-            report.outcomes.append(FileOutcome(uri, "failed", message=str(exc)))
-            continue
-        with source:
+    with ExitStack() as stack:
+        jobs: list[tuple[str, DataSource, str, ResourceInfo]] = []
+        trees: list[tuple[str, set[str]]] = []
+        for uri in sources:
+            try:
+                source, files, is_tree = _open(uri)
+            except CefError as exc:
+                report.outcomes.append(FileOutcome(uri, "failed", message=str(exc)))
+                continue
+            stack.enter_context(source)
             key = _source_key(uri if is_tree else str(Path(uri).parent))
-            files = [f for f in files if registry.for_path(f.path) is not None]
-            seen: set[str] = set()
-            for i, info in enumerate(files, 1):
-                seen.add(info.path)
-                job = _FileJob(kb, source, key, info, registry, options, enricher, progress, batch_size)
-                report.outcomes.append(job.run())
-                if progress is not None and len(files) > 1:  # one file: its records are counted instead
-                    progress(f"ingesting {uri} (files)", i, len(files))
+            usable = [f for f in files if registry.for_path(f.path) is not None]
+            report.outcomes.extend(
+                FileOutcome(f.path, "unsupported", message=f"{f.path}: no parser reads this kind of file")
+                for f in files
+                if registry.for_path(f.path) is None and not hidden(f.path)
+            )
+            jobs.extend((uri, source, key, info) for info in usable)
             if is_tree:
-                report.outcomes.extend(_delete_missing(kb, key, seen))
+                trees.append((key, {f.path for f in usable}))
+
+        def run(job: tuple[str, DataSource, str, ResourceInfo]) -> FileOutcome:
+            return _FileJob(kb, *job[1:], registry, options, enricher, progress, batch_size).run()
+
+        report.outcomes.extend(in_dependency_order(jobs, run, progress))
+        for key, seen in trees:
+            report.outcomes.extend(_delete_missing(kb, key, seen))
     if any(o.status in ("ingested", "replaced", "deleted") for o in report.outcomes):
+        links = link_notes_of(kb, progress)
+        report.links = links.edges
+        if links.unresolved:  # links to notes that do not exist: warnings
+            report.outcomes.append(FileOutcome("(links)", "linked", warnings=links.unresolved))
         if progress is not None:
             progress("embedding relation paths", 0, 1)
         kb.retriever.prepare_paths()  # a query then embeds only its question
@@ -257,8 +290,12 @@ class _FileJob:
                 self._streamed(parser)
             else:
                 self._whole(parser.parse(self.source.read_bytes(info.path), self.ctx))
+        except UnsupportedFileError as exc:
+            return FileOutcome(info.path, "unsupported", message=str(exc))
         except ParseError as exc:
             return FileOutcome(info.path, "failed", message=str(exc))
+        except (UnknownRelationTypeError, UnknownNodeTypeError, MissingNodeError) as exc:
+            return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}", waits=True)
         except CefError as exc:
             return FileOutcome(info.path, "failed", message=f"{info.path}: {exc}")
         except (ValueError, TypeError, RecursionError, MemoryError, UnicodeError) as exc:
@@ -393,11 +430,12 @@ class _FileJob:
         and the new records no longer produce."""
         kb, batch, mkey = self.kb, doc.batch, self.mkey
         old = old or {}
-        _check_collisions(kb, ids["chunks"], old.get("chunks", set()), mkey)
+        check_collisions(kb, ids["chunks"], old.get("chunks", set()), mkey)
         remove_edges = _gone(old.get("edges"), ids["edges"])
         merge = merge_extracted(kb, batch, mkey)
         if merge.merged:
             doc.entities["merged"] = len(merge.merged)
+            batch = merge.repoint(batch)
         kb.indexer.upsert_batch(
             batch.model_copy(update={"edges": [*batch.edges, *merge.edges]}) if merge.edges else batch,
             remove_nodes=[
@@ -456,47 +494,8 @@ def _gone(
         return []
     gone = set(old) - set(new)
     if kb is not None and gone:
-        gone -= _claimed_elsewhere(kb, gone, mkey)
+        gone -= claimed_elsewhere(kb, gone, mkey)
     return sorted(gone)
-
-
-def _file_of(mkey: str) -> str:
-    """The file a manifest key names (``<source root>/<path>``)."""
-    source, _, path = file_key(mkey).removeprefix(MANIFEST_PREFIX).partition("::")
-    return f"{source.rstrip('/')}/{path}"
-
-
-def _check_collisions(kb: KnowledgeBase, chunk_ids: Sequence[str], own: set[str], mkey: str) -> None:
-    """Refuse a write whose chunks another file wrote (two folders holding the same relative path, two
-    files with the same record ids): it would silently replace that file's text. Nothing is written."""
-    fresh = [c for c in chunk_ids if c not in own]
-    if not fresh:
-        return
-    existing = {c.id for c in kb.store.get_chunks(fresh)}
-    if not existing:
-        return
-    me = file_key(mkey)
-    for key, manifest in manifest_entries(kb):
-        if file_key(key) == me:
-            continue
-        clash = existing.intersection(manifest.get("chunks", []))
-        if clash:
-            raise CefError(
-                f"chunk {sorted(clash)[0]!r} (and {len(clash) - 1} more) is already ingested from "
-                f"{_file_of(key)}, and {_file_of(mkey)} gives the same ids: two files with the same relative "
-                "path in two folders, or the same record ids. Nothing of this file was written; ingest the "
-                "two folders into separate knowledge bases, rename one file, or give its records ids "
-                "of their own"
-            )
-
-
-def _claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
-    """Node ids some other file's manifest still lists (shared entities, nodes referenced by many files)."""
-    claimed: set[str] = set()
-    for key, manifest in manifest_entries(kb):
-        if file_key(key) != mkey:
-            claimed.update(ids.intersection(manifest.get("nodes", [])))
-    return claimed
 
 
 def _shared_removals(
@@ -555,7 +554,7 @@ def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOut
         path = mkey[len(prefix) :]
         own = [(k, v) for k, v in entries if file_key(k) == mkey]
         ids = union_ids(v for _, v in own)
-        nodes = ids["nodes"] - _claimed_elsewhere(kb, ids["nodes"], mkey)
+        nodes = ids["nodes"] - claimed_elsewhere(kb, ids["nodes"], mkey)
         edges = sorted(ids["edges"])
         kb.indexer.upsert_batch(
             Batch(),

@@ -1,9 +1,14 @@
 """An offline, deterministic LLM for demos, examples and tests of code that calls an LLM.
 
-With no script, :class:`MockLLMClient` answers by describing what it was
-given: the question (the last user message) and the beginning of the
-context. With ``responses`` it plays a script: a list of answers in order,
-or a function of the messages. Every call is recorded in ``calls``.
+With no script, :class:`MockLLMClient` reads cef's own prompts the way a
+careful extractive reader would (:func:`mock_reply`): asked to turn a question
+into a JSON graph query it answers with an empty one (no hints: the plain
+question is searched), asked to answer from passages headed by their ids it
+quotes the sentence that shares the most words with the question and cites
+its passage, and any other prompt is described (the question and the
+beginning of the context). With ``responses`` it plays a script: a list of
+answers in order, or a function of the messages. Every call is recorded in
+``calls``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from cef.errors import ConfigurationError, LLMError
 from cef.llm.base import BaseLLMClient, ChatMessage, ChatResponse, GenerationOptions, Usage
 
-__all__ = ["MockLLMClient", "summarize_messages"]
+__all__ = ["MockLLMClient", "mock_reply", "summarize_messages"]
 
 Responder = Callable[[list[ChatMessage]], str]
 
@@ -45,6 +50,58 @@ def summarize_messages(messages: Sequence[ChatMessage]) -> str:
     return " ".join(parts)
 
 
+#: a passage header of cef's answer prompt: ``[chunk-id]`` or ``[chunk-id] (graph: A -[R]-> B)``
+_PASSAGE = re.compile(r"^\[([^\[\]\n]{1,600})\](?: \(graph: .*\))?$")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def _passages(prompt: str) -> tuple[list[tuple[str, str]], str] | None:
+    """``(passages, question)`` of an answer prompt (``Context:`` passages headed by ids, then
+    ``Question:``), or None when the prompt is not one."""
+    if not prompt.startswith("Context:") or "\nQuestion: " not in prompt:
+        return None
+    body, question = prompt[len("Context:") :].rsplit("\nQuestion: ", 1)
+    passages: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        head = _PASSAGE.match(line.strip())
+        if head is not None:
+            passages.append((head.group(1), []))
+        elif passages:
+            passages[-1][1].append(line)
+    return [(pid, "\n".join(lines).strip()) for pid, lines in passages], question.strip()
+
+
+def _extractive_answer(passages: list[tuple[str, str]], question: str) -> str:
+    """The sentence of the passages that shares the most content words with the question, citing its
+    passage (the best-ranked passage wins ties); or that the passages do not say."""
+    from cef.text import stem, terms
+
+    wanted = {stem(w) for w in terms(question)}
+    best: tuple[int, int, str, str] | None = None
+    for rank, (pid, text) in enumerate(passages):
+        for sentence in _SENTENCE.split(re.sub(r"\s+", " ", text).strip()):
+            shared = len(wanted & {stem(w) for w in terms(sentence)})
+            if shared and (best is None or (shared, -rank) > (best[0], best[1])):
+                best = (shared, -rank, sentence.lstrip("# ").strip(), pid)
+    if best is None:
+        return "[mock] The passages do not answer the question."
+    return f"[mock] {_squeeze(best[2], CONTEXT_CHARS)} [{best[3]}]"
+
+
+def mock_reply(messages: Sequence[ChatMessage]) -> str:
+    """The mock's default answer (see the module docstring)."""
+    system = " ".join(m.content for m in messages if m.role == "system")
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    from cef.llm.understand import SYSTEM_PROMPT
+
+    if system.startswith(SYSTEM_PROMPT.split("\n", 1)[0]):  # query understanding
+        return '{"targets": [], "relation_types": []}'  # no hints: the plain question is searched
+    parsed = _passages(user)
+    if parsed is not None:
+        return _extractive_answer(*parsed)
+    return summarize_messages(messages)
+
+
 def _words(text: str) -> list[str]:
     """``text`` in pieces of one word plus the whitespace after it (they join back to ``text``)."""
     head = re.match(r"\s*", text)
@@ -58,7 +115,7 @@ def _words(text: str) -> list[str]:
 class MockLLMClient(BaseLLMClient):
     """A deterministic LLM that needs no server.
 
-    ``responses``: ``None`` (describe the input, see :func:`summarize_messages`),
+    ``responses``: ``None`` (read cef's prompts, else describe the input: :func:`mock_reply`),
     a list of answers given in order (``cycle=True`` starts over at the end,
     otherwise running out raises :class:`~cef.errors.LLMError`), or a function
     from the messages to the answer. ``max_tokens`` cuts an answer to that many
@@ -121,7 +178,7 @@ class MockLLMClient(BaseLLMClient):
             if not isinstance(answer, str):
                 raise LLMError(f"MockLLMClient: the responder returned {type(answer).__name__}, not str")
             return answer
-        return summarize_messages(messages)
+        return mock_reply(messages)
 
     def _chat(self, messages: list[ChatMessage], options: GenerationOptions) -> ChatResponse:
         answer = self._answer(messages)

@@ -572,7 +572,9 @@ def _token_counter(spec: TokenCounter | str) -> TokenCounter:
     try:
         return make_token_counter("cl100k")
     except ConfigurationError:
-        log.info("cl100k is not installed (pip install 'cef[tokens]'): budgets use the chars/4 estimate")
+        log.info(
+            "cl100k is not installed (pip install 'cef-context[tokens]'): budgets use the chars/4 estimate"
+        )
         return make_token_counter("estimate")
 
 

@@ -193,6 +193,13 @@ class RankedChunk(_Model):
     chunk: Chunk
     score: float
     explanation: Explanation
+    relevance: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="how well it answers the question, comparable across questions (cef.retrieve.relevance); "
+        "score only ranks",
+    )
 
 
 class RankedNode(_Model):
@@ -207,6 +214,9 @@ class RankedNode(_Model):
         description="the node rendered as text (label, name, properties), for nodes without chunks",
     )
     chunk_ids: list[str] = Field(default_factory=list, description="chunks linked to this node")
+    relevance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="how well it answers the question (cef.retrieve.relevance)"
+    )
 
 
 class ReasoningContext(_Model):

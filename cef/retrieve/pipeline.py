@@ -22,6 +22,7 @@ from cef.retrieve.context import DeadlineExceeded, QueryContext
 from cef.retrieve.expand import expand_anchors
 from cef.retrieve.patterns import match_query_patterns
 from cef.retrieve.ports import EngineView
+from cef.retrieve.relevance import assess_relevance
 from cef.retrieve.route import has_hints
 from cef.retrieve.search import bm25_search, vector_search
 from cef.retrieve.strategies import StrategyRegistry
@@ -105,6 +106,7 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
         results = _dedupe(results)[: query.top_k]
         if query.max_token_budget is not None:
             results = _within_budget(qc, results, query.max_token_budget)
+        results = assess_relevance(qc, results)  # relevance in [0, 1]; "nothing matched" below the threshold
         meta = dict(qc.metadata)
         meta.pop("expansion", None)
         meta.pop("anchor_score", None)

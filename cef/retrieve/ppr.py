@@ -384,7 +384,7 @@ def seed_path(
     mentioned = set(mine.tolist())
     best: tuple[float, list[int], list[int]] | None = None
     for s in seeds:
-        if s in mentioned:
+        if s in mentioned and s != holder:
             direct = _mention_edge(index, s, passage)
             if direct is not None:
                 c = float(conf[direct])
@@ -404,8 +404,10 @@ def seed_path(
                 scores = conf[s_edge] * conf[e_edge] * float(conf[last])
                 k = int(np.argmax(scores))
                 c = float(scores[k])
+                mid = int(index.passages[int(common[k])])
+                if len({s, mid, ent, holder}) < 4:
+                    continue  # a path that comes back to a node it passed explains nothing
                 if best is None or c > best[0]:
-                    mid = int(index.passages[int(common[k])])
                     best = (c, [s, mid, ent, holder], [int(s_edge[k]), int(e_edge[k]), last])
     if best is None:
         return None

@@ -45,7 +45,7 @@ TITLE_TYPE = "TITLE"
 #: nothing references it any more
 SHARED_LABELS = frozenset({ENTITY_LABEL})
 #: labels of nodes that stand for text containers: never merge targets, never answers of a relation walk
-CONTAINER_LABELS = frozenset({PASSAGE_LABEL, "Document"})
+CONTAINER_LABELS = frozenset({PASSAGE_LABEL, "Document", "Section"})
 
 #: relations ingest derives from text: walked by PPR, never as facts between things
 TEXT_GRAPH_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH, SYNONYM})

@@ -8,8 +8,8 @@ neither FastAPI nor the MCP SDK until a server is built.
   the live schema), defined once for MCP, REST and ``cef tools``
 - :mod:`cef.server.service` — the operations both servers call (limits,
   search cache, graph time limit, tool dispatch)
-- :mod:`cef.server.mcp` — MCP over stdio and streamable HTTP (``pip install 'cef[mcp]'``)
-- :mod:`cef.server.http` — the REST API (``pip install 'cef[server]'``)
+- :mod:`cef.server.mcp` — MCP over stdio and streamable HTTP (``pip install 'cef-context[mcp]'``)
+- :mod:`cef.server.http` — the REST API (``pip install 'cef-context[server]'``)
 - :mod:`cef.server.explorer` — the graph explorer page at ``/`` and its read-only routes
 - :mod:`cef.server.graphview` — the drawable subgraph behind an answer or around a node
   (the explorer and ``cef graph`` draw it)

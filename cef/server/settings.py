@@ -159,7 +159,11 @@ class ServerSettings(BaseSettings):
     schema_poll_seconds: float = Field(
         default=2.0, ge=0, description="how often the MCP server looks for schema changes by other processes"
     )
-    writable: bool = Field(default=False, description="expose the MCP write tools")
+    writable: bool = Field(
+        default=False,
+        description="accept writes: the MCP write tools and the REST write endpoints of `cef serve http` "
+        "(off: read-only, whatever the API keys grant)",
+    )
 
     #: where each setting came from (set by :func:`load_server_settings`)
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

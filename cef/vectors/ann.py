@@ -57,7 +57,7 @@ def _require_usearch() -> Any:
         from usearch.index import Index
     except ImportError as exc:  # pragma: no cover - the dependency is declared
         raise ConfigurationError(
-            "the ANN vector index needs the 'usearch' package: pip install 'cef[ann]'"
+            "the ANN vector index needs the 'usearch' package: pip install 'cef-context[ann]'"
         ) from exc
     return Index
 

@@ -73,8 +73,8 @@ def test_locations() -> None:
 def test_missing_extra_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "qdrant_client", None)
     cfg = CefConfig(store={"url": str(tmp_path / "k.db")}, vectors={"backend": "qdrant"})
-    with pytest.raises(MissingExtraError, match=r"cef\[qdrant\]"):
+    with pytest.raises(MissingExtraError, match=r"cef-context\[qdrant\]"):
         open_from_config(cfg, embedder=None)
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    with pytest.raises(MissingExtraError, match=r"cef\[postgres\]"):
+    with pytest.raises(MissingExtraError, match=r"cef-context\[postgres\]"):
         open_store("postgresql://u@/db")

@@ -349,7 +349,7 @@ def test_a_writable_server_and_a_cli_ingest_share_one_store(
     log = tmp_path / "server.log"
     with log.open("w") as out:
         server = subprocess.Popen(
-            [CEF, "serve", "http", "--db", str(db), "--embedder", "none", "--port", str(port)],
+            [CEF, "serve", "http", "--db", str(db), "--embedder", "none", "--port", str(port), "--writable"],
             env=env, stdout=out, stderr=out,
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

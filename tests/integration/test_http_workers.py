@@ -37,7 +37,7 @@ def served(tmp_path: Path) -> tuple[str, subprocess.Popen[bytes], Path]:
     log = tmp_path / "server.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [CEF, "serve", "http", "--db", str(db), "--port", str(port), "--workers", "2"],
+            [CEF, "serve", "http", "--db", str(db), "--port", str(port), "--workers", "2", "--writable"],
             env=env,
             stdout=out,
             stderr=out,

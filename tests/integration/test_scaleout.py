@@ -51,7 +51,8 @@ class Server:
         with log.open("wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", "from cef.cli import main; main()", "serve", "http",
-                 "--db", dsn, "--embedder", "none", "--host", "127.0.0.1", "--port", str(self.port)],
+                 "--db", dsn, "--embedder", "none", "--host", "127.0.0.1", "--port", str(self.port),
+                 "--writable"],
                 stdout=out, stderr=subprocess.STDOUT, env=env,
             )  # fmt: skip
         deadline = time.monotonic() + 60

@@ -1,4 +1,4 @@
-"""A LangChain retriever over a cef knowledge base (``pip install 'cef[langchain]'``).
+"""A LangChain retriever over a cef knowledge base (``pip install 'cef-context[langchain]'``).
 
 from cef.adapters.langchain import CefRetriever
 

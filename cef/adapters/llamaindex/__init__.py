@@ -1,4 +1,4 @@
-"""A LlamaIndex retriever over a cef knowledge base (``pip install 'cef[llamaindex]'``).
+"""A LlamaIndex retriever over a cef knowledge base (``pip install 'cef-context[llamaindex]'``).
 
 from cef.adapters.llamaindex import CefRetriever
 

@@ -47,6 +47,11 @@ class ParseOptions(BaseModel):
     title_nodes: bool = Field(default=False, description="JSON Lines: one node per distinct title")
     title_node_label: str = Field(default="Document", min_length=1)
     document_label: str = Field(default="Document", min_length=1)
+    note_label: str = Field(
+        default="Note",
+        min_length=1,
+        description="label of a Markdown document: a note, named by its title and linked to the notes it links",
+    )
     scope: str | None = Field(default=None, description="scope given to records that have none")
     extra: dict[str, Any] = Field(default_factory=dict, description="settings for user parsers")
 

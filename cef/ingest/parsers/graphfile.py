@@ -46,7 +46,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from cef.errors import ParseError
+from cef.errors import ParseError, UnsupportedFileError
 from cef.ingest.parsers.base import ParseContext, ParsedDocument, decode_text
 from cef.model import Batch, Chunk, Edge, Node, RelationType, stable_id
 
@@ -75,6 +75,8 @@ _REL_KEYS = tuple(RelationType.model_fields)
 _ID_FIELDS = ("id", "source", "target", "node_id")
 #: an alias-expanded YAML document may be at most this many times larger than its text's nodes
 _MAX_ALIAS_EXPANSION = 10
+#: top-level keys of a memory dataset (cef/memory/dataset.py), which `cef memory load` reads
+MEMORY_DATASET_KEYS = ("domain", "extension", "supersede", "observations")
 
 
 def _where(path: Path) -> str:
@@ -101,6 +103,18 @@ def build_graph_batch(data: Any, ctx: ParseContext, line_of: LineOf, parser: str
         return ParsedDocument(batch=Batch(), parser=parser, warnings=warnings)
     if not isinstance(data, Mapping):
         raise _fail(ctx, line_of, (), f"a graph file must be a mapping with keys {', '.join(SECTIONS)}")
+    memory_keys = [str(k) for k in data if k in MEMORY_DATASET_KEYS]
+    if memory_keys:
+        raise UnsupportedFileError(
+            f"{ctx.path}: a memory dataset (it has {', '.join(memory_keys)}), not a graph file: "
+            f"load it with `cef memory load {ctx.path}`"
+        )
+    if data and not any(key in SECTIONS for key in data):
+        keys = ", ".join(str(k) for k in list(data)[:5])
+        raise UnsupportedFileError(
+            f"{ctx.path}: not a graph file (its top-level keys are {keys}; a graph file has "
+            f"{', '.join(SECTIONS)})"
+        )
     for key in data:
         if key not in SECTIONS:
             raise _fail(ctx, line_of, (str(key),), f"unknown key; expected one of {', '.join(SECTIONS)}")

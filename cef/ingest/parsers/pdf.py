@@ -1,4 +1,4 @@
-"""PDF text via ``pypdf`` (``pip install 'cef[pdf]'``), offline.
+"""PDF text via ``pypdf`` (``pip install 'cef-context[pdf]'``), offline.
 
 One document node (as for text documents; title from the PDF's ``/Title`` or
 the file name, property ``page_count``) and chunks split per page, so a chunk

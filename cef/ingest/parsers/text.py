@@ -1,6 +1,8 @@
 """Markdown and plain-text documents: one document node and its chunks.
 
-The document node has label ``Document`` (``ParseOptions.document_label``) and
+The document node has label ``Document`` (``ParseOptions.document_label``; a
+Markdown one is a note, ``Note`` (``ParseOptions.note_label``), named by its
+title, with its sections and links: :mod:`cef.ingest.notelinks`) and
 properties ``title`` and ``path`` (plus ``uri``, ``content_type`` and
 ``ParseContext.metadata``; for Markdown, scalar front-matter keys). Its id is
 ``doc:<path>`` unless ``ParseContext.document_id`` says otherwise.
@@ -26,6 +28,7 @@ from typing import Any
 import yaml
 
 from cef.ingest.chunking import Section, TextSplitter, markdown_sections, split_front_matter
+from cef.ingest.notelinks import note_graph
 from cef.ingest.parsers.base import ParseContext, ParsedDocument, decode_text
 from cef.ingest.parsers.graphfile import TextDatesLoader
 from cef.model import Batch, Chunk, Node
@@ -33,6 +36,15 @@ from cef.model import Batch, Chunk, Node
 __all__ = ["MarkdownParser", "PlainTextParser", "build_document", "document_node", "make_splitter"]
 
 _H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+
+
+def _aliases(value: Any) -> list[str]:
+    """Front matter ``aliases`` (Obsidian): a list of names, or one name."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()]
 
 
 def _json_scalar(value: Any) -> bool:
@@ -123,6 +135,7 @@ class MarkdownParser:
         text = decode_text(data, ctx).replace("\r\n", "\n")
         front_text, body_start = split_front_matter(text)
         front: dict[str, Any] = {}
+        aliases: list[str] = []
         warnings: list[str] = []
         if front_text is not None:
             try:
@@ -133,6 +146,7 @@ class MarkdownParser:
                 raise ctx.error(f"invalid YAML front matter: {getattr(exc, 'problem', exc)}", line) from None
             if isinstance(loaded, dict):
                 front = {str(k): v for k, v in loaded.items() if _json_scalar(v)}
+                aliases = _aliases(loaded.get("aliases"))
             elif loaded is not None:
                 warnings.append(f"{ctx.path}: front matter is not a mapping; ignored")
         title = front.pop("title", None)
@@ -142,7 +156,7 @@ class MarkdownParser:
         sections = markdown_sections(text, body_start)
         doc = build_document(text, sections, ctx, title, self.name, node_properties=front)
         doc.warnings[:0] = warnings
-        return doc
+        return note_graph(doc, text, title, aliases, ctx.options.note_label)
 
 
 class PlainTextParser:

@@ -1,6 +1,6 @@
 """An S3 (or S3-compatible) bucket prefix as a :class:`~cef.ingest.sources.base.DataSource`.
 
-Needs ``boto3`` (``pip install 'cef[s3]'``), imported only when a source is built.
+Needs ``boto3`` (``pip install 'cef-context[s3]'``), imported only when a source is built.
 """
 
 from __future__ import annotations

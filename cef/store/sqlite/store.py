@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cef.errors import RetryableStoreError, StoreError
+from cef.errors import NotAKnowledgeBaseError, RetryableStoreError, StoreError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import Capabilities, TextHit, WriteSet
 from cef.store.sql import EDGE_COLS, SQLRecordStore, edge_columns, edge_from_row, node_text
@@ -109,6 +109,13 @@ def fts_query(terms: Sequence[str]) -> str | None:
 _JSON_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
 
+def _check_is_knowledge_base(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse another application's SQLite database (tables, none of ours); sqlite3.DatabaseError: not SQLite."""
+    tables = sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+    if tables and "meta" not in tables:
+        raise NotAKnowledgeBaseError(path, f"a SQLite database with other tables: {', '.join(tables[:5])}")
+
+
 class SQLiteStore(SQLRecordStore):
     """A :class:`cef.store.base.RecordStore` on one SQLite file."""
 
@@ -138,7 +145,15 @@ class SQLiteStore(SQLRecordStore):
         self._count_cache: dict[str, tuple[tuple[int, int], int]] = {}
         self._df_cache: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}
         c = self._conn
-        c.execute("PRAGMA journal_mode=WAL")
+        try:
+            _check_is_knowledge_base(c, self.path)
+            c.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "disk image is malformed"
+            c.close()
+            raise NotAKnowledgeBaseError(self.path, str(exc)) from None
+        except NotAKnowledgeBaseError:
+            c.close()
+            raise
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA foreign_keys=OFF")
         c.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")

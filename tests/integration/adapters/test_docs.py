@@ -28,7 +28,7 @@ def test_every_option_and_metadata_key_is_documented(framework: str) -> None:
         assert f"`{name}`" in text, f"{framework}: option {name} is not documented"
     for key in CEF_METADATA_KEYS:
         assert f"`{key}`" in text, f"{framework}: metadata key {key} is not documented"
-    assert f"pip install 'cef[{framework}]'" in text
+    assert f"pip install 'cef-context[all,{framework}]'" in text
 
 
 @pytest.mark.slow

@@ -270,7 +270,7 @@ def test_a_missing_framework_names_the_extra(module: str, blocked: str, extra: s
     )
     assert (
         done.stdout.strip()
-        == f"{module} needs the optional dependency {blocked!r}: pip install 'cef[{extra}]'"
+        == f"{module} needs the optional dependency {blocked!r}: pip install 'cef-context[{extra}]'"
     )
 
 

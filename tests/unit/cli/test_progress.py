@@ -53,8 +53,52 @@ def test_plain_progress_prints_the_end_once_and_restarts_when_the_count_goes_bac
     assert lines == [
         "extracting entities (passages): 256/512 (50%) · elapsed 0s",
         "extracting entities (passages): 512/512 (100%) · 128.0/s · done in 2s",
-        "extracting entities (passages): 100/300 (33%) · elapsed 0s",
+        "extracting entities (passages): 100/300 (33%) · elapsed 1s",  # since the last report
     ]
+
+
+def test_a_silent_step_gets_a_heartbeat_and_its_real_duration() -> None:
+    """A step that reports only when it ends is not silent meanwhile, and does not say 'done in 0s'."""
+    out, clock = io.StringIO(), Clock()
+    report = PlainProgress(out, interval=5.0, clock=clock)
+    report("ingesting files", 1, 1)
+    for _ in range(17):  # 85 s of a step that says nothing (the beat thread calls heartbeat)
+        clock.now += 5
+        report.heartbeat()
+    report("embedding chunks", 1500, 1500)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 + 17 + 1
+    assert lines[1] == "working · elapsed 5s (last: ingesting files)"
+    assert lines[-2] == "working · elapsed 1m25s (last: ingesting files)"
+    assert lines[-1].startswith("embedding chunks: 1,500/1,500 (100%)") and lines[-1].endswith(
+        "done in 1m25s"
+    )
+
+
+def test_the_heartbeat_repeats_an_open_task_and_stays_quiet_while_it_reports() -> None:
+    out, clock = io.StringIO(), Clock()
+    report = PlainProgress(out, interval=5.0, clock=clock)
+    report("extracting entities (passages)", 10, 100)
+    clock.now += 3
+    report.heartbeat()  # printed 3 s ago: nothing to say
+    clock.now += 3
+    report.heartbeat()
+    assert out.getvalue().splitlines()[-1].startswith("extracting entities (passages): 10/100 (10%)")
+    assert len(out.getvalue().splitlines()) == 2
+
+
+def test_the_beat_thread_prints_within_the_interval() -> None:
+    import time
+
+    out = io.StringIO()
+    report = PlainProgress(out, interval=0.2)
+    report.start()
+    try:
+        report("ingesting files", 0, 3)
+        time.sleep(0.7)
+    finally:
+        report.stop()
+    assert len(out.getvalue().splitlines()) >= 2
 
 
 def test_modes_follow_the_stream_and_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -207,7 +207,7 @@ def test_unknown_counter_names_the_choices() -> None:
 
 def test_missing_tiktoken_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
-    with pytest.raises(MissingExtraError, match=r"cef\[tokens\]"):
+    with pytest.raises(MissingExtraError, match=r"cef-context\[tokens\]"):
         TiktokenCounter("cl100k_base")
 
 

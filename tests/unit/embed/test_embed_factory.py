@@ -82,7 +82,7 @@ def test_missing_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch, module
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
     # a device no other test has loaded the model on, so the load is attempted here
     emb = MiniLMEmbedder(device="cpu:missing-extra-test")
-    with pytest.raises(MissingExtraError, match=r"pip install 'cef\[embeddings\]'") as info:
+    with pytest.raises(MissingExtraError, match=r"pip install 'cef-context\[embeddings\]'") as info:
         emb.embed(["hello"])
     assert module in str(info.value)
     assert info.value.extra == "embeddings"

@@ -88,7 +88,7 @@ def test_registering_the_grammar_parser() -> None:
 
 def test_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "antlr4", None)
-    with pytest.raises(MissingExtraError, match=r"cef\[grammar\]"):
+    with pytest.raises(MissingExtraError, match=r"cef-context\[grammar\]"):
         _parse('PATIENT P-1 "x"\nTEST "a" 1\n')
 
 

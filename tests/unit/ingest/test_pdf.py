@@ -59,6 +59,6 @@ def test_malformed_pdf_raises_parse_error_naming_the_file(data: bytes) -> None:
 
 def test_missing_pypdf_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pypdf", None)
-    with pytest.raises(MissingExtraError, match=r"cef\[pdf\]") as err:
+    with pytest.raises(MissingExtraError, match=r"cef-context\[pdf\]") as err:
         PdfParser().parse(make_pdf([["x"]]), ParseContext(path="a.pdf"))
     assert err.value.extra == "pdf" and "pypdf" in str(err.value)

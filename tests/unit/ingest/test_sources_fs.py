@@ -239,6 +239,6 @@ def test_open_source_s3_endpoint_from_argument_or_environment() -> None:
 
 def test_s3_without_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)  # makes `import boto3` fail
-    with pytest.raises(MissingExtraError, match=r"cef\[s3\]") as err:
+    with pytest.raises(MissingExtraError, match=r"cef-context\[s3\]") as err:
         S3Source("bucket")
     assert err.value.extra == "s3" and "boto3" in str(err.value)

@@ -41,9 +41,13 @@ def _ctx(path: str = "docs/guide.md", **options: object) -> ParseContext:
 
 def test_markdown_document_node() -> None:
     doc = MarkdownParser().parse(GUIDE.encode(), _ctx())
-    (node,) = doc.batch.nodes
+    node, *sections = doc.batch.nodes
+    assert [(s.id, s.label, s.name) for s in sections] == [
+        ("doc:docs/guide.md§install", "Section", "Install"),
+        ("doc:docs/guide.md§usage", "Section", "Usage"),
+    ]
     assert doc.document_id == node.id == "doc:docs/guide.md"
-    assert node.label == "Document"
+    assert node.label == "Note" and node.name == "The Guide"  # a Markdown document is a note, named by its title
     assert node.properties["title"] == "The Guide"  # front matter wins over the H1
     assert node.properties["path"] == "docs/guide.md"
     assert node.properties["uri"] == "file:///data/docs/guide.md"
@@ -61,10 +65,11 @@ def test_markdown_chunks_follow_headings() -> None:
         ["Ignored H1 title", "Install"],
         ["Ignored H1 title", "Usage"],
     ]
+    holders = ["doc:docs/guide.md", "doc:docs/guide.md§install", "doc:docs/guide.md§usage"]
     for i, chunk in enumerate(chunks):
         meta = chunk.metadata
         assert chunk.id == f"doc:docs/guide.md#{i}" and meta["ordinal"] == i
-        assert chunk.node_id == "doc:docs/guide.md"
+        assert chunk.node_id == holders[i]  # a chunk under a heading is held by its section
         assert text[meta["char_start"] : meta["char_end"]] == chunk.content  # offsets point into the text
         assert meta["path"] == "docs/guide.md" and meta["title"] == "The Guide"
     assert "# a comment in code" in chunks[1].content  # fenced code stays with its section

@@ -1,4 +1,4 @@
-"""Grammar-driven parsers on the ANTLR 4 runtime (``pip install 'cef[grammar]'``).
+"""Grammar-driven parsers on the ANTLR 4 runtime (``pip install 'cef-context[grammar]'``).
 
 For formats with real structure (reports, DSLs, proprietary text formats)
 write an ANTLR grammar, generate its Python lexer and parser once with
