@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cef.errors import ConfigurationError, ValidationError
 
 __all__ = [
+    "UNDERSTANDING_PROMPT_HEAD",
     "BaseLLMClient",
     "ChatMessage",
     "ChatResponse",
@@ -268,6 +269,10 @@ class BaseLLMClient(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self._model!r})"
+
+
+#: the first line of the query-understanding prompt (cef.llm.understand), by which the offline mock knows it
+UNDERSTANDING_PROMPT_HEAD = "You turn a user's question into a JSON query for a knowledge graph."
 
 
 def extract_json_object(text: str) -> dict[str, Any] | None:

@@ -18,7 +18,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from cef.errors import ConfigurationError, LLMError
-from cef.llm.base import BaseLLMClient, ChatMessage, ChatResponse, GenerationOptions, Usage
+from cef.llm.base import (
+    UNDERSTANDING_PROMPT_HEAD,
+    BaseLLMClient,
+    ChatMessage,
+    ChatResponse,
+    GenerationOptions,
+    Usage,
+)
 
 __all__ = ["MockLLMClient", "mock_reply", "summarize_messages"]
 
@@ -92,9 +99,7 @@ def mock_reply(messages: Sequence[ChatMessage]) -> str:
     """The mock's default answer (see the module docstring)."""
     system = " ".join(m.content for m in messages if m.role == "system")
     user = next((m.content for m in reversed(messages) if m.role == "user"), "")
-    from cef.llm.understand import SYSTEM_PROMPT
-
-    if system.startswith(SYSTEM_PROMPT.split("\n", 1)[0]):  # query understanding
+    if system.startswith(UNDERSTANDING_PROMPT_HEAD):  # query understanding
         return '{"targets": [], "relation_types": []}'  # no hints: the plain question is searched
     parsed = _passages(user)
     if parsed is not None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from cef.errors import LLMError
-from cef.llm.base import ChatMessage, LLMClient, extract_json_object
+from cef.llm.base import UNDERSTANDING_PROMPT_HEAD, ChatMessage, LLMClient, extract_json_object
 from cef.model import GraphQuery
 
 if TYPE_CHECKING:
@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["QueryUnderstanding", "Understanding", "extract_json_object"]
 
-SYSTEM_PROMPT = """\
-You turn a user's question into a JSON query for a knowledge graph.
+SYSTEM_PROMPT = (
+    UNDERSTANDING_PROMPT_HEAD
+    + """
 
 {schema}
 
@@ -51,6 +52,7 @@ Rules:
 - depth: 1 for direct relations, 2 when the answer is two hops away.
 
 Example: {example}"""
+)
 
 
 @dataclass
