@@ -40,9 +40,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
+from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
@@ -136,8 +139,15 @@ def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
     if not todo:
         return
     g = qc.state.graph
+    scope = qc.query.scope
+    hidden = hidden_nodes(g, scope)  # a scoped query knows only its scope's and shared vocabulary
+    labels = list(g.labels.names)
+    if hidden is not None:
+        n = len(hidden)
+        seen = g.node_alive.view[:n] & ~hidden
+        labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[:n][seen])]
     schema: set[str] = set()
-    for label in g.labels.names:
+    for label in labels:
         schema |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
     for rt in g.rel_types.values():
         schema |= _stems(
@@ -148,8 +158,8 @@ def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
         word = q.forms.get(s, s)
         q.known[s] = (
             s in schema
-            or bool(store.search_text("chunk", word, 1))
-            or bool(store.search_text("node", word, 1))
+            or bool(store.search_text("chunk", word, 1, scope=scope))
+            or bool(store.search_text("node", word, 1, scope=scope))
         )
 
 

@@ -155,7 +155,8 @@ def leaks(payload: Any, asked: Any = None, t: str = "b") -> list[str]:
     for q in sorted(strings_in(asked), key=len, reverse=True):
         if len(q) > 3:
             text = text.replace(q, "").replace(json.dumps(q)[1:-1], "")
-    return [s for s in secrets_of(t) if s.lower() in text.lower()]
+    said = {w.lower() for q in strings_in(asked) for w in re.findall(r"[\w-]+", q)}  # words echoed back
+    return [s for s in secrets_of(t) if s.lower() in text.lower() and s.lower() not in said]
 
 
 #: what tenant A asks with tenant B's words
@@ -202,6 +203,12 @@ def test_python_reads_of_a_tenant_view_hold_nothing_of_the_other(kb: cef.Knowled
     for strategy in SearchStrategy:
         got = kb.retrieve(GraphQuery(query=QUESTIONS[0], strategy=strategy, scope="tenant-a", min_results=0))
         assert not leaks(got.model_dump(mode="json"), QUESTIONS[0])
+    # nor does it tell which of A's words another tenant's records hold (relevance's 'unknown' words)
+    for word in ("QBX-77", "snarkwhistle", "Quibbletonol"):
+        seen_by_a = view.retrieve(GraphQuery(query=f"{word} report", top_k=5)).metadata["relevance"]
+        assert word.lower() in [u.lower() for u in seen_by_a["unknown"]], (word, seen_by_a)
+        seen_by_b = TenantView(kb, Access(("tenant-b",))).retrieve(GraphQuery(query=f"{word} report"))
+        assert word.lower() not in [u.lower() for u in seen_by_b.metadata["relevance"]["unknown"]]
     # tenant A does see its own secret by name
     mine = view.retrieve(GraphQuery(query="ZRB-12 liver failure", top_k=5))
     assert mine.results[0].chunk.id.startswith("tenant-a:")
