@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.text import QUESTION_WORDS
 from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_direction
 from cef.retrieve.pathshapes import schema_paths
 from cef.retrieve.pathwords import (
@@ -64,8 +63,10 @@ from cef.retrieve.pathwords import (
     masked_question,
     relation_words,
     shared_relation,
+    stem_match,
 )
 from cef.retrieve.presets import PathSettings
+from cef.text import QUESTION_WORDS
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
@@ -80,7 +81,6 @@ __all__ = ["AskedFor", "PathScorer", "asked_for", "path_scorer"]
 EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
 
 _EXAMPLES = 5
-_DEBUG = bool(os.environ.get("CEF_PATHDEBUG"))
 #: stands in for a question word that names no relation (a content word: it ends a naming)
 _TYPE_TOKEN = "<type>"
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
@@ -115,6 +115,7 @@ class PathScorer:
     _ends: dict[Hop, frozenset[str]] = field(default_factory=dict)  # _end_types, per hop
     _cards: dict[int, tuple[str, str]] = field(default_factory=dict)  # type_cards, per label code
     _shares: dict[Hop, float] = field(default_factory=dict)  # _sharing, per hop
+    _labels: dict[Hop, tuple[int, ...]] = field(default_factory=dict)  # _end_labels, per hop
     _members: dict[int, list[int]] = field(default_factory=dict)  # label code -> a few node positions
 
     # ------------------------------------------------------------------ words
@@ -168,7 +169,10 @@ class PathScorer:
 
         card = f"{head}: from {labels(src)} to {labels(dst)}"
         if examples and len(alive):
-            pairs = [(self._names.get(int(a), ""), self._names.get(int(b), "")) for a, b in zip(src, dst)]
+            pairs = [
+                (self._names.get(int(a), ""), self._names.get(int(b), ""))
+                for a, b in zip(src.tolist(), dst.tolist(), strict=True)
+            ]
             shown = [f"{a} → {b}" for a, b in pairs if a and b][:3]
             if shown:
                 card += ", e.g. " + "; ".join(shown)
@@ -225,8 +229,12 @@ class PathScorer:
 
     def _end_labels(self, hop: Hop) -> tuple[int, ...]:
         """Codes of the labels of the nodes ``hop`` reaches."""
-        g = self.graph
-        return tuple(np.unique(g.node_label.view[self._reached(hop.relation, self._walks_forward(hop))]).tolist())
+        cached = self._labels.get(hop)
+        if cached is None:
+            g = self.graph
+            reached = self._reached(hop.relation, self._walks_forward(hop))
+            cached = self._labels[hop] = tuple(np.unique(g.node_label.view[reached]).tolist())
+        return cached
 
     def type_cards(self, label: int) -> tuple[str, str]:
         """What a node type is, for comparing with what a question asks for: its name's words
@@ -255,34 +263,46 @@ class PathScorer:
         if asked is None or len(ends) < 2:
             return {}
         fits: dict[Hop, float] = {}
-        t = self.settings.type_temperature
         labels = {h: self._end_labels(h) for h in ends}
         if len(set(labels.values())) < 2:
-            if not asked.classifier:
-                return {}  # every candidate ends at nodes of the same types: nothing to tell
-            # "what *kind* of film" where types tell nothing (one label for all): the answer is a
-            # category, a value many things share: the hop whose ends are each reached by the
-            # most edges wins (log: a ratio e is one unit)
-            fits = {h: math.log(self._sharing(h)) for h in ends}
-            t = 1.0
+            return {}  # every candidate ends at nodes of the same types: nothing to tell (see _category)
         else:
             kinds = sorted({c for cs in labels.values() for c in cs})
             cards = [self.type_cards(c) for c in kinds]
-            got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
+            got = (
+                self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
+            )
             # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
             # the most a cosine gives (not a classifier: "class" heads DrugClass and DiseaseClass
             # alike, the words around it tell); else, with an embedder, the best cosine with its cards
-            by_type = {
-                c: float(not asked.classifier and not asked.lemmas.isdisjoint(self._label_lemmas(c))) for c in kinds
-            }
+            by_type = {c: float(not asked.classifier and self._names_type(asked, c)) for c in kinds}
             if got is not None:
                 sims = got[1:] @ got[0]
                 by_type = {
-                    c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1])) for i, c in enumerate(kinds)
+                    c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1]))
+                    for i, c in enumerate(kinds)
                 }
             fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
+        t = self.settings.type_temperature
         return {h: math.exp((f - best) / t) for h, f in fits.items()}
+
+    def _category(self, asked: AskedFor | None, ends: Sequence[Hop]) -> str | None:
+        """The relation a classifier noun names ("what *kind* of film", "what *types* are ...")
+        where node types tell nothing (every candidate ends at the same labels): a category is a
+        value many things share, so the relation of the last hop whose ends are each reached by
+        the most edges, when it shares ``category_sharing`` times more than any other relation's."""
+        if asked is None or not asked.classifier or asked.at is None:
+            return None
+        if len({self._end_labels(h) for h in ends}) > 1:
+            return None  # typed ends: the type fit reads the classifier's phrase ("drug class")
+        best: dict[str, float] = {}
+        for h in ends:
+            best[h.relation] = max(best.get(h.relation, 0.0), self._sharing(h))
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])
+        if not ranked or (len(ranked) > 1 and ranked[0][1] < self.settings.category_sharing * ranked[1][1]):
+            return None
+        return ranked[0][0]
 
     def _sharing(self, hop: Hop) -> float:
         """How many of the hop's edges reach each of its end nodes, on average (≥ 1): high for a
@@ -294,9 +314,11 @@ class PathScorer:
             cached = self._shares[hop] = len(ends) / max(len(np.unique(ends)), 1) if len(ends) else 1.0
         return cached
 
-    def _label_lemmas(self, label: int) -> frozenset[str]:
+    def _names_type(self, asked: AskedFor, label: int) -> bool:
+        """The asked head word is the head word of the label's name, in any inflection (a shared
+        stem, :func:`~cef.retrieve.pathwords.stem_match`: "vendors" names ``Vendor``)."""
         words = relation_words(self.graph.labels.names[label])[-1:]
-        return frozenset(words) | {self._lemma(w) for w in words}
+        return any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words)
 
     def _voiced(
         self,
@@ -448,7 +470,8 @@ class PathScorer:
         question_vectors: dict[str, np.ndarray] | None = None,
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
-        of its hops a question word names (1.0: the question spells the whole path out).
+        of its hops a question word names (1.0: the question spells the whole path out; a noun that
+        names the type the path ends at names one).
         ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already."""
         s = self.settings
         masked = masked_question(question, span)
@@ -459,7 +482,9 @@ class PathScorer:
         strong: dict[str, list[int]] = {}
         namings: dict[str, list[tuple[float, frozenset[int]]]] = {}
         relations = {h.relation for p in paths for h in p}
-        verbs = frozenset(lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft))
+        verbs = frozenset(
+            lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
+        )
         asked = asked_for(tokens, at, self._lemma, verbs)
         heads = self._type_lemmas(heads=True)
         named = tokens
@@ -477,6 +502,14 @@ class PathScorer:
             namings,
             soft=s.soft_cue,
         )
+        category = self._category(asked, list(dict.fromkeys(p[-1] for p in paths)))
+        if category is not None and asked is not None and asked.at is not None:
+            # the classifier noun names the category relation, one hop, like its name would
+            count, near = cues.get(category, (0.0, 10_000))
+            cues[category] = (count + 1.0, min(near, abs(asked.at - at) if at is not None else asked.at + 1))
+            namings.setdefault(category, []).append((1.0, frozenset({asked.at})))
+            where.setdefault(category, []).append(asked.at)
+            strong.setdefault(category, []).append(asked.at)
         shared = shared_relation(tokens, where) if sharing else None
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
@@ -487,12 +520,15 @@ class PathScorer:
             mentioned -= asked.lemmas
         has_vectors = self._has_embedder(embed)
         fit = self._asked_fit(asked, list(dict.fromkeys(p[-1] for p in paths)), embed, has_vectors)
+        named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = self._voiced(paths, tokens, at, strong)
         lexical: list[float] = []
         for p in paths:
             explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
             if explained_out is not None:
-                explained_out[p] = explained / len(p)
+                # a noun of the question that names the type the path ends at names its last hop's end
+                typed = named_type and fit.get(p[-1], 0.0) >= 1.0
+                explained_out[p] = min(1.0, (explained + typed) / len(p))
             visited = (
                 len(mentioned & set().union(*(self._end_types(h) for h in p))) / len(mentioned)
                 if mentioned
@@ -507,8 +543,6 @@ class PathScorer:
                 + s.voice * (voiced.get(p[0].relation) == p[0].forward)
                 - s.cue * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2)
             )
-            if _DEBUG:
-                log.warning("%s expl=%.2f order=%s fit=%.2f visited=%.2f voice=%s lex=%.3f", self.describe(p), explained, order, fit.get(p[-1], 0.0), visited, voiced.get(p[0].relation) == p[0].forward, lexical[-1])
         if not paths:
             return []
         qv = (question_vectors or {}).get(masked)
@@ -646,15 +680,17 @@ def asked_for(
 
     No tagger tells nouns from verbs, so the noun ends before a later word that is a form of a
     relation's verb (``verbs``: lemmas of the graph's relation words: "which cluster *runs*"), and
-    a last word followed by what a verb takes (a determiner, a preposition, the anchor: "which team
-    *looked* after", "which service *writes* to X") is the verb, not the noun."""
+    right after "which" / "what" a last word followed by what a verb takes (a determiner, a
+    preposition, the anchor: "which team *looked* after", "which service *writes* to X") is the
+    verb, not the noun (after a copula it is a noun phrase: "who is the plant manager of X")."""
     wh = next((i for i, (t, _) in enumerate(tokens) if t in QUESTION_WORDS and i != at), None)
     if wh is None:
         return None
     word = tokens[wh][0]
     j = wh + 1
     opened = word in ("which", "what")
-    if j < len(tokens) and tokens[j][0] in _COPULAS:  # "what is the genre", "who was the lead"
+    copula = j < len(tokens) and tokens[j][0] in _COPULAS
+    if copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
         j += 1
         while j < len(tokens) and tokens[j][0] in _DETERMINERS:
             j += 1
@@ -666,7 +702,7 @@ def asked_for(
             break
         noun.append(j)
         j += 1
-    if len(noun) > 1 and (j == at or (j < len(tokens) and tokens[j][0] in _VERB_OBJECTS)):
+    if not copula and len(noun) > 1 and (j == at or (j < len(tokens) and tokens[j][0] in _VERB_OBJECTS)):
         noun.pop()  # "which cluster runs the ...": the last word is the verb
     general = _WH_ASKS.get(word)
     if not noun:
@@ -678,7 +714,12 @@ def asked_for(
         # a classifier says little alone: the words around it say of what ("drug class", "class
         # of disease")
         words = [tokens[i][0] for i in noun]
-        if j + 1 < len(tokens) and tokens[j][0] == "of" and j + 1 != at and tokens[j + 1][0] not in FUNCTION_WORDS:
+        if (
+            j + 1 < len(tokens)
+            and tokens[j][0] == "of"
+            and j + 1 != at
+            and tokens[j + 1][0] not in FUNCTION_WORDS
+        ):
             words += ["of", tokens[j + 1][0]]
         return AskedFor(" ".join(words), lemmas, head, classifier=True)
     return AskedFor(f"{general} {t}" if general else t, lemmas, head)

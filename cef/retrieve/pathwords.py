@@ -51,6 +51,8 @@ PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "fr
 #: words that open a relative clause or a question about the thing named before them
 WH_WORDS = frozenset(["which", "what", "whose", "whom", "who", "that"])
 MASK = "X"
+
+
 def relation_words(name: str) -> list[str]:
     """``directed_by`` → ``["directed", "by"]``; ``hasGenre`` → ``["has", "genre"]``."""
     return [w.lower() for w in _CAMEL.sub("_", name).replace("-", "_").split("_") if w]

@@ -450,7 +450,11 @@ def _chunks(
         for cid in ans.chunk_ids:
             if cid not in owner:
                 score = ans.score / top
-                owner[cid] = (score, ans, "answer") if primary else (settings.weak_chunk_factor * score, ans, "weak answer")
+                owner[cid] = (
+                    (score, ans, "answer")
+                    if primary
+                    else (settings.weak_chunk_factor * score, ans, "weak answer")
+                )
     via_ids = {
         nid
         for ans in answers[: settings.path_node_answers]
@@ -490,7 +494,9 @@ def _chunks(
             own.append(cid)
             owner[cid] = (ans.score / top, ans, "answer")
     first = set(own)
-    ranked = own + sorted((c for c in ids if c not in first), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c))
+    ranked = own + sorted(
+        (c for c in ids if c not in first), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c)
+    )
     out: list[RankedChunk] = []
     ceiling = math.inf
     for rank, cid in enumerate(ranked, 1):
