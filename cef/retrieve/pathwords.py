@@ -71,6 +71,13 @@ def stem_match(a: str, b: str, la: str, lb: str) -> bool:
     whose head, its last part, names ``b`` (English compounds are head-final: a "screenwriter" is a
     writer); a "co-" word names what it joins ("co-wrote" names ``written``). Not a shared first
     syllable: "relies" does not name ``release``, nor "runs" ``runbook``."""
+    return la == lb or a == b or _names(a, b, la, lb)
+
+
+@lru_cache(maxsize=262_144)
+def _names(a: str, b: str, la: str, lb: str) -> bool:
+    """:func:`stem_match` past equal words and lemmas (kept: a question's words meet the same
+    relation words question after question)."""
     if la == lb or a == b:
         return True
     if a.startswith("co-") and len(a) > 4:
