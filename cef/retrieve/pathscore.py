@@ -13,23 +13,35 @@ The score of a path for a question whose anchor mention is masked:
 + answer · cos(question, example answers of the last hop)
 + cue · (hops explained by a question word − cue_cost · hops) − length · (hops − 1)
 + order · (cued relations named in walking order from the anchor)
-+ answer_type · (the path ends at nodes of the type the question asks for: "which team")
++ answer_type · fit(the kind of thing the question asks for, the types the last hop reaches)
 + mentioned_type · (share of the other types the question names that the path walks through)
 + voice · (the first hop goes the way the wording says, for a relation the anchor has both ways)
 − cue · (the path ends walking straight back, and no sharing word or second naming asks for it)``
 
-Types are the head words of node labels (``DrugClass``: class).
+Every weight is a field of :class:`~cef.retrieve.presets.PathSettings` (its description says where its
+value came from). Types are the head words of node labels (``DrugClass``: class).
 
-A naming of a relation in the question *explains* one hop of it. A question
-word names a relation when it shares a stem with one of the relation's name words (same lemma, or a common prefix of at least 3
-letters and half the shorter word: "acted"/"actors", "written"/"writer"; or inside a
-compound: "screenwriter");
-each question word explains one hop, so "the films written by the writer of X"
-asks for two ``written_by`` hops. A word that asks for things sharing a
-neighbour ("same", "share", "also", "co-") explains a hop that walks straight
-back along the previous relation. Description words explain three quarters of a hop, but
-not those that name node types ("a *team* is led by a *person*": the ends, not the relation), and
-a word explains one hop of one relation of a path, however many relations it could name.
+**What is asked** (:func:`asked_for`): the noun a "which" / "what" opens (its head: "the plant
+*manager*"), else what the question word asks in general English ("who": a person). Its fit with
+each last hop (:meth:`PathScorer._asked_fit`) is, by the embedder, the best cosine of the asked
+words with the names and members of the types the hop reaches ("vendors" fits ``Supplier``), 1.0
+when the asked word heads a type's name; the best fitting end gets the whole ``answer_type``, the
+others ``exp(-gap / type_temperature)`` of it, so a path that ends at the asked type beats a shorter
+one that stops on the way. A classifier noun ("what *kind* of film") where every end has the same
+type names the relation whose values the most things share (:meth:`PathScorer._category`).
+
+A naming of a relation in the question *explains* one hop of it. A question word names a relation
+when it shares a stem with one of the relation's name words (:func:`~cef.retrieve.pathwords.stem_match`:
+same lemma or Snowball stem, a stem plus a one-syllable derivational ending: "acted"/"actors",
+"written"/"writer"; or the head of a compound: "screenwriter"); a name word that heads a node type's
+name is left to the type ("vehicles" names the ends of ``HAS_VEHICLE``, not the relation). A relation
+without a description gets a card built from its name and the labels of its ends
+(:meth:`PathScorer.relation_card`). Each question word explains one hop, so "the films written by the
+writer of X" asks for two ``written_by`` hops. A word that asks for things sharing a neighbour ("same",
+"share", "also", "co-") explains a hop that walks straight back along the previous relation.
+Description words explain ``soft_cue`` (three quarters) of a hop, but not those that name node types
+("a *team* is led by a *person*": the ends, not the relation), and a word explains one hop of one
+relation of a path, however many relations it could name.
 Nothing here knows a domain: the words all come from the graph.
 """
 

@@ -23,8 +23,10 @@ the medication he takes"). For such a question:
    path that reaches it ("John Miller -[PRESCRIBED]-> Warfarin
    -[INTERACTS_WITH]-> Amiodarone"), ranked by path score, then by how many
    paths reach them and their confidence product.
-5. **Chunks**: the chunks linked to answer nodes first, then to the nodes on
-   their paths, each explained by that typed path.
+5. **Chunks**: one chunk of each answer node first (in answer order, as far as
+   ``top_k`` allows: several answers each get their own chunk before any gets
+   a second), then the answers' other chunks, then those of the nodes on their
+   paths, each explained by that typed path.
 
 It returns ``None`` (not applicable) when the graph holds no typed relation
 edges or the question names no node that has any.
