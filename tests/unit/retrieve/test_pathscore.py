@@ -379,3 +379,13 @@ def test_types_are_named_by_the_head_word_of_a_label(tmp_path: Path) -> None:
         assert scorer._end_types(Hop("IS_A", True)) == {"class"}  # a DrugClass is a class, not a drug
         tokens = scorer.lemmatize("What is the class of the medication used for the condition X?")
         assert scorer._mentioned_types(tokens, None) == {"class", "medication", "condition"}
+
+
+def test_a_relation_without_a_description_gets_a_card_from_the_graph(movies: cef.KnowledgeBase) -> None:
+    scorer = path_scorer(movies.retriever.state)
+    card = scorer.relation_card("directed_by")
+    assert card.startswith("directed by: from Thing to Thing, e.g. ") and " → Dana Director" in card
+    # its cue words are the card's words without the examples (names are values, not relation words)
+    words = scorer.words_of("directed_by")
+    assert "dana" not in words.description and not any(w == "dana" for w, _ in words.soft)
+    assert scorer.relation_card("no_such_relation") == "no such relation"  # unknown: its name's words
