@@ -104,6 +104,8 @@ _DETERMINERS = frozenset(["the", "a", "an"])
 #: class of general English, no relation's name: the relation is found by how widely its values are
 #: shared, :meth:`PathScorer._sharing`)
 CLASSIFIER_NOUNS = frozenset(["kind", "type", "sort", "category", "class", "variety"])
+#: words that open a noun phrase: articles and quantifiers ("*all* services", "*every* plant")
+_QUANTIFIERS = _DETERMINERS | frozenset(["all", "every", "each", "any", "some", "both"])
 #: what a verb takes after it: an object's determiner, a preposition
 _VERB_OBJECTS = _DETERMINERS | PREPOSITIONS
 #: what the question words that name no noun ask for, in general English
@@ -685,33 +687,57 @@ def asked_for(
     verbs: frozenset[str] = frozenset(),
 ) -> AskedFor | None:
     """The kind of thing the question asks for, read with general English: the noun a "which" /
-    "what" opens ("*which vendors*", "what bike *models*", "what is the *genre* of"; its head is its
-    last word: "the plant *manager*" asks for a manager), else what the question word itself asks
-    for ("who" a person, "where" a place, "when" a date; "who is the *manager*": a person who
-    manages). None when the question names no kind ("what did X write").
+    "what" / "how many" or a request ("list all ...", "name the ...") opens ("*which vendors*",
+    "what bike *models*", "what is the *genre* of", "which of the *plants*"; its head is its last
+    word: "the plant *manager*" asks for a manager), else what the question word itself asks for
+    ("who" a person, "where" a place, "when" a date; "who is the *manager*": a person who manages).
+    None when the question names no kind ("what did X write").
 
     No tagger tells nouns from verbs, so the noun ends before a later word that is a form of a
-    relation's verb (``verbs``: lemmas of the graph's relation words: "which cluster *runs*"), and
+    relation's verb (``verbs``: lemmas of the graph's relation words: "which cluster *runs*") or an
+    inflected -ed / -ing form ("which team *looked* after", "name the team *owning* X"), and
     right after "which" / "what" a last word followed by what a verb takes (a determiner, a
     preposition, the anchor: "which team *looked* after", "which service *writes* to X") is the
     verb, not the noun (after a copula it is a noun phrase: "who is the plant manager of X")."""
-    wh = next((i for i, (t, _) in enumerate(tokens) if t in QUESTION_WORDS and i != at), None)
+    wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
+    copula = False
     if wh is None:
-        return None
-    word = tokens[wh][0]
-    j = wh + 1
-    opened = word in ("which", "what")
-    copula = j < len(tokens) and tokens[j][0] in _COPULAS
-    if copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
-        j += 1
-        while j < len(tokens) and tokens[j][0] in _DETERMINERS:
+        # a request asks too: a verb, then what it asks for ("*list* all services that ...",
+        # "*name* the team that ...", "give me the owners of X")
+        j = 1
+        while j < len(tokens) and tokens[j][0] in ("me", "us"):
             j += 1
-        opened = True
+        if (
+            not tokens
+            or tokens[0][0] in FUNCTION_WORDS
+            or j >= len(tokens)
+            or tokens[j][0] not in _QUANTIFIERS
+        ):
+            return None
+        word, opened = "", True
+    else:
+        word = _wh_word(tokens[wh][0])
+        j = wh + 1
+        contracted = tokens[wh][0] != word  # "who's the lead"
+        opened = word in ("which", "what")
+        if word == "how" and j < len(tokens) and tokens[j][0] in ("many", "much"):  # "how many services"
+            j += 1
+            opened = True
+        copula = contracted or (j < len(tokens) and tokens[j][0] in _COPULAS)
+        if copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
+            j += 0 if contracted else 1
+            opened = True
+        elif opened and j + 1 < len(tokens) and tokens[j][0] == "of":  # "which of the vendors"
+            j += 1
+    while opened and j < len(tokens) and tokens[j][0] in _QUANTIFIERS:
+        j += 1
     noun: list[int] = []
     while opened and j < len(tokens) and len(noun) < 3:
         t, lem = tokens[j]
-        if j == at or t in FUNCTION_WORDS or t in QUESTION_WORDS or len(t) < 2 or (noun and lem in verbs):
+        if j == at or t in FUNCTION_WORDS or t in QUESTION_WORDS or len(t) < 2:
             break
+        if noun and (lem in verbs or (lem != t and t.endswith(("ed", "ing")))):
+            break  # "which cluster *runs*", "which team *looked* after": a verb ends the noun
         noun.append(j)
         j += 1
     if not copula and len(noun) > 1 and (j == at or (j < len(tokens) and tokens[j][0] in _VERB_OBJECTS)):
@@ -735,6 +761,14 @@ def asked_for(
             words += ["of", tokens[j + 1][0]]
         return AskedFor(" ".join(words), lemmas, head, classifier=True)
     return AskedFor(f"{general} {t}" if general else t, lemmas, head)
+
+
+def _wh_word(token: str) -> str:
+    """The question word ``token`` is, also contracted with a copula ("who's": who), else ""."""
+    if token in QUESTION_WORDS:
+        return token
+    head, _, rest = token.partition("'")
+    return head if rest == "s" and head in QUESTION_WORDS else ""
 
 
 def _ends_coming_back(path: RelationPath) -> bool:

@@ -303,6 +303,18 @@ def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: c
     got = asked("Which cluster runs the services X calls?")  # the verb after the noun is not its head
     assert got is not None and got.text == "cluster"
     assert asked("What did X write?") is None
+    # requests, "which of", "how many", a contracted copula, an -ed / -ing verb after the noun
+    for question, text in [
+        ("List all services that depend on X", "services"),
+        ("Name the team owning X", "team"),
+        ("Which of the plants builds X?", "plants"),
+        ("How many suppliers deliver to X?", "suppliers"),
+        ("Who's the lead of X?", "person lead"),
+        ("Which team looked after the X in January?", "team"),
+    ]:
+        got = asked(question)
+        assert got is not None and got.text == text, question
+    assert asked("Describe X") is None
     # no word names a relation: the answer's type does ("team": OWNED_BY ends at a Team)
     path, answers = best_path(services, "Which team is the search service under?")
     assert path == ["OWNED_BY"] and answers[:1] == ["Discovery team"]
