@@ -289,10 +289,12 @@ class QuestionRun:
     path: str | None
     hit1: bool
     hit5: bool
+    all5: bool  # every gold answer among the first 5 answer nodes
     path_ok: bool
     anchor_ok: bool
     chunk_ids: list[str]
     chunk_recall: float | None
+    chunks_all5: bool | None  # every gold chunk among the first 5 chunks (None: no gold chunks)
     ms: float
     notes: list[str] = field(default_factory=list)
 
@@ -327,10 +329,12 @@ def judge(q: CuratedQuestion, result: SearchResult, relmap: RelationMap, ms: flo
         path=top_path.describe() if top_path is not None else None,
         hit1=bool(answers) and answers[0] in gold,
         hit5=bool(gold & set(answers[:5])),
+        all5=gold <= set(answers[:5]) if len(gold) <= 5 else set(answers[:5]) <= gold,
         path_ok=top_path is not None and relmap.of_path(top_path) == relmap.gold(q.path),
         anchor_ok=top_path is not None and bool(top_path.node_ids) and top_path.node_ids[0] == q.anchor,
         chunk_ids=chunk_ids[:10],
         chunk_recall=recall,
+        chunks_all5=set(q.chunks) <= set(chunk_ids[:5]) if q.chunks else None,
         ms=round(ms, 1),
         notes=[str(n) for n in result.metadata.get("notes", [])],
     )
@@ -370,12 +374,15 @@ class ScoreRow:
     chunk_recall: float | None
     p50_ms: float
     p95_ms: float
+    all5: float = 0.0  # % of questions with every gold answer in the first 5 answer nodes
+    chunks_all5: float | None = None  # % of questions with gold chunks that have them all in the first 5
 
 
 def _row(label: str, runs: Sequence[QuestionRun]) -> ScoreRow:
     n = len(runs)
     pct = (lambda k: 100.0 * sum(1 for r in runs if getattr(r, k)) / n) if n else (lambda k: 0.0)
     recalls = [r.chunk_recall for r in runs if r.chunk_recall is not None]
+    with_chunks = [r for r in runs if r.chunks_all5 is not None]
     ms = sorted(r.ms for r in runs)
     p95 = ms[min(len(ms) - 1, max(0, round(0.95 * len(ms)) - 1))] if ms else 0.0
     return ScoreRow(
@@ -389,6 +396,10 @@ def _row(label: str, runs: Sequence[QuestionRun]) -> ScoreRow:
         chunk_recall=100.0 * statistics.fmean(recalls) if recalls else None,
         p50_ms=statistics.median(ms) if ms else 0.0,
         p95_ms=p95,
+        all5=pct("all5"),
+        chunks_all5=100.0 * statistics.fmean(float(bool(r.chunks_all5)) for r in with_chunks)
+        if with_chunks
+        else None,
     )
 
 
@@ -406,15 +417,17 @@ def score(runs: Sequence[QuestionRun]) -> list[ScoreRow]:
 def format_table(rows: Sequence[ScoreRow]) -> str:
     """A Markdown table of the score rows."""
     head = (
-        "| questions | n | Hits@1 | Hits@5 | path acc. | anchor acc. | chunk R@3 (n) | p50 / p95 ms |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| questions | n | Hits@1 | Hits@5 | all answers @5 | path acc. | anchor acc. | chunk R@3 (n) "
+        "| all chunks @5 | p50 / p95 ms |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
     lines = [head]
     for r in rows:
         recall = f"{r.chunk_recall:.1f} ({r.chunk_n})" if r.chunk_recall is not None else "—"
+        all_chunks = f"{r.chunks_all5:.1f}" if r.chunks_all5 is not None else "—"
         lines.append(
-            f"| {r.label} | {r.n} | {r.hits1:.1f} | {r.hits5:.1f} | {r.path_acc:.1f} | {r.anchor_acc:.1f} "
-            f"| {recall} | {r.p50_ms:.0f} / {r.p95_ms:.0f} |"
+            f"| {r.label} | {r.n} | {r.hits1:.1f} | {r.hits5:.1f} | {r.all5:.1f} | {r.path_acc:.1f} "
+            f"| {r.anchor_acc:.1f} | {recall} | {all_chunks} | {r.p50_ms:.0f} / {r.p95_ms:.0f} |"
         )
     return "\n".join(lines)
 

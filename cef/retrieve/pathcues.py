@@ -1,7 +1,7 @@
 """How a question's words name the hops of a relation path (the lexical half of :mod:`cef.retrieve.pathscore`).
 
 A *naming* is a run of question words that name one relation: its name words (one hop) or its
-description words (:data:`SOFT` of a hop). :func:`name_cues` finds the namings of every candidate
+description words (``soft`` of a hop, :attr:`~cef.retrieve.presets.PathSettings.soft_cue`). :func:`name_cues` finds the namings of every candidate
 relation in a question; :func:`explained_hops` counts the hops of one path they explain, each word
 explaining one hop of one relation (:func:`assign`).
 """
@@ -22,10 +22,7 @@ from cef.retrieve.pathwords import (
     stem_match,
 )
 
-__all__ = ["SOFT", "RelationWords", "assign", "explained_hops", "name_cues", "voiced_direction"]
-
-#: how much of a hop a description word explains (a name word: one hop)
-SOFT = 0.75
+__all__ = ["RelationWords", "assign", "explained_hops", "name_cues", "voiced_direction"]
 
 
 @dataclass
@@ -36,7 +33,7 @@ class RelationWords:
     inverse: list[str] | None
     description: list[str]
     cue: list[tuple[str, str]]  # (word, lemma) that explain a hop
-    soft: list[tuple[str, str]]  # description words: SOFT of a hop
+    soft: list[tuple[str, str]]  # description words: PathSettings.soft_cue of a hop
 
 
 def name_cues(
@@ -47,6 +44,8 @@ def name_cues(
     where: dict[str, list[int]] | None = None,
     strong: dict[str, list[int]] | None = None,
     namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
+    *,
+    soft: float = 0.75,
 ) -> dict[str, tuple[float, int]]:
     """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
@@ -54,7 +53,7 @@ def name_cues(
     anchor, another content word, a preposition between two name words or a repeat of the same
     relation word starts a new one ("movies starred by X actors" and "movies starred by actors in X" name starred_actors
     twice, so does "written by the writer of X"), except a repeat right after it or after a relative word
-    ("which screenwriter wrote", "the director that directed": one naming). Description words count :data:`SOFT`. ``where``
+    ("which screenwriter wrote", "the director that directed": one naming). Description words count ``soft``. ``where``
     receives the token positions of the namings, ``strong`` those of name (not description) words,
     ``namings`` each naming's weight and token positions (a word may name several relations; in
     one path it explains one hop, :func:`explained_hops`).
@@ -94,11 +93,11 @@ def name_cues(
             hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
             weight = 1.0
             if hit is None:
-                soft = next((k for k, (cw, cl) in enumerate(w.soft) if stem_match(t, cw, lem, cl)), None)
-                if soft is None:
+                soft_hit = next((k for k, (cw, cl) in enumerate(w.soft) if stem_match(t, cw, lem, cl)), None)
+                if soft_hit is None:
                     run = None
                     continue
-                hit, weight = len(w.cue) + soft, SOFT
+                hit, weight = len(w.cue) + soft_hit, soft
             if run is not None and hit in run and (same or last == i - 1):
                 same = False
                 last = i

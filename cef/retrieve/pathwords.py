@@ -1,8 +1,8 @@
 """The words of relation paths and of questions: how a question word names a relation hop.
 
 A question word names a relation when it shares a stem with one of the relation's name words
-(same lemma, or a common prefix of at least 3 letters and half the shorter word: "acted"/"actors",
-"written"/"writer"; or inside a compound: "screenwriter"). Hops named outward from the anchor
+(:func:`stem_match`: same lemma or Snowball stem, a stem plus a derivational ending: "acted"/"actors",
+"written"/"writer"; or the head of a compound: "screenwriter"). Hops named outward from the anchor
 read in walking order (:func:`hop_order`); a sharing word ("same", "share", "also", "co-") is
 about the relation named next to it (:func:`shared_relation`).
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from cef import text
 from cef.extract.lemmas import Lemmatize, default_lemmatizer, surface_tokens
@@ -49,10 +51,6 @@ PREPOSITIONS = frozenset(["of", "by", "in", "on", "at", "to", "for", "with", "fr
 #: words that open a relative clause or a question about the thing named before them
 WH_WORDS = frozenset(["which", "what", "whose", "whom", "who", "that"])
 MASK = "X"
-#: nouns (lemmas) that ask for a category: "what kind of film" names a relation called genre, type or class
-CATEGORY_WORDS = frozenset(
-    ["type", "kind", "sort", "genre", "category", "class", "variety", "classification"]
-)
 
 
 def relation_words(name: str) -> list[str]:
@@ -65,38 +63,77 @@ def content_words(words: Sequence[str]) -> list[str]:
 
 
 def stem_match(a: str, b: str, la: str, lb: str) -> bool:
-    """``a`` (a question word) names ``b`` (a relation word): same lemma, a common prefix of >= 3
-    letters covering half the shorter word and followed in both by an ending (:data:`_ENDINGS`), or
-    ``b``'s first 4 letters inside a long compound (``screenwriter`` names ``written``); a category noun
-    names another ("types" names ``genre``); "co-" words name what they join ("co-wrote" names
-    ``written``)."""
-    if la == lb or a == b or (la in CATEGORY_WORDS and lb in CATEGORY_WORDS):
+    """``a`` (a question word, lemma ``la``) names ``b`` (a relation word, lemma ``lb``).
+
+    General English morphology, no word list: the same lemma or the same Snowball (Porter2) stem
+    ("starred"/"stars", "produced"/"producer"); one stem extended by a derivational ending
+    (:func:`_derived`: "acted"/"actors", "written"/"writer", "specialty"/"specializes"); a compound
+    whose head, its last part, names ``b`` (English compounds are head-final: a "screenwriter" is a
+    writer); a "co-" word names what it joins ("co-wrote" names ``written``). Not a shared first
+    syllable: "relies" does not name ``release``, nor "runs" ``runbook``."""
+    return la == lb or a == b or _names(a, b, la, lb)
+
+
+@lru_cache(maxsize=262_144)
+def _names(a: str, b: str, la: str, lb: str) -> bool:
+    """:func:`stem_match` past equal words and lemmas (kept: a question's words meet the same
+    relation words question after question)."""
+    if la == lb or a == b:
         return True
     if a.startswith("co-") and len(a) > 4:
         return stem_match(a[3:], b, la[3:] if la.startswith("co-") else la, lb)
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    if n >= 3 and n >= 0.5 * min(len(a), len(b)) and _ending(a[n:], a[n - 1]) and _ending(b[n:], b[n - 1]):
+    sa, sb = {_stem(a), _stem(la)}, {_stem(b), _stem(lb)}
+    if not sa.isdisjoint(sb) or any(_derived(x, y) or _derived(y, x) for x in sa for y in sb):
         return True
-    return len(b) >= 4 and len(a) >= 8 and b[:4] in a[2:]
+    return _compound_head(a, b, lb)
 
 
-#: what may follow a shared stem: "acted"/"actors", "written"/"writer", not "relies"/"release"
-_ENDING_WORDS = (
-    "s es ed d r rs ing er ers or ors ion ions ten en n ment ments ive ives ies y al ly ure ures "
-    "ation ations ition itions ance ence ant ants ent ents ist ists ee ees age ity ities ic ics e "
-    "ty ties ize izes ized izing ise ises ised ising"  # specialty / specializes
-)
-_ENDINGS = frozenset(_ENDING_WORDS.split())
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return str(_english_stemmer().stemWord(word))
 
 
-def _ending(rest: str, last: str) -> bool:
-    """``rest`` is an inflection or a derivational ending (its first letter may double the stem's last:
-    "starred")."""
-    return not rest or rest in _ENDINGS or (rest[0] == last and rest[1:] in _ENDINGS)
+@lru_cache(maxsize=1)
+def _english_stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+#: the longest derivational ending :func:`_derived` reads past a stem: one syllable of at most two
+#: letters, what the Snowball stemmer leaves of English suffixes ("-er", "-or", "-ty" as "ti")
+_DERIVED_REST = 2
+
+
+def _derived(short: str, long: str) -> bool:
+    """``long`` is the stem ``short`` (3+ letters) plus a derivational ending the stemmer leaves
+    on: a syllable of at most :data:`_DERIVED_REST` letters ("act" + "or", "special" + "ti"), or
+    an "r" after a final vowel ("write" + "r"). A suffix is a syllable, so it holds a vowel; a
+    lone consonant or a longer rest makes another word or root ("plan" / "plant", "run" /
+    "runbook", "reli" / "releas": the stems differ before the end of either)."""
+    if len(short) < 3 or not long.startswith(short) or long == short:
+        return False
+    rest = long[len(short) :]
+    if len(rest) > _DERIVED_REST:
+        return False
+    return any(c in _VOWELS for c in rest) or (rest == "r" and short[-1] in _VOWELS)
+
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _compound_head(a: str, b: str, lb: str) -> bool:
+    """``a`` is a closed compound whose head (its last part, 4+ letters after a first part of 3+)
+    names ``b``: "screenwriter" names ``written``. The head is matched like a word of its own."""
+    if len(a) < 7 or "-" in a:
+        return False
+    sb = {_stem(b), _stem(lb)}
+    for k in range(3, len(a) - 3):
+        head = a[k:]
+        sh = _stem(head)
+        if sh in sb or any(_derived(sh, y) or _derived(y, sh) for y in sb):
+            return True
+    return False
 
 
 def masked_question(question: str, span: tuple[int, int] | None) -> str:

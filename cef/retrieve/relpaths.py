@@ -23,8 +23,10 @@ the medication he takes"). For such a question:
    path that reaches it ("John Miller -[PRESCRIBED]-> Warfarin
    -[INTERACTS_WITH]-> Amiodarone"), ranked by path score, then by how many
    paths reach them and their confidence product.
-5. **Chunks**: the chunks linked to answer nodes first, then to the nodes on
-   their paths, each explained by that typed path.
+5. **Chunks**: one chunk of each answer node first (in answer order, as far as
+   ``top_k`` allows: several answers each get their own chunk before any gets
+   a second), then the answers' other chunks, then those of the nodes on their
+   paths, each explained by that typed path.
 
 It returns ``None`` (not applicable) when the graph holds no typed relation
 edges or the question names no node that has any.
@@ -374,7 +376,7 @@ def _answers(
         if node is None:
             continue
         path = _graph_path(g, reach, row, records)
-        score = math.exp(s - best) * (1.0 + 0.01 * math.log1p(count))
+        score = math.exp(s - best) * (1.0 + settings.count_bonus * math.log1p(count))
         out.append(
             RankedNode(
                 node=node,
@@ -430,12 +432,6 @@ def render_node(node: Node) -> str:
     return f"{head} ({', '.join(props)})" if props else head
 
 
-#: answers scoring at least this share of the best one come from the best paths
-_PRIMARY = 0.99
-#: chunk score factor of the answers of weaker paths (below the anchors' chunks)
-_WEAK = 0.2
-
-
 def _chunks(
     qc: QueryContext,
     answers: list[RankedNode],
@@ -444,16 +440,23 @@ def _chunks(
     anchor_chunks: bool = True,
     roles: dict[str, str] | None = None,
 ) -> list[RankedChunk]:
-    """Chunks of the answers of the best paths, then of the other nodes on their paths (path nodes,
-    then anchors), then of the answers of weaker paths."""
+    """Each answer's own chunk first, in answer order, as far as ``top_k`` allows (several answers:
+    one chunk of each before a second of any, and before the chunks of anchors and path nodes);
+    then the further chunks of the best paths' answers, then of the other nodes on their paths
+    (path nodes, then anchors), then of the answers of weaker paths. An answer's own chunk is the
+    one of its chunks most like the question."""
     top = answers[0].score or 1.0
     owner: dict[str, tuple[float, RankedNode, str]] = {}  # chunk -> (score, answer, role)
     for ans in answers:
-        primary = ans.score >= top * _PRIMARY
+        primary = ans.score >= top * settings.primary_share
         for cid in ans.chunk_ids:
             if cid not in owner:
                 score = ans.score / top
-                owner[cid] = (score, ans, "answer") if primary else (_WEAK * score, ans, "weak answer")
+                owner[cid] = (
+                    (score, ans, "answer")
+                    if primary
+                    else (settings.weak_chunk_factor * score, ans, "weak answer")
+                )
     via_ids = {
         nid
         for ans in answers[: settings.path_node_answers]
@@ -482,10 +485,25 @@ def _chunks(
         if vec is not None and ids
         else {}
     )
-    ranked = sorted(ids, key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c))
+    # each answer's own chunk, in answer order, up to top_k of them
+    own: list[str] = []
+    for ans in answers:
+        if len(own) >= max(qc.query.top_k, 1):
+            break
+        mine = [c for c in ans.chunk_ids if c in chunks and owner[c][1] is ans and c not in own]
+        if mine:
+            cid = min(mine, key=lambda c: (-sims.get(c, 0.0), c))
+            own.append(cid)
+            owner[cid] = (ans.score / top, ans, "answer")
+    first = set(own)
+    ranked = own + sorted(
+        (c for c in ids if c not in first), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c)
+    )
     out: list[RankedChunk] = []
+    ceiling = math.inf
     for rank, cid in enumerate(ranked, 1):
         score, ans, role = owner[cid]
+        score = ceiling = min(score, ceiling)  # the order above, never a higher score below
         expl = Explanation(
             strategy=SearchStrategy.PATHS,
             anchors=[ans.path.node_ids[0]] if ans.path else [],

@@ -257,7 +257,11 @@ def test_no_answer_nodes_scores_zero_and_the_table_counts_each_hop() -> None:
     assert (rows[0].hits1, rows[1].hits1, rows[2].hits1) == (100.0, 0.0, 50.0)
     assert rows[2].chunk_n == 1 and rows[2].chunk_recall == 50.0  # c1 of c1, c2
     table = format_table(rows)
-    assert table.count("\n") == 4 and "| all | 2 | 50.0 | 50.0 | 50.0 | 50.0 | 50.0 (1) |" in table
+    # every gold answer in the first five: only "one"; every gold chunk in the first five: not c2
+    assert rows[2].all5 == 50.0 and rows[2].chunks_all5 == 0.0 and not empty.all5 and hit.all5
+    assert (
+        table.count("\n") == 4 and "| all | 2 | 50.0 | 50.0 | 50.0 | 50.0 | 50.0 | 50.0 (1) | 0.0 |" in table
+    )
 
 
 # ----------------------------------------------------------------------------- end to end

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import cef
+from cef.extract.lemmas import dictionary_lemmas
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
 from cef.retrieve.pathcues import explained_hops, voiced_direction
-from cef.retrieve.pathscore import path_scorer
+from cef.retrieve.pathscore import AskedFor, asked_for, path_scorer
 from cef.retrieve.pathwords import Hop, stem_match
 from cef.retrieve.pathwords import hop_order as _hop_order
 
@@ -35,6 +36,8 @@ TRIPLES = [
     ("Alpha Movie", "written_by", "Wendy Writer"),
     ("Beta Movie", "written_by", "Wendy Writer"),
     ("Beta Movie", "written_by", "Will Writer"),
+    # genres are categories: each is shared by many films (what "what kind of film" asks for)
+    *((f"Film {i}", "has_genre", ("Drama", "Comedy", "Horror", "Western")[i % 4]) for i in range(12)),
 ]
 
 
@@ -285,11 +288,33 @@ def test_a_description_word_alone_names_a_hop(services: cef.KnowledgeBase) -> No
 
 def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: cef.KnowledgeBase) -> None:
     scorer = path_scorer(services.retriever.state)
-    asked = scorer._question_types(
-        scorer.lemmatize("Which third-party vendors do the services behind X use?")
-    )[0]
-    assert asked & {"vendor", "vendors"} and not asked & {"service", "services"}
-    assert not scorer._question_types(scorer.lemmatize("Who leads the team that owns X?"))[0]
+
+    def asked(question: str) -> AskedFor | None:
+        tokens = scorer.lemmatize(question)
+        return asked_for(
+            tokens, next((i for i, (t, _) in enumerate(tokens) if t == "x"), None), scorer._lemma
+        )
+
+    got = asked("Which third-party vendors do the services behind X use?")
+    assert got is not None and "vendors" in got.lemmas and got.text == "vendors"
+    assert asked("Who leads the team that owns X?") == AskedFor("person", frozenset({"person"}), None)
+    got = asked("Who is the plant manager of X?")  # the head of the noun: a manager, not a plant
+    assert got is not None and got.text == "person manager"
+    got = asked("Which cluster runs the services X calls?")  # the verb after the noun is not its head
+    assert got is not None and got.text == "cluster"
+    assert asked("What did X write?") is None
+    # requests, "which of", "how many", a contracted copula, an -ed / -ing verb after the noun
+    for question, text in [
+        ("List all services that depend on X", "services"),
+        ("Name the team owning X", "team"),
+        ("Which of the plants builds X?", "plants"),
+        ("How many suppliers deliver to X?", "suppliers"),
+        ("Who's the lead of X?", "person lead"),
+        ("Which team looked after the X in January?", "team"),
+    ]:
+        got = asked(question)
+        assert got is not None and got.text == text, question
+    assert asked("Describe X") is None
     # no word names a relation: the answer's type does ("team": OWNED_BY ends at a Team)
     path, answers = best_path(services, "Which team is the search service under?")
     assert path == ["OWNED_BY"] and answers[:1] == ["Discovery team"]
@@ -340,12 +365,17 @@ def test_the_wording_gives_the_direction_of_a_relation_the_anchor_has_both_ways(
         ("produced", "producer", True),
         ("relies", "release", False),  # a shared "rel" followed by no ending
         ("runs", "runbook", False),  # "book" is a word, not an ending
+        ("planned", "plant", False),  # a lone consonant is no suffix
+        ("screenwriter", "written", True),  # the head of a compound
+        ("co-wrote", "written", True),
+        ("directors", "directed", True),
     ],
 )
 def test_a_shared_stem_names_a_relation_word_only_before_an_ending(
     word: str, relation_word: str, names: bool
 ) -> None:
-    assert stem_match(word, relation_word, word, relation_word) is names
+    lemma = dict(dictionary_lemmas(f"{word} {relation_word}"))
+    assert stem_match(word, relation_word, lemma[word], lemma[relation_word]) is names
 
 
 def test_types_are_named_by_the_head_word_of_a_label(tmp_path: Path) -> None:
@@ -359,9 +389,15 @@ def test_types_are_named_by_the_head_word_of_a_label(tmp_path: Path) -> None:
     with open_graph(tmp_path / "t.db", relations, nodes, [("m", "IS_A", "c"), ("m", "TREATS", "d")]) as kb:
         scorer = path_scorer(kb.retriever.state)
         assert scorer._end_types(Hop("IS_A", True)) == {"class"}  # a DrugClass is a class, not a drug
-        asked, mentioned = scorer._question_types(scorer.lemmatize("Which people take the drugs for X?"))
-        assert asked == {"person"} and not mentioned  # "drugs" names no label's head here
-        asked, mentioned = scorer._question_types(
-            scorer.lemmatize("What is the class of the medication used for the condition X?")
-        )
-        assert not asked and mentioned == {"class", "medication", "condition"}
+        tokens = scorer.lemmatize("What is the class of the medication used for the condition X?")
+        assert scorer._mentioned_types(tokens, None) == {"class", "medication", "condition"}
+
+
+def test_a_relation_without_a_description_gets_a_card_from_the_graph(movies: cef.KnowledgeBase) -> None:
+    scorer = path_scorer(movies.retriever.state)
+    card = scorer.relation_card("directed_by")
+    assert card.startswith("directed by: from Thing to Thing, e.g. ") and " → Dana Director" in card
+    # its cue words are the card's words without the examples (names are values, not relation words)
+    words = scorer.words_of("directed_by")
+    assert "dana" not in words.description and not any(w == "dana" for w, _ in words.soft)
+    assert scorer.relation_card("no_such_relation") == "no such relation"  # unknown: its name's words
