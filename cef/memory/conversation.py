@@ -9,7 +9,10 @@ conversation into a scope:
 * every turn as a chunk (id: the turn's id) linked to its session node, its
   content ``Speaker (8 May 2023): what was said`` (an image's caption after it,
   ``[image: …]``) with each relative time expression followed by the date it
-  names ("yesterday [7 May 2023]", see :mod:`cef.memory.reldates`); its metadata
+  names ("yesterday [7 May 2023]", see :mod:`cef.memory.reldates`), then the
+  turn it answers on a line of its own (``(in reply to Speaker: …)``): a short
+  reply ("A sunset!") is found by the words of the question it answers. The
+  turn's own text (without that line) is what is embedded. Its metadata
   holds the conversation, session, date, speaker (and speaker node), the
   resolved dates (``dates``: ISO dates at their precision), its place
   (``turn``) and the ids of the turns before and after it (``previous``,
@@ -401,11 +404,17 @@ def ingest_conversation(
                     scope=scope,
                 )
             )
+    own: dict[str, str] = {}  # each turn's own text, which is what is embedded
+    context: dict[str, str] = {}  # the turn it answers, which full-text search also reads
     for i, (sess, turn) in enumerate(flat):
         sid = f"session:{scope}/{conv.id}/{sess.key}" if scope else f"session:{conv.id}/{sess.key}"
         prev = flat[i - 1][1].id if i > 0 else None
         nxt = flat[i + 1][1].id if i + 1 < len(flat) else None
-        digest = _digest(turn.speaker, turn.text, turn.image_caption, sess.key, sess.date, prev, nxt)
+        before = flat[i - 1][1] if i > 0 and flat[i - 1][0] is sess else None
+        digest = _digest(
+            turn.speaker, turn.text, turn.image_caption, sess.key, sess.date, prev, nxt,
+            (before.speaker, before.text, before.image_caption) if before else None,
+        )
         old = old_turns.get(turn.id)
         turn_meta[turn.id] = {"sha": digest, "edges": old.get("edges", []) if old else []}
         if old is not None and old.get("sha") == digest:
@@ -433,16 +442,32 @@ def ingest_conversation(
             meta["previous"] = prev
         if nxt is not None:
             meta["next"] = nxt
-        chunks.append(
-            Chunk(id=turn.id, content=turn_content(turn, sess.date, resolved), node_id=sid, metadata=meta, scope=scope)
-        )
+        own[turn.id] = turn_content(turn, sess.date, resolved)
+        if before is not None:
+            caption = f" [image: {before.image_caption}]" if before.image_caption else ""
+            context[turn.id] = f"\n(in reply to {before.speaker}: {before.text}{caption})"
+        chunks.append(Chunk(id=turn.id, content=own[turn.id], node_id=sid, metadata=meta, scope=scope))
     gone = [tid for tid in old_turns if tid not in turn_meta]
     changed = {c.id for c in chunks}
     # the mentions of rewritten and removed turns go with them (the enricher writes the new ones)
     remove_edges = [e for tid in [*changed, *gone] for e in old_turns.get(tid, {}).get("edges", [])]
     batch = Batch(relation_types=_missing_types(kb), nodes=nodes, edges=edges, chunks=chunks)
     if chunks:
-        batch = _enrich(kb, batch, enricher)
+        batch = _enrich(kb, batch, enricher)  # mentions are found in the turn's own text
+        vectors = kb.embedder.embed([own[c.id] for c in batch.chunks]) if kb.embedder is not None else None
+        batch = batch.model_copy(
+            update={
+                "chunks": [
+                    c.model_copy(
+                        update={
+                            "content": c.content + context.get(c.id, ""),
+                            "embedding": [float(x) for x in vectors[k]] if vectors is not None else None,
+                        }
+                    )
+                    for k, c in enumerate(batch.chunks)
+                ]
+            }
+        )
         mention_edges = {c.id: [] for c in chunks}  # type: dict[str, list[str]]
         own = {e.id for e in edges}
         for e in batch.edges:
