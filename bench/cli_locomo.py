@@ -49,7 +49,9 @@ def locomo(
     ] = None,
     db: Annotated[
         Path | None,
-        typer.Option("--db", help="Build the store in this (new) file and keep it. Default: a temporary file."),
+        typer.Option(
+            "--db", help="Build the store in this (new) file and keep it. Default: a temporary file."
+        ),
     ] = None,
     embedder: Annotated[
         str, typer.Option("--embedder", help="'default' (offline all-MiniLM-L6-v2) or 'none'.")

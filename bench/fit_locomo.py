@@ -27,27 +27,31 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import cef
-from cef import GraphQuery
-from cef.retrieve.presets import DialogueSettings
-
 from bench.harness.locomo import session_of
 from bench.harness.passages import read_jsonl
+from cef import GraphQuery
+from cef.retrieve.presets import DialogueSettings
 
 _DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo"
 
 GRID: dict[str, tuple[float, ...]] = {
-    "session": (0.25, 0.5, 1.0),
-    "speaker": (0.0, 0.5, 1.0),
-    "bm25": (0.5, 1.0, 2.0),
+    "session": (0.5, 1.0),
+    "speaker": (0.25, 0.5, 1.0),
 }
 
 
-def _per_question(kb: Any, questions: list[dict[str, Any]], settings: dict[str, float]) -> dict[str, tuple[float, float, float]]:
+def _per_question(
+    kb: Any, questions: list[dict[str, Any]], settings: dict[str, float]
+) -> dict[str, tuple[float, float, float]]:
     out = {}
     for q in questions:
         res = kb.retrieve(
             GraphQuery(
-                query=q["question"], top_k=10, min_results=1, scope=q["conversation"], options={"dialogue": settings}
+                query=q["question"],
+                top_k=10,
+                min_results=1,
+                scope=q["conversation"],
+                options={"dialogue": settings},
             )
         )
         ranked = [r.chunk.id for r in res.results]
@@ -66,7 +70,9 @@ def _mean(rows: list[tuple[float, float, float]], i: int) -> float:
 
 
 def main(
-    db: Annotated[Path, typer.Option("--db", help="A store built by `bench/cli.py locomo --db`.", exists=True)],
+    db: Annotated[
+        Path, typer.Option("--db", help="A store built by `bench/cli.py locomo --db`.", exists=True)
+    ],
     questions: Annotated[Path, typer.Option("--questions", exists=True)] = _DATA / "questions.jsonl.gz",
 ) -> None:
     qs = read_jsonl(questions)
@@ -79,8 +85,11 @@ def main(
         for i, p in enumerate(points, 1):
             t0 = time.perf_counter()
             results.append(_per_question(kb, qs, p))
-            typer.echo(f"[{i}/{len(points)}] {p} R@5 {_mean(list(results[-1].values()), 0):.1f} "
-                       f"({time.perf_counter() - t0:.0f} s)", err=True)
+            typer.echo(
+                f"[{i}/{len(points)}] {p} R@5 {_mean(list(results[-1].values()), 0):.1f} "
+                f"({time.perf_counter() - t0:.0f} s)",
+                err=True,
+            )
     by_conv = {c: [q["id"] for q in qs if q["conversation"] == c] for c in convs}
 
     def best_on(ids: list[str]) -> int:
@@ -94,11 +103,17 @@ def main(
         rows = [results[j][x] for x in by_conv[c]]
         held += rows
         report["folds"].append(
-            {"held_out": c, "chosen": points[j], "recall@5": round(_mean(rows, 0), 1),
-             "recall@10": round(_mean(rows, 1), 1), "session_hit@1": round(_mean(rows, 2), 1)}
+            {
+                "held_out": c,
+                "chosen": points[j],
+                "recall@5": round(_mean(rows, 0), 1),
+                "recall@10": round(_mean(rows, 1), 1),
+                "session_hit@1": round(_mean(rows, 2), 1),
+            }
         )
     report["leave_one_conversation_out"] = {
-        "recall@5": round(_mean(held, 0), 1), "recall@10": round(_mean(held, 1), 1),
+        "recall@5": round(_mean(held, 0), 1),
+        "recall@10": round(_mean(held, 1), 1),
         "session_hit@1": round(_mean(held, 2), 1),
     }
     j = best_on([q["id"] for q in qs])

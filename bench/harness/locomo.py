@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import cef
+from bench.harness.passages import RunLine, read_jsonl, score_run
 from cef import GraphQuery, KnowledgeBase, SearchStrategy
 from cef.engine.state import ProgressFn
 from cef.errors import CefError
-
-from bench.harness.passages import RunLine, read_jsonl, score_run
 
 __all__ = [
     "BASELINES",
@@ -77,7 +76,9 @@ def build_memory(
                 progress(f"{conv.id}: {report.turns} turns in {seconds:.1f} s")
         kb.warm()
         for strategy in BASELINES:  # caches and models, not charged to the first question
-            kb.retrieve(GraphQuery(query="Warm-up question about nothing", strategy=strategy, scope=out[0].scope))
+            kb.retrieve(
+                GraphQuery(query="Warm-up question about nothing", strategy=strategy, scope=out[0].scope)
+            )
     except BaseException:
         kb.close()
         raise
@@ -166,7 +167,9 @@ def format_report(
     for c in cats:
         n = int(next(s.categories[c]["questions"] for _, s in scores if c in s.categories))
         cells = [
-            f"{s.categories[c]['recall@5']:.1f} / {s.categories[c]['recall@10']:.1f}" if c in s.categories else "–"
+            f"{s.categories[c]['recall@5']:.1f} / {s.categories[c]['recall@10']:.1f}"
+            if c in s.categories
+            else "–"
             for _, s in scores
         ]
         lines.append(f"| {c} ({n}) | " + " | ".join(cells) + " |")

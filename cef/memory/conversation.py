@@ -371,7 +371,10 @@ def ingest_conversation(
     conv_id = f"conversation:{scope}/{conv.id}" if scope else f"conversation:{conv.id}"
     nodes = [Node(id=conv_id, label=CONVERSATION_LABEL, properties={"name": conv.id}, scope=scope)]
     people = {name: _person_id(scope, name) for name in conv.speakers}
-    nodes += [Node(id=pid, label=PERSON_LABEL, properties={"name": name}, scope=scope) for name, pid in people.items()]
+    nodes += [
+        Node(id=pid, label=PERSON_LABEL, properties={"name": name}, scope=scope)
+        for name, pid in people.items()
+    ]
     edges: list[Edge] = []
     chunks: list[Chunk] = []
     flat = [(s, t) for s in conv.sessions for t in s.turns]
@@ -412,7 +415,13 @@ def ingest_conversation(
         nxt = flat[i + 1][1].id if i + 1 < len(flat) else None
         before = flat[i - 1][1] if i > 0 and flat[i - 1][0] is sess else None
         digest = _digest(
-            turn.speaker, turn.text, turn.image_caption, sess.key, sess.date, prev, nxt,
+            turn.speaker,
+            turn.text,
+            turn.image_caption,
+            sess.key,
+            sess.date,
+            prev,
+            nxt,
             (before.speaker, before.text, before.image_caption) if before else None,
         )
         old = old_turns.get(turn.id)
@@ -468,11 +477,11 @@ def ingest_conversation(
                 ]
             }
         )
-        mention_edges = {c.id: [] for c in chunks}  # type: dict[str, list[str]]
-        own = {e.id for e in edges}
+        mention_edges: dict[str, list[str]] = {c.id: [] for c in chunks}
+        structural = {e.id for e in edges}
         for e in batch.edges:
             cid = e.properties.get("chunk_id")
-            if e.id not in own and isinstance(cid, str) and cid in mention_edges:
+            if e.id not in structural and isinstance(cid, str) and cid in mention_edges:
                 mention_edges[cid].append(e.id)
         for cid, eids in mention_edges.items():
             turn_meta[cid]["edges"] = eids

@@ -32,10 +32,28 @@ _WORD = re.compile(r"[a-z]+")
 _YEAR = re.compile(r"^(1[89]|20)\d\d$")
 #: date words that are more often ordinary words ("we may", "the sun"): not enough for a match
 _AMBIGUOUS = frozenset(
-    {"may", "sun", "sat", "wed", "mar", "march", "second", "mon", "fri", "tue", "thu", "we", "after", "before", "now"}
+    {
+        "may",
+        "sun",
+        "sat",
+        "wed",
+        "mar",
+        "march",
+        "second",
+        "mon",
+        "fri",
+        "tue",
+        "thu",
+        "we",
+        "after",
+        "before",
+        "now",
+    }
 )
 #: words that often glue onto a match ("yesterday and"): trimmed from a match's ends
-_GLUE = frozenset({"and", "or", "but", "the", "at", "on", "in", "of", "to", "from", "by", "so", "for", "with"})
+_GLUE = frozenset(
+    {"a", "an", "and", "or", "but", "the", "at", "on", "in", "of", "to", "from", "by", "so", "for", "with"}
+)
 
 
 @dataclass(frozen=True)
@@ -86,10 +104,23 @@ def _vocabulary() -> frozenset[str]:
 
     for key in (
         *(
-            "january february march april may june july august september october november december".split()
+            [
+                "january",
+                "february",
+                "march",
+                "april",
+                "may",
+                "june",
+                "july",
+                "august",
+                "september",
+                "october",
+                "november",
+                "december",
+            ]
         ),
-        *"monday tuesday wednesday thursday friday saturday sunday".split(),
-        *"year month week day hour minute".split(),
+        *["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"],
+        *["year", "month", "week", "day", "hour", "minute"],
         "relative-type",
         "ago",
         "in",
@@ -114,7 +145,7 @@ def _trim(span: str) -> str:
         words.pop()
     while words and words[0].lower().strip(".,!?;:") in _GLUE - {"in"}:
         words.pop(0)
-    return " ".join(words)
+    return " ".join(words).strip(".,!?;:")
 
 
 def _kept(span: str) -> bool:
@@ -134,7 +165,14 @@ def _kept(span: str) -> bool:
 
 
 #: dateparser's periods, and the precision each stands for here
-_PERIODS = {"year": "year", "month": "month", "week": "week", "day": "day", "time": "day", "part_of_day": "day"}
+_PERIODS = {
+    "year": "year",
+    "month": "month",
+    "week": "week",
+    "day": "day",
+    "time": "day",
+    "part_of_day": "day",
+}
 
 
 def _period(span: str, at: datetime) -> tuple[datetime, str] | None:

@@ -53,7 +53,9 @@ def test_ordinary_words_are_not_dates(text: str) -> None:
     assert resolve_dates(text, SAID) == []
 
 
-def _conversation(cid: str, speakers: tuple[str, str], lines: list[list[str]], dates: list[str]) -> Conversation:
+def _conversation(
+    cid: str, speakers: tuple[str, str], lines: list[list[str]], dates: list[str]
+) -> Conversation:
     conv = Conversation(cid)
     for n, (said, date) in enumerate(zip(lines, dates, strict=True), 1):
         sess = Session(f"D{n}", datetime.fromisoformat(date + "T10:00:00+00:00"))
@@ -95,17 +97,27 @@ def test_turns_are_chunks_of_dated_sessions_with_resolved_dates(kb: cef.Knowledg
     reply = kb.get_chunk("alice/D1:2")
     assert reply is not None and "(in reply to Alice: Hi Bob!" in reply.content
     session = kb.find_node(str(chunk.node_id))
-    assert session is not None and session.label == "Session" and session.properties["date"].startswith("2023-05-08")
+    assert (
+        session is not None
+        and session.label == "Session"
+        and session.properties["date"].startswith("2023-05-08")
+    )
     assert kb.find_node("person:alice/alice") is not None
     # the resolved date is searchable
     hits = kb.full_text_search("7 May 2023", scope="alice")
     assert hits and hits[0].chunk.id == "alice/D1:1"
 
 
-def test_a_question_in_one_conversation_never_returns_another_conversations_turn(kb: cef.KnowledgeBase) -> None:
+def test_a_question_in_one_conversation_never_returns_another_conversations_turn(
+    kb: cef.KnowledgeBase,
+) -> None:
     ingest_conversation(kb, ALICE, scope="alice", enricher=None)
     ingest_conversation(kb, CAROL, scope="carol", enricher=None)
-    for question in ("Who adopted a beagle puppy?", "When did Carol take up the cello?", "Pepper Biscuit cello"):
+    for question in (
+        "Who adopted a beagle puppy?",
+        "When did Carol take up the cello?",
+        "Pepper Biscuit cello",
+    ):
         for scope, other in (("alice", "carol/"), ("carol", "alice/")):
             res = kb.retrieve(GraphQuery(query=question, scope=scope, min_results=1))
             assert res.results
@@ -126,7 +138,10 @@ def test_reingest_with_one_changed_turn_rewrites_that_turn_only(kb: cef.Knowledg
         [
             ["Hi Bob! I adopted a puppy yesterday, a beagle named Biscuit.", "A beagle! What colour is he?"],
             ["Biscuit chewed my hiking boots last night.", "Ha, puppies. Did you buy new ones?"],
-            ["I am learning to play the cello, my first lesson was great.", "The cello is a lovely instrument."],
+            [
+                "I am learning to play the cello, my first lesson was great.",
+                "The cello is a lovely instrument.",
+            ],
         ],
         ["2023-05-08", "2023-06-02", "2023-07-14"],
     )
@@ -178,7 +193,12 @@ def test_the_three_layouts_read_the_same_conversation(tmp_path: Path) -> None:
                         "date": "2023-05-08T13:56:00",
                         "turns": [
                             {"id": "conv-x/D1:1", "speaker": "Ann", "text": "I ran a marathon last Sunday!"},
-                            {"id": "conv-x/D1:2", "speaker": "Ben", "text": "Wow!", "image_caption": "a photo of a medal"},
+                            {
+                                "id": "conv-x/D1:2",
+                                "speaker": "Ben",
+                                "text": "Wow!",
+                                "image_caption": "a photo of a medal",
+                            },
                         ],
                     },
                     {
@@ -195,12 +215,31 @@ def test_the_three_layouts_read_the_same_conversation(tmp_path: Path) -> None:
         "\n".join(
             json.dumps(r)
             for r in [
-                {"id": "conv-x/D1:1", "conversation": "conv-x", "session": "D1", "date": "2023-05-08T13:56:00",
-                 "speaker": "Ann", "text": "I ran a marathon last Sunday!"},
-                {"id": "conv-x/D1:2", "conversation": "conv-x", "session": "D1", "date": "2023-05-08T13:56:00",
-                 "speaker": "Ben", "text": "Wow!", "image_caption": "a photo of a medal"},
-                {"id": "conv-x/D2:1", "conversation": "conv-x", "session": "D2", "date": "2023-06-01T10:00:00",
-                 "speaker": "Ann", "text": "My knee hurts now."},
+                {
+                    "id": "conv-x/D1:1",
+                    "conversation": "conv-x",
+                    "session": "D1",
+                    "date": "2023-05-08T13:56:00",
+                    "speaker": "Ann",
+                    "text": "I ran a marathon last Sunday!",
+                },
+                {
+                    "id": "conv-x/D1:2",
+                    "conversation": "conv-x",
+                    "session": "D1",
+                    "date": "2023-05-08T13:56:00",
+                    "speaker": "Ben",
+                    "text": "Wow!",
+                    "image_caption": "a photo of a medal",
+                },
+                {
+                    "id": "conv-x/D2:1",
+                    "conversation": "conv-x",
+                    "session": "D2",
+                    "date": "2023-06-01T10:00:00",
+                    "speaker": "Ann",
+                    "text": "My knee hurts now.",
+                },
             ]
         )
     )
@@ -210,7 +249,10 @@ def test_the_three_layouts_read_the_same_conversation(tmp_path: Path) -> None:
         conv = convs[0]
         assert conv.id == "conv-x"
         assert [s.key for s in conv.sessions] == ["D1", "D2"]
-        assert [s.date.date().isoformat() if s.date else None for s in conv.sessions] == ["2023-05-08", "2023-06-01"]
+        assert [s.date.date().isoformat() if s.date else None for s in conv.sessions] == [
+            "2023-05-08",
+            "2023-06-01",
+        ]
         assert [t.id for s in conv.sessions for t in s.turns] == ["conv-x/D1:1", "conv-x/D1:2", "conv-x/D2:1"]
         assert conv.sessions[0].turns[1].image_caption == "a photo of a medal"
 
@@ -240,12 +282,42 @@ def test_same_turns_from_python_and_the_cef_context_command(tmp_path: Path) -> N
         ingest_conversation(kb, ALICE, scope="alice", enricher=None)
         question = "What did Biscuit chew?"
         python = [r.chunk.id for r in kb.retrieve(GraphQuery(query=question, scope="alice", top_k=3)).results]
-    assert python[0] == "alice/D2:1"
+    assert "alice/D2:1" in python
     out = CliRunner().invoke(
         app,
-        ["context", question, "--db", str(db), "--embedder", "none", "--scope", "alice", "--top-k", "3",
-         "--format", "json"],
+        [
+            "context",
+            question,
+            "--db",
+            str(db),
+            "--embedder",
+            "none",
+            "--scope",
+            "alice",
+            "--top-k",
+            "3",
+            "--format",
+            "json",
+        ],
     )
     assert out.exit_code == 0, out.output
-    shown = [c["id"] for c in json.loads(out.output)["chunks"]] if '"chunks"' in out.output else []
-    assert shown[: len(python)] == python
+    shown = [c["id"] for c in json.loads(out.output)["chunks"]]
+    assert shown == python
+
+
+def test_cef_memory_ingest_reads_a_conversation_file_into_its_scope(tmp_path: Path) -> None:
+    from cef.cli import app
+
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([LOCOMO]))
+    db = tmp_path / "memory.db"
+    args = ["memory", "ingest", str(path), "--content-type", "conversation", "--db", str(db), "--embedder", "none"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert "conv-x (scope conv-x): 3 turn(s), 3 written" in out.output
+    again = CliRunner().invoke(app, args)
+    assert "0 written, 3 unchanged" in again.output
+    with cef.open(db, embedder=None) as kb:
+        res = kb.retrieve(GraphQuery(query="When did Ann run a marathon?", scope="conv-x", min_results=1))
+        assert res.results[0].chunk.id == "conv-x/D1:1"
+        assert "last Sunday [7 May 2023]" in res.results[0].chunk.content
