@@ -52,9 +52,9 @@ from cef.schema.specs import SemanticMemoryExtension
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
-    from cef.memory.conversation import Conversation, ConversationReport
     from cef.engine.kb import KnowledgeBase
     from cef.extract.base import EntityExtractor
+    from cef.memory.conversation import Conversation, ConversationReport
 
 __all__ = ["IngestReport", "SemanticMemory", "SupersedeResult", "open_memory"]
 
