@@ -311,7 +311,17 @@ def test_cef_memory_ingest_reads_a_conversation_file_into_its_scope(tmp_path: Pa
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps([LOCOMO]))
     db = tmp_path / "memory.db"
-    args = ["memory", "ingest", str(path), "--content-type", "conversation", "--db", str(db), "--embedder", "none"]
+    args = [
+        "memory",
+        "ingest",
+        str(path),
+        "--content-type",
+        "conversation",
+        "--db",
+        str(db),
+        "--embedder",
+        "none",
+    ]
     out = CliRunner().invoke(app, args)
     assert out.exit_code == 0, out.output
     assert "conv-x (scope conv-x): 3 turn(s), 3 written" in out.output
