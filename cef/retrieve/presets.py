@@ -203,10 +203,10 @@ class DialogueSettings(_Settings):
     vector: float = Field(default=1.0, ge=0.0)
     bm25: float = Field(default=1.0, ge=0.0)
     fuse_k: float = Field(default=5.0, gt=0.0)
-    depth: int = Field(default=50, ge=1, le=1000)
+    depth: int = Field(default=30, ge=1, le=1000)
     session: float = Field(default=1.0, ge=0.0)
     session_turns: int = Field(default=5, ge=1, le=1000)
-    session_depth: int = Field(default=200, ge=1, le=10_000)
+    session_depth: int = Field(default=100, ge=1, le=10_000)
     speaker: float = Field(default=0.5, ge=0.0)
 
 
