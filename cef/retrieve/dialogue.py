@@ -26,11 +26,18 @@ option ``dialogue``), fitted leave-one-conversation-out (``bench/fit_locomo.py``
 from __future__ import annotations
 
 import re
+import threading
+import weakref
+from dataclasses import dataclass
 
-from cef.model import Chunk, Explanation, RankedChunk, SearchStrategy
+import numpy as np
+
+from cef.model import Chunk, Explanation, RankedChunk, SearchStrategy, in_scope
 from cef.retrieve.context import QueryContext
+from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import DialogueSettings, settings_for
-from cef.retrieve.search import bm25_hits, vector_hits
+from cef.retrieve.search import bm25_hits
+from cef.text import QUERY_STOP_WORDS, words
 
 __all__ = ["SESSION_LABEL", "TURN_KIND", "dialogue_search", "is_turn"]
 
@@ -43,73 +50,128 @@ def is_turn(chunk: Chunk) -> bool:
     return chunk.metadata.get("kind") == TURN_KIND
 
 
-def _holds_sessions(qc: QueryContext) -> bool:
-    g = qc.state.graph
-    return g.labels.get(SESSION_LABEL) is not None
+@dataclass(frozen=True)
+class _Turns:
+    """The conversation turns a scope sees: ids, and each turn's session node and speaker."""
+
+    ids: list[str]
+    session: dict[str, str]
+    speaker: dict[str, str]
+
+
+#: per engine, per scope: the turns (read once per graph generation, not per query)
+_turns: weakref.WeakKeyDictionary[EngineView, dict[str | None, tuple[tuple[int, int], _Turns]]] = (
+    weakref.WeakKeyDictionary()
+)
+_turns_lock = threading.Lock()
+
+
+def _scope_turns(qc: QueryContext) -> _Turns | None:
+    """The turns of the query's scope (None: the graph has no sessions, so no conversation)."""
+    st = qc.state
+    g = st.graph
+    code = g.labels.get(SESSION_LABEL)
+    if code is None:
+        return None
+    scope = qc.query.scope
+    stamp = (id(g), g.generation)
+    with _turns_lock:
+        cached = _turns.get(st, {}).get(scope)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    n = len(g.node_ids)
+    mask = g.visible_nodes(None if scope is None else [scope]) & (g.node_label.view[:n] == code)
+    sessions = [g.node_ids[int(p)] for p in np.flatnonzero(mask)]
+    linked = st.store.chunks_for_nodes(sessions) if sessions else {}
+    ids = [cid for node in sessions for cid in linked.get(node, [])]
+    session: dict[str, str] = {}
+    speaker: dict[str, str] = {}
+    for c in st.store.get_chunks(ids):
+        if is_turn(c) and in_scope(c.scope, scope):
+            session[c.id] = str(c.node_id)
+            speaker[c.id] = str(c.metadata.get("speaker") or "")
+    out = _Turns([i for i in ids if i in session], session, speaker)
+    with _turns_lock:
+        _turns.setdefault(st, {})[scope] = (stamp, out)
+    return out
+
+
+def _content_words(question: str) -> str:
+    """The question without its function and question words (what full-text search should weigh)."""
+    kept = [w for w in words(question) if w not in QUERY_STOP_WORDS]
+    return " ".join(kept) if kept else question
 
 
 def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     """The question's turns ranked as the module doc says; None when the chunks it finds are not
     conversation turns (the route then goes on as for any text)."""
-    if not _holds_sessions(qc):
+    turns = _scope_turns(qc)
+    if turns is None or not turns.ids:
         return None
     s = settings_for(DialogueSettings, qc.query)
     q = qc.query
-    words = bm25_hits(qc, q.query, max(s.session_depth, s.depth))
-    head = qc.chunks([cid for cid, _ in words[:5]])
-    if not head or sum(is_turn(c) for c in head.values()) * 2 <= len(head):
-        return None
-    dense = vector_hits(qc, q.query, s.depth) if qc.state.embedder is not None else []
+    ids = turns.ids
+    if qc.wanted_tags:
+        visible = qc.chunks(ids)
+        ids = [i for i in ids if i in visible]
+    allowed = set(ids)
+    words_ = [(cid, sc) for cid, sc in bm25_hits(qc, _content_words(q.query), max(s.session_depth, s.depth))]
+    head = words_[:5]
+    if not head or sum(cid in allowed for cid, _ in head) * 2 <= len(head):
+        return None  # the question finds other text first: not a question about the conversation
+    words_ = [(cid, sc) for cid, sc in words_ if cid in allowed]
+    dense: list[tuple[str, float]] = []
+    vec = qc.embed(q.query) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
+    if vec is not None and ids:
+        sims = qc.state.chunk_vectors.similarities(vec, ids)
+        top = np.argsort(-sims, kind="stable")[: s.depth]
+        dense = [(ids[int(i)], float(sims[int(i)])) for i in top]
     fused: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
-    for name, hits, weight in (("vector", dense, s.vector), ("bm25", words[: s.depth], s.bm25)):
+    for name, hits, weight in (("vector", dense, s.vector), ("bm25", words_[: s.depth], s.bm25)):
         for rank, (cid, _) in enumerate(hits, 1):
             fused[cid] = fused.get(cid, 0.0) + weight / (s.fuse_k + rank)
             ranks.setdefault(cid, {})[name] = rank
-    chunks = qc.chunks(list(dict.fromkeys([*fused, *(cid for cid, _ in words)])))
-    turns = {cid: c for cid, c in chunks.items() if is_turn(c)}
-    if not turns:
-        return None
-    session_of = {cid: str(c.metadata.get("session_id") or c.node_id or "") for cid, c in turns.items()}
     per_session: dict[str, list[float]] = {}
-    for cid, score in words:
-        if cid in session_of:
-            per_session.setdefault(session_of[cid], []).append(score)
+    for cid, score in words_:
+        per_session.setdefault(turns.session[cid], []).append(score)
     session_score = {k: sum(sorted(v, reverse=True)[: s.session_turns]) for k, v in per_session.items()}
     best_session = max(session_score.values(), default=0.0)
-    top = max(fused.values(), default=0.0)
-    named = _named_speaker(q.query, {str(c.metadata.get("speaker") or "") for c in turns.values()})
+    top_fused = max(fused.values(), default=0.0)
+    candidates = list(dict.fromkeys([*fused, *(cid for cid, _ in words_)]))
+    named = _named_speaker(q.query, {turns.speaker[c] for c in candidates})
     scored: dict[str, float] = {}
-    for cid in turns:
+    for cid in candidates:
         base = fused.get(cid, 0.0)
-        prior = session_score.get(session_of[cid], 0.0) / best_session if best_session > 0 else 0.0
-        score = base + s.session * prior * top
-        if named is not None and turns[cid].metadata.get("speaker") == named:
+        prior = session_score.get(turns.session[cid], 0.0) / best_session if best_session > 0 else 0.0
+        score = base + s.session * prior * top_fused
+        if named is not None and turns.speaker[cid] == named:
             score *= 1.0 + s.speaker
         scored[cid] = score
     order = sorted(scored, key=lambda c: (-scored[c], c))[: q.top_k]
     qc.metadata["route"] = {
         "sources": {
             "vector": {"weight": s.vector, "results": len(dense)},
-            "bm25": {"weight": s.bm25, "results": len(words)},
+            "bm25": {"weight": s.bm25, "results": len(words_)},
         },
         "dialogue": {"sessions": len(session_score), "speaker": named},
         "hints": [],
     }
+    chunks = qc.chunks(order)
     out = []
     for cid in order:
-        c = turns[cid]
-        notes = [f"dialogue: session {c.metadata.get('session')}, speaker {c.metadata.get('speaker')}"]
-        if named is not None and c.metadata.get("speaker") == named:
+        c = chunks.get(cid)
+        if c is None:
+            continue
+        notes = [f"dialogue: session {c.metadata.get('session')}, speaker {turns.speaker[cid]}"]
+        if named is not None and turns.speaker[cid] == named:
             notes.append(f"the question names the speaker {named}")
         out.append(
             RankedChunk(
                 chunk=c,
                 score=round(scored[cid], 6),
                 explanation=Explanation(
-                    strategy=SearchStrategy.AUTO,
-                    rank_sources=ranks.get(cid, {}),
-                    notes=notes,
+                    strategy=SearchStrategy.AUTO, rank_sources=ranks.get(cid, {}), notes=notes
                 ),
             )
         )
