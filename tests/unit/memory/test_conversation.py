@@ -331,3 +331,41 @@ def test_cef_memory_ingest_reads_a_conversation_file_into_its_scope(tmp_path: Pa
         res = kb.retrieve(GraphQuery(query="When did Ann run a marathon?", scope="conv-x", min_results=1))
         assert res.results[0].chunk.id == "conv-x/D1:1"
         assert "last Sunday [7 May 2023]" in res.results[0].chunk.content
+
+
+def test_memory_context_shows_the_turns_the_engine_ranks(tmp_path: Path) -> None:
+    from cef.cli import app
+    from cef.memory import SemanticMemory
+
+    db = tmp_path / "memory.db"
+    question = "What did Biscuit chew?"
+    with cef.open(db, embedder=None) as kb:
+        ingest_conversation(kb, ALICE, scope="alice", enricher=None)
+        ingest_conversation(kb, CAROL, scope="carol", enricher=None)
+        engine = [
+            r.chunk.id for r in kb.retrieve(GraphQuery(query=question, scope="alice", min_results=1)).results
+        ]
+        memory = SemanticMemory(kb, extractor=None)
+        bundle = memory.retrieve_context(question, scope="alice")
+        assert [p.id for p in bundle.passages] == engine
+        assert "Said in conversations" in bundle.to_text("markdown")
+    out = CliRunner().invoke(
+        app,
+        [
+            "memory",
+            "context",
+            question,
+            "--db",
+            str(db),
+            "--embedder",
+            "none",
+            "--scope",
+            "alice",
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    shown = [p["id"] for p in json.loads(out.output)["passages"]]
+    assert shown == engine
+    assert not any(i.startswith("carol/") for i in shown)
