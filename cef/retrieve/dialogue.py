@@ -17,7 +17,13 @@ the two speakers' names, which seed nothing useful):
   talked about, not in a stray line that shares one word;
 * **speaker**: when the question names exactly one of the candidate turns'
   speakers ("what did Melanie paint"), that speaker's turns count
-  ``1 + speaker`` times.
+  ``1 + speaker`` times;
+* **date**: when the question names a calendar date ("in June", "on 13 October
+  2023", "in 2022"), turns said on it or naming it (their resolved relative
+  dates) count ``1 + date`` times.
+
+The scope's turns (ids, sessions, speakers, dates) are read once per graph
+generation; the vector list is the exact cosine over them.
 
 The weights are a :class:`~cef.retrieve.presets.DialogueSettings` (query
 option ``dialogue``), fitted leave-one-conversation-out (``bench/fit_locomo.py``).
@@ -57,6 +63,8 @@ class _Turns:
     ids: list[str]
     session: dict[str, str]
     speaker: dict[str, str]
+    #: the days a turn is about: the day it was said and the dates it names (ISO, at their precision)
+    dates: dict[str, list[str]]
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -86,11 +94,15 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
     ids = [cid for node in sessions for cid in linked.get(node, [])]
     session: dict[str, str] = {}
     speaker: dict[str, str] = {}
+    dates: dict[str, list[str]] = {}
     for c in st.store.get_chunks(ids):
         if is_turn(c) and in_scope(c.scope, scope):
             session[c.id] = str(c.node_id)
             speaker[c.id] = str(c.metadata.get("speaker") or "")
-    out = _Turns([i for i in ids if i in session], session, speaker)
+            said = str(c.metadata.get("date") or "")[:10]
+            named = [str(d.get("date")) for d in c.metadata.get("dates") or [] if isinstance(d, dict)]
+            dates[c.id] = [d for d in (said, *named) if d]
+    out = _Turns([i for i in ids if i in session], session, speaker, dates)
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
     return out
@@ -140,6 +152,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     top_fused = max(fused.values(), default=0.0)
     candidates = list(dict.fromkeys([*fused, *(cid for cid, _ in words_)]))
     named = _named_speaker(q.query, {turns.speaker[c] for c in candidates})
+    asked = _asked_dates(q.query) if s.date > 0 else []
     scored: dict[str, float] = {}
     for cid in candidates:
         base = fused.get(cid, 0.0)
@@ -147,6 +160,8 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         score = base + s.session * prior * top_fused
         if named is not None and turns.speaker[cid] == named:
             score *= 1.0 + s.speaker
+        if asked and any(_same_date(d, a) for d in turns.dates.get(cid, ()) for a in asked):
+            score *= 1.0 + s.date
         scored[cid] = score
     order = sorted(scored, key=lambda c: (-scored[c], c))[: q.top_k]
     qc.metadata["route"] = {
@@ -176,6 +191,41 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             )
         )
     return out
+
+
+_YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
+
+
+def _asked_dates(question: str) -> list[tuple[int | None, int | None, int | None]]:
+    """The calendar dates a question names ("in June", "on 13 October 2023", "in 2022") as
+    (year, month, day), None where the question leaves a part open. Relative expressions are
+    left out: a question is asked after the conversation, its "last week" is not a turn's."""
+    from datetime import datetime
+
+    from cef.memory.reldates import resolve_dates
+
+    out: list[tuple[int | None, int | None, int | None]] = []
+    for r in resolve_dates(question, datetime(2000, 1, 1)):
+        low = r.text.lower()
+        if any(w in low.split() for w in ("ago", "last", "next", "this", "yesterday", "today", "tomorrow")):
+            continue
+        year = r.date.year if _YEAR.search(r.text) else None
+        if r.period == "year":
+            out.append((year, None, None))
+        elif r.period == "month":
+            out.append((year, r.date.month, None))
+        else:
+            out.append((year, r.date.month, r.date.day))
+    return out
+
+
+def _same_date(iso: str, asked: tuple[int | None, int | None, int | None]) -> bool:
+    """Whether an ISO date (``2023-05-07``, ``2023-05`` or ``2023``) falls within the asked date."""
+    parts = [int(x) for x in iso.split("-")[:3] if x.isdigit()]
+    for have, want in zip(parts, asked, strict=False):
+        if want is not None and have != want:
+            return False
+    return all(want is None for want in asked[len(parts) :])
 
 
 def _named_speaker(question: str, speakers: set[str]) -> str | None:
