@@ -209,7 +209,7 @@ class DialogueSettings(_Settings):
     session_depth: int = Field(default=100, ge=1, le=10_000)
     speaker: float = Field(default=0.5, ge=0.0)
     date: float = Field(
-        default=0.0,
+        default=1.0,
         ge=0.0,
         description="turns said on (or naming) a date the question names count 1 + date times",
     )
