@@ -369,3 +369,40 @@ def test_memory_context_shows_the_turns_the_engine_ranks(tmp_path: Path) -> None
     shown = [p["id"] for p in json.loads(out.output)["passages"]]
     assert shown == engine
     assert not any(i.startswith("carol/") for i in shown)
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("When did Melanie go camping in June?", [(None, 6, None)]),
+        ("What did Caroline show on October 13, 2023?", [(2023, 10, 13)]),
+        ("How often did she go to the beach in 2023?", [(2023, None, None)]),
+        ("What did she do last week?", []),
+        ("When did Caroline go to the support group?", []),
+    ],
+)
+def test_calendar_dates_a_question_names(question: str, asked: list[tuple[int | None, ...]]) -> None:
+    from cef.retrieve.dialogue import _asked_dates
+
+    assert _asked_dates(question) == asked
+
+
+def test_a_question_naming_a_date_prefers_the_turns_of_that_date(kb: cef.KnowledgeBase) -> None:
+    ingest_conversation(kb, ALICE, scope="alice", enricher=None)
+    question = "What happened with Biscuit in June 2023?"
+    plain = kb.retrieve(GraphQuery(query=question, scope="alice", options={"dialogue": {"date": 0.0}}))
+    dated = kb.retrieve(GraphQuery(query=question, scope="alice"))
+    assert dated.results[0].chunk.id.startswith("alice/D2:")
+    assert dated.results[0].score > plain.results[0].score or plain.results[0].chunk.id.startswith(
+        "alice/D2:"
+    )
+
+
+def test_text_that_is_not_a_conversation_takes_the_usual_route(kb: cef.KnowledgeBase) -> None:
+    from cef import Batch, Chunk
+
+    ingest_conversation(kb, ALICE, scope="alice", enricher=None)
+    kb.index_batch(Batch(chunks=[Chunk(id="doc-1", content="Warfarin needs regular INR monitoring.")]))
+    res = kb.retrieve(GraphQuery(query="How is warfarin monitored?", min_results=1))
+    assert res.results[0].chunk.id == "doc-1"
+    assert "dialogue" not in res.metadata.get("route", {})
