@@ -514,7 +514,8 @@ def _enrich(kb: KnowledgeBase, batch: Batch, enricher: Any) -> Batch:
         if _default_enricher is None:
             from cef.ingest.pipeline import make_enricher
 
-            _default_enricher = make_enricher(cooccurrence=False) or False
+            # co-occurrence and synonym edges serve PageRank over text, which turns do not use
+            _default_enricher = make_enricher(cooccurrence=False, synonyms=False) or False
         enricher = _default_enricher or None
     if enricher is None:
         return batch
