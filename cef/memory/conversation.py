@@ -486,9 +486,12 @@ def ingest_conversation(
         for cid, eids in mention_edges.items():
             turn_meta[cid]["edges"] = eids
     keep = {e.id for e in batch.edges}
-    manifest_out = {"conversation": conv.id, "scope": scope, "turns": turn_meta}
+    sessions = [n.id for n in nodes if n.label == SESSION_LABEL]
+    dropped = [sid for sid in manifest.get("sessions", []) if sid not in set(sessions)]
+    manifest_out = {"conversation": conv.id, "scope": scope, "turns": turn_meta, "sessions": sessions}
     kb.indexer.upsert_batch(
         batch,
+        remove_nodes=dropped,  # sessions the conversation no longer has (their edges go with them)
         remove_edges=[e for e in dict.fromkeys(remove_edges) if e not in keep],
         remove_chunks=gone,
         meta={mkey: manifest_out},

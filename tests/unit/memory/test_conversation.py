@@ -7,6 +7,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import cef
@@ -159,6 +161,8 @@ def test_reingest_with_one_changed_turn_rewrites_that_turn_only(kb: cef.Knowledg
     report = ingest_conversation(kb, shorter, scope="alice", enricher=None)
     assert report.removed == 2
     assert kb.get_chunk("alice/D3:1") is None
+    assert kb.find_node("session:alice/alice/D3") is None
+    assert kb.find_node("session:alice/alice/D2") is not None
     assert kb.full_text_search("cello", scope="alice") == []
 
 
@@ -406,3 +410,11 @@ def test_text_that_is_not_a_conversation_takes_the_usual_route(kb: cef.Knowledge
     res = kb.retrieve(GraphQuery(query="How is warfarin monitored?", min_results=1))
     assert res.results[0].chunk.id == "doc-1"
     assert "dialogue" not in res.metadata.get("route", {})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abcdefghij yesterdaylastweek0123456789,.!May")), max_size=60))
+def test_resolved_expressions_are_spans_of_the_text(text: str) -> None:
+    for r in resolve_dates(text, SAID):
+        assert r.text and r.text in text
+        assert r.period in ("day", "week", "month", "year")
