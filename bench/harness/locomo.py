@@ -31,8 +31,10 @@ from cef.errors import CefError
 __all__ = [
     "BASELINES",
     "ConversationIngest",
+    "Score",
     "build_memory",
     "format_report",
+    "load_questions",
     "run_questions",
     "score",
     "session_of",
@@ -133,9 +135,7 @@ def _metrics(lines: Sequence[RunLine], questions: Sequence[dict[str, Any]]) -> d
     return m
 
 
-def score(
-    lines: Sequence[RunLine], questions: Sequence[dict[str, Any]], session: Callable[[str], str] = session_of
-) -> Score:
+def score(lines: Sequence[RunLine], questions: Sequence[dict[str, Any]]) -> Score:
     """Recall@k of the evidence turns, MRR, session Hit@1 and latency, overall and per category."""
     by_cat: dict[str, list[dict[str, Any]]] = {}
     for q in questions:
