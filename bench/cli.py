@@ -2,7 +2,8 @@
 
 - ``passages``: passage retrieval on a JSON Lines corpus and a question file;
 - ``kgqa``: MetaQA questions over the WikiMovies triples (``bench/cli_kgqa.py``);
-- ``curated``: the hand-written questions of a curated graph (``bench/cli_curated.py``).
+- ``curated``: the hand-written questions of a curated graph (``bench/cli_curated.py``);
+- ``locomo``: dated conversations, questions on their evidence turns (``bench/cli_locomo.py``).
 """
 
 from __future__ import annotations
@@ -145,10 +146,12 @@ def passages(
 def _commands() -> None:
     from bench.cli_curated import curated
     from bench.cli_kgqa import kgqa
+    from bench.cli_locomo import locomo
 
     app.command("passages")(passages)
     app.command("curated")(curated)
     app.command("kgqa")(kgqa)
+    app.command("locomo")(locomo)
 
 
 _commands()

@@ -117,7 +117,11 @@ def ingest(
     ],
     content_type: Annotated[
         str,
-        typer.Option("--content-type", help="A registered pipeline: text, python (with --extension code)..."),
+        typer.Option(
+            "--content-type",
+            help="A registered pipeline: text, python (with --extension code)...; 'conversation' reads a "
+            "chat history (JSON / JSON Lines: dated sessions of turns, or LoCoMo's layout).",
+        ),
     ] = "text",
     scope: ScopeOption = None,
     db: DbOption = None,
@@ -127,7 +131,11 @@ def ingest(
     """Ingest content with the pipeline registered for its content type (re-ingesting closes changed facts).
 
     Example:  cef memory ingest ./src/mypkg --content-type python --extension code --scope code:mypkg
+    Example:  cef memory ingest chats.jsonl --content-type conversation --scope user:42
     """
+    if content_type.strip().lower() == "conversation":
+        _ingest_conversations(path, scope, db, embedder)
+        return
     with cli_errors():
         if not path.exists():
             raise ValidationError(f"{path} does not exist")
@@ -144,6 +152,21 @@ def ingest(
         err_console.print(f"[bold red]failed:[/] {failure}")
     if report.failures:
         raise typer.Exit(1)
+
+
+def _ingest_conversations(path: Path, scope: str | None, db: Path | None, embedder: str | None) -> None:
+    """``--content-type conversation``: every conversation of the file, each turn a chunk of its session."""
+    with cli_errors():
+        memory = _open(db, embedder, None, create=True)
+        try:
+            reports = memory.ingest_conversation(path, scope=scope)
+        finally:
+            memory.close()
+    for r in reports:
+        console.print(
+            f"{r.conversation} (scope {r.scope}): {r.turns} turn(s), {r.written} written, {r.unchanged} "
+            f"unchanged, {r.removed} removed, {r.dates} date(s) resolved in {r.seconds:.1f}s"
+        )
 
 
 def load(

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from cef.context.budget import BudgetTooSmallError, Candidate, pack
 from cef.context.facts import BeliefInfo, Conflict, Fact, ObservationRef, Relation, TemporalChange
 from cef.context.formats import ContextFormat, ContextFrame
-from cef.context.items import ContextItem
+from cef.context.items import ContextChunk, ContextItem
 from cef.context.markup import date_text, md_inline, plain_inline
 from cef.context.tokens import TokenCounter
 
@@ -38,11 +38,12 @@ __all__ = [
     "TemporalContext",
 ]
 
-Section = Literal["core_facts", "beliefs", "conflicts", "temporal", "supporting"]
+Section = Literal["core_facts", "passages", "beliefs", "conflicts", "temporal", "supporting"]
 #: sections in the order they are rendered
-SECTIONS: tuple[Section, ...] = ("core_facts", "beliefs", "conflicts", "temporal", "supporting")
+SECTIONS: tuple[Section, ...] = ("core_facts", "passages", "beliefs", "conflicts", "temporal", "supporting")
 TITLES: dict[str, str] = {
     "core_facts": "Core facts",
+    "passages": "Said in conversations",
     "beliefs": "Beliefs",
     "conflicts": "Conflicts",
     "temporal": "What changed",
@@ -51,13 +52,14 @@ TITLES: dict[str, str] = {
 #: share of the budget each section may take before the others had their turn
 QUOTAS: dict[str, float] = {
     "core_facts": 0.6,
+    "passages": 0.5,
     "conflicts": 0.1,
     "beliefs": 0.15,
     "temporal": 0.1,
     "supporting": 0.2,
 }
 #: the order sections are offered room in
-PRIORITY: tuple[Section, ...] = ("core_facts", "conflicts", "beliefs", "supporting", "temporal")
+PRIORITY: tuple[Section, ...] = ("core_facts", "passages", "conflicts", "beliefs", "supporting", "temporal")
 
 
 class TemporalContext(BaseModel):
@@ -100,6 +102,10 @@ class ContextBundle(ContextFrame):
 
     query: list[str]
     core_facts: list[Fact] = Field(default_factory=list)
+    passages: list[ContextChunk] = Field(
+        default_factory=list,
+        description="conversation turns the engine's retrieval (kb.retrieve) ranks first for the questions",
+    )
     supporting: list[Fact] = Field(default_factory=list)
     beliefs: list[BeliefInfo] = Field(default_factory=list)
     temporal: TemporalContext | None = None
@@ -146,6 +152,7 @@ class ContextBundle(ContextFrame):
         _, tokens, packed = bundle._pack(bundle.format)
         if packed is not None:
             bundle.core_facts = packed.core_facts
+            bundle.passages = packed.passages
             bundle.supporting = packed.supporting
             bundle.beliefs = packed.beliefs
             bundle.conflicts = packed.conflicts

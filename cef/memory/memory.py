@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from cef.embed.base import Embedder
     from cef.engine.kb import KnowledgeBase
     from cef.extract.base import EntityExtractor
+    from cef.memory.conversation import Conversation, ConversationReport
 
 __all__ = ["IngestReport", "SemanticMemory", "SupersedeResult", "open_memory"]
 
@@ -492,6 +493,19 @@ class SemanticMemory:
             report.documents += len(todo)
         report.seconds = time.perf_counter() - t0
         return report
+
+    def ingest_conversation(
+        self, conversation: str | Path | Conversation, *, scope: str | dict[str, str] | None = None
+    ) -> list[ConversationReport]:
+        """A chat history into memory: a file (see :func:`cef.memory.conversation.read_conversations`)
+        or a :class:`~cef.memory.conversation.Conversation`; each turn a chunk of its dated session,
+        linked to its speaker, what it mentions linked by the ingest resolver. Without ``scope``
+        each conversation goes into a scope named after its id. Re-ingest rewrites changed turns only."""
+        from cef.memory.conversation import Conversation, ingest_conversation, read_conversations
+
+        s = normalize_scope(scope)
+        convs = [conversation] if isinstance(conversation, Conversation) else read_conversations(conversation)
+        return [ingest_conversation(self.kb, c, scope=s if s is not None else c.id) for c in convs]
 
     def _pipeline_for(self, content_type: str) -> tuple[Any, Any]:
         pipe = self.registry.pipeline(content_type)

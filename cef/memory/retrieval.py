@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cef.context.items import ContextChunk
 from cef.errors import ValidationError
 from cef.memory.bundle import (
     ContextBundle,
@@ -34,6 +35,7 @@ from cef.memory.temporal import TemporalConstraint
 from cef.memory.understand import QueryUnderstanding, understand_query
 
 if TYPE_CHECKING:
+    from cef.engine.kb import KnowledgeBase
     from cef.memory.view import MemoryRetrievalView
 
 
@@ -41,7 +43,38 @@ from cef.memory.assemble import assemble
 from cef.memory.constraints import RetrievalConstraints, Run, normalize_scope
 from cef.memory.walk import expand, find_anchors
 
-__all__ = ["RetrievalConstraints", "normalize_scope", "retrieve_context"]
+__all__ = ["RetrievalConstraints", "conversation_passages", "normalize_scope", "retrieve_context"]
+
+#: conversation turns asked of the engine per question
+PASSAGES_PER_QUERY = 10
+
+
+def conversation_passages(kb: KnowledgeBase, queries: Sequence[str], scope: str | None) -> list[ContextChunk]:
+    """The conversation turns ``kb.retrieve`` (the engine's one route, defaults) ranks for each
+    question, best first, each once (``queries``: which questions found it); other chunks are
+    not passages of the memory's context (its facts carry their excerpts)."""
+    from cef.model import GraphQuery
+    from cef.retrieve.dialogue import is_turn
+
+    found: dict[str, ContextChunk] = {}
+    for n, q in enumerate(queries, 1):
+        res = kb.retrieve(GraphQuery(query=q, scope=scope, top_k=PASSAGES_PER_QUERY, min_results=1))
+        for r in res.results:
+            if not is_turn(r.chunk):
+                continue
+            item = found.get(r.chunk.id)
+            if item is None:
+                found[r.chunk.id] = ContextChunk(
+                    id=r.chunk.id,
+                    content=r.chunk.content,
+                    score=round(r.score, 4),
+                    node_id=r.chunk.node_id,
+                    queries=[n],
+                    why=res.strategy.value,
+                )
+            elif n not in item.queries:
+                item.queries.append(n)
+    return list(found.values())
 
 
 def _merge_temporal(
@@ -102,9 +135,12 @@ def retrieve_context(
         candidates, temporal_ctx = assemble(run, reached)
         run.timings["assemble"] = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
+    passages = conversation_passages(kb, queries, scope)
+    run.timings["passages"] = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
     bundle = ContextBundle.assemble(
         query=queries,
-        candidates=candidates,
+        candidates=[*candidates, *(("passages", p) for p in passages)],
         temporal=temporal_ctx if c.include_temporal_context else None,
         max_tokens=c.max_tokens,
         counter=memory.token_counter,

@@ -34,6 +34,7 @@ __all__ = [
     "PRESETS",
     "VECTOR_ONLY",
     "AutoSettings",
+    "DialogueSettings",
     "EntityLinkingSettings",
     "GraphFirstSettings",
     "PPRSettings",
@@ -297,6 +298,29 @@ class AutoSettings(_Settings):
     fuse_depth: int = Field(default=30, ge=1, le=1000)
 
 
+class DialogueSettings(_Settings):
+    """Conversation turns in the ``auto`` route (see :mod:`cef.retrieve.dialogue`): the weights of
+    the vector and BM25 lists in ``Σ weight / (fuse_k + rank)`` (each read ``depth`` deep), of the
+    session prior (``session`` × the session's score from its best ``session_turns`` turns among
+    the ``session_depth`` best BM25 hits, relative to the best session's) and of the speaker the
+    question names (``1 + speaker`` times). Fitted leave-one-conversation-out on LoCoMo
+    (``bench/fit_locomo.py``)."""
+
+    vector: float = Field(default=1.0, ge=0.0)
+    bm25: float = Field(default=1.0, ge=0.0)
+    fuse_k: float = Field(default=5.0, gt=0.0)
+    depth: int = Field(default=30, ge=1, le=1000)
+    session: float = Field(default=1.0, ge=0.0)
+    session_turns: int = Field(default=5, ge=1, le=1000)
+    session_depth: int = Field(default=100, ge=1, le=10_000)
+    speaker: float = Field(default=0.5, ge=0.0)
+    date: float = Field(
+        default=1.0,
+        ge=0.0,
+        description="turns said on (or naming) a date the question names count 1 + date times",
+    )
+
+
 class GraphFirstSettings(_Settings):
     """The graph-first pipeline (seed 001): entities → traversal → chunks → vector/BM25 → combine.
 
@@ -347,6 +371,7 @@ class RetrievalPreset(_Settings):
     ppr: PPRSettings = Field(default_factory=PPRSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
     auto: AutoSettings = Field(default_factory=AutoSettings)
+    dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
     description: str = ""
 
     @model_validator(mode="after")
@@ -414,8 +439,15 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     GraphFirstSettings: ("graph_first", "graph"),
     PathSettings: ("paths", "paths"),
     AutoSettings: ("auto", "auto"),
+    DialogueSettings: ("dialogue", "dialogue"),
 }
-_ATTR = {PPRSettings: "ppr", GraphFirstSettings: "graph_first", PathSettings: "paths", AutoSettings: "auto"}
+_ATTR = {
+    PPRSettings: "ppr",
+    GraphFirstSettings: "graph_first",
+    PathSettings: "paths",
+    AutoSettings: "auto",
+    DialogueSettings: "dialogue",
+}
 
 
 def settings_for(model: type[S], query: GraphQuery) -> S:

@@ -15,6 +15,10 @@ One route answers every question by default, whatever the knowledge base holds:
 * **vector** and **bm25** — unless PPR was seeded by entities the question names (PPR then
   carries the dense signal itself); vector only with an embedder.
 
+When the chunks a question finds are conversation turns (see :mod:`cef.retrieve.dialogue`) and
+the query has no hints, the turns are ranked by that module's stage: vector and BM25 fused, with
+the session and speaker priors of dialogue.
+
 Each source ranks chunks; a chunk's fused score is
 ``Σ weight(source) / (fuse_k + rank in source)``. The weights say what the
 graph holds: a source that does not apply (no typed edges, no text graph, no
@@ -106,11 +110,16 @@ def _share_text(parts: dict[str, float], total: float) -> str:
 
 def auto_search(qc: QueryContext) -> list[RankedChunk]:
     """Run every source that applies and fuse them (see the module doc)."""
+    from cef.retrieve.dialogue import dialogue_search
     from cef.retrieve.ppr import ppr_search
     from cef.retrieve.relpaths import relation_path_search
     from cef.retrieve.search import bm25_search, hybrid_search, vector_search
 
     s = settings_for(AutoSettings, qc.query)
+    if not has_hints(qc):
+        turns = dialogue_search(qc)  # conversation turns: ranked by session, speaker and reply context
+        if turns is not None:
+            return turns
     q = qc.query
     depth = max(q.top_k, s.fuse_depth)
     deep = q.model_copy(update={"top_k": depth})
