@@ -6,7 +6,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -211,7 +211,7 @@ def http(
             return
         kb = open_engine(config=config)
         try:
-            app = guard_writes(create_app(kb, settings), settings)
+            app = create_app(kb, settings, read_only=not settings.writable)
             err_console.print(
                 f"cef REST API on http://{settings.host}:{settings.port} (docs at /docs, explorer at /), "
                 + ("read-write" if settings.writable else "read-only (--writable to accept writes)")
@@ -219,55 +219,6 @@ def http(
             uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
         finally:
             kb.close()
-
-
-READ_ONLY_MESSAGE = "this server is read-only: start it with `cef serve http --writable` (or CEF_WRITABLE=true) to accept writes"
-
-
-def guard_writes(app: Any, settings: Any) -> Any:
-    """``app`` refusing every write endpoint with 403 unless ``settings.writable``.
-
-    The REST API's write routes take their grant from one dependency (the
-    API-key check for ``write``); a read-only server overrides that dependency,
-    so a write is refused before its body is used, whatever key it presents.
-    """
-    if settings.writable:
-        return app
-    import inspect
-
-    from cef.server.auth import ForbiddenError
-
-    def refuse() -> None:
-        raise ForbiddenError(READ_ONLY_MESSAGE)
-
-    def needs_write(call: Any) -> bool:
-        try:
-            return inspect.getclosurevars(call).nonlocals.get("needed") == "write"
-        except TypeError:  # a class or builtin: not the key check
-            return False
-
-    def api_routes(routes: list[Any]) -> Iterator[Any]:
-        for route in routes:
-            if getattr(route, "dependant", None) is not None:  # a FastAPI route with dependencies
-                yield route
-            inner = getattr(route, "original_router", None)  # an included router (FastAPI >= 0.16x)
-            if inner is not None:
-                yield from api_routes(inner.routes)
-
-    found = 0
-    for route in api_routes(app.routes):
-        stack = list(route.dependant.dependencies)
-        while stack:
-            dep = stack.pop()
-            stack.extend(dep.dependencies)
-            if dep.call is not None and needs_write(dep.call):
-                app.dependency_overrides[dep.call] = refuse
-                found += 1
-    if not found:  # the REST API changed shape: refuse to serve rather than serve writes open
-        raise RuntimeError(
-            "cef serve http: found no write endpoints to guard; the read-only mode needs updating"
-        )
-    return app
 
 
 #: what a worker process of ``cef serve http --workers N`` opens (the command's own options)
@@ -292,7 +243,7 @@ def worker_app() -> Any:
     CONFIG_FILE[0] = Path(args["config"]) if args["config"] else None
     settings = load_settings(host=args["host"], port=args["port"], writable=args["writable"])
     kb = open_engine(config=load_cli_config(args["db"], args["embedder"]))
-    app = guard_writes(create_app(kb, settings), settings)
+    app = create_app(kb, settings, read_only=not settings.writable)
     serve = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cef.engine.answer import Answer
 from cef.engine.kb import KnowledgeBase
-from cef.errors import CefError, ConflictError, NotFoundError
+from cef.errors import CefError, ConflictError, ForbiddenError, NotFoundError
 from cef.model import Chunk, Edge, Node, SearchResult
 from cef.model.graph import INVERTED_WINDOW, inverted_window
 from cef.schema.discovery import GraphSchema
@@ -52,7 +52,7 @@ from cef.server.tools import format_validation_error, input_models
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ApiError", "ApiKeyAuth", "create_app"]
+__all__ = ["READ_ONLY_MESSAGE", "ApiError", "ApiKeyAuth", "create_app"]
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text}
@@ -179,8 +179,17 @@ class Health(BaseModel):
 
 
 # ------------------------------------------------------------------ the app
-def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefService | None = None) -> FastAPI:
-    """The REST API over ``kb``."""
+#: what every write endpoint of a read-only REST API answers (403)
+READ_ONLY_MESSAGE = (
+    "this server is read-only: start it with `cef serve http --writable` (or CEF_WRITABLE=true) to accept writes"
+)
+
+
+def create_app(
+    kb: KnowledgeBase, settings: ServerSettings, *, service: CefService | None = None, read_only: bool = False
+) -> FastAPI:
+    """The REST API over ``kb``; ``read_only``: every write endpoint answers 403, whatever the key
+    (``cef serve http`` passes ``not settings.writable``)."""
     from cef import __version__
 
     svc = service or CefService(kb, settings)
@@ -234,7 +243,7 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
 
     api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra}, route_class=StrictJsonRoute)
     models = input_models(settings)  # request models whose constraints are this server's limits
-    routes = _Routes(api, svc, auth.require("read"), auth.require("write"))
+    routes = _Routes(api, svc, auth.require("read"), _refuse_writes if read_only else auth.require("write"))
     routes.retrieval(models)
     routes.nodes()
     routes.edges()
@@ -246,6 +255,11 @@ def create_app(kb: KnowledgeBase, settings: ServerSettings, *, service: CefServi
     app.include_router(api)
     mount_explorer(app)
     return app
+
+
+async def _refuse_writes() -> ApiKey:
+    """The write key check of a read-only API: every write is refused before its body is used."""
+    raise ForbiddenError(READ_ONLY_MESSAGE)
 
 
 class _Routes:

@@ -17,10 +17,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 import cef
-from cef.cli.serve import READ_ONLY_MESSAGE, guard_writes
 from cef.engine.answer import NO_LLM_NOTE
 from cef.llm import MockLLMClient
-from cef.server.http import create_app
+from cef.server.http import READ_ONLY_MESSAGE, create_app
 from cef.server.settings import ServerSettings
 
 CEF = str(Path(sys.executable).parent / "cef")
@@ -38,7 +37,7 @@ def test_a_read_only_app_refuses_every_write_and_serves_reads(
 ) -> None:
     settings = ServerSettings(api_keys=keys, graph_timeout_ms=0)
     headers = {"X-API-Key": "writer-key-0001"} if keys else {}
-    with TestClient(guard_writes(create_app(clinical_kb, settings), settings)) as api:
+    with TestClient(create_app(clinical_kb, settings, read_only=not settings.writable)) as api:
         for method, url, body in [
             ("POST", "/api/v1/nodes", NODE),
             ("PATCH", "/api/v1/nodes/pat-john", {"properties": {"x": 1}}),
@@ -56,7 +55,7 @@ def test_a_read_only_app_refuses_every_write_and_serves_reads(
 
 def test_a_writable_app_accepts_writes(clinical_kb: cef.KnowledgeBase) -> None:
     settings = ServerSettings(writable=True, graph_timeout_ms=0)
-    with TestClient(guard_writes(create_app(clinical_kb, settings), settings)) as api:
+    with TestClient(create_app(clinical_kb, settings, read_only=not settings.writable)) as api:
         assert api.post("/api/v1/nodes", json=NODE).status_code == 201
 
 
