@@ -9,7 +9,7 @@ conversation into a scope:
 * every turn as a chunk (id: the turn's id) linked to its session node, its
   content ``Speaker (8 May 2023): what was said`` (an image's caption after it,
   ``[image: …]``) with each relative time expression followed by the date it
-  names ("yesterday [7 May 2023]", see :mod:`cef.memory.reldates`), then the
+  names ("yesterday [7 May 2023]", see :mod:`cef.extract.reldates`), then the
   turn it answers on a line of its own (``(in reply to Speaker: …)``): a short
   reply ("A sunset!") is found by the words of the question it answers. The
   turn's own text (without that line) is what is embedded. Its metadata
@@ -353,34 +353,69 @@ def ingest_conversation(
 
     ``enricher``: the ingest enricher that links what turns mention (``"default"``:
     :class:`~cef.ingest.enrich.EntityEnricher` when spaCy is installed; None: no mentions)."""
-    from cef.memory.reldates import resolve_dates
-
     t0 = time.perf_counter()
     conv = conversation
     report = ConversationReport(conv.id, scope, turns=conv.turns)
+    _check_turns(conv)
+    mkey = f"{_MANIFEST}{scope or ''}\x1f{conv.id}"
+    manifest = kb.store.get_meta(mkey) or {}
+    old_turns: dict[str, dict[str, Any]] = dict(manifest.get("turns", {}))
+
+    people = {name: _person_id(scope, name) for name in conv.speakers}
+    nodes, edges = _structure(conv, scope, people)
+    turns = _turn_chunks(conv, scope, people, old_turns, report)
+    chunks, turn_meta = turns.chunks, turns.meta
+    gone = [tid for tid in old_turns if tid not in turn_meta]
+    changed = {c.id for c in chunks}
+    # the mentions of rewritten and removed turns go with them (the enricher writes the new ones)
+    remove_edges = [e for tid in [*changed, *gone] for e in old_turns.get(tid, {}).get("edges", [])]
+    batch = Batch(relation_types=_missing_types(kb), nodes=nodes, edges=edges, chunks=chunks)
+    if chunks:
+        batch = _enrich_and_embed(kb, batch, turns, {e.id for e in edges}, enricher)
+    keep = {e.id for e in batch.edges}
+    sessions = [n.id for n in nodes if n.label == SESSION_LABEL]
+    dropped = [sid for sid in manifest.get("sessions", []) if sid not in set(sessions)]
+    manifest_out = {"conversation": conv.id, "scope": scope, "turns": turn_meta, "sessions": sessions}
+    kb.indexer.upsert_batch(
+        batch,
+        remove_nodes=dropped,  # sessions the conversation no longer has (their edges go with them)
+        remove_edges=[e for e in dict.fromkeys(remove_edges) if e not in keep],
+        remove_chunks=gone,
+        meta={mkey: manifest_out},
+    )
+    report.written = len(chunks)
+    report.removed = len(gone)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _check_turns(conv: Conversation) -> None:
+    """Raise unless the conversation has turns, each with its own id."""
     if not conv.turns:
         raise ValidationError(f"conversation {conv.id!r} has no turns")
     ids = [t.id for s in conv.sessions for t in s.turns]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise ValidationError(f"conversation {conv.id!r}: turn id {dup!r} occurs twice")
-    mkey = f"{_MANIFEST}{scope or ''}\x1f{conv.id}"
-    manifest = kb.store.get_meta(mkey) or {}
-    old_turns: dict[str, dict[str, Any]] = dict(manifest.get("turns", {}))
 
+
+def _session_id(conv: Conversation, sess: Session, scope: str | None) -> str:
+    return f"session:{scope}/{conv.id}/{sess.key}" if scope else f"session:{conv.id}/{sess.key}"
+
+
+def _structure(
+    conv: Conversation, scope: str | None, people: dict[str, str]
+) -> tuple[list[Node], list[Edge]]:
+    """The conversation's node, its speakers' and its sessions' nodes, and the edges between them."""
     conv_id = f"conversation:{scope}/{conv.id}" if scope else f"conversation:{conv.id}"
     nodes = [Node(id=conv_id, label=CONVERSATION_LABEL, properties={"name": conv.id}, scope=scope)]
-    people = {name: _person_id(scope, name) for name in conv.speakers}
     nodes += [
         Node(id=pid, label=PERSON_LABEL, properties={"name": name}, scope=scope)
         for name, pid in people.items()
     ]
     edges: list[Edge] = []
-    chunks: list[Chunk] = []
-    flat = [(s, t) for s in conv.sessions for t in s.turns]
-    turn_meta: dict[str, dict[str, Any]] = {}
     for n, sess in enumerate(conv.sessions, 1):
-        sid = f"session:{scope}/{conv.id}/{sess.key}" if scope else f"session:{conv.id}/{sess.key}"
+        sid = _session_id(conv, sess, scope)
         name = f"{conv.id} session {sess.key}" + (f" ({_day(sess.date)})" if sess.date else "")
         props: dict[str, Any] = {"name": name, "session": sess.key, "number": n, "conversation": conv.id}
         if sess.date is not None:
@@ -407,10 +442,36 @@ def ingest_conversation(
                     scope=scope,
                 )
             )
-    own: dict[str, str] = {}  # each turn's own text, which is what is embedded
-    context: dict[str, str] = {}  # the turn it answers, which full-text search also reads
+    return nodes, edges
+
+
+@dataclass
+class _Turns:
+    """The chunks of the turns to (re)write, and what the writing needs besides."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    #: every turn's manifest entry: its digest and its mention edges
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: each turn's own text, which is what is embedded
+    own: dict[str, str] = field(default_factory=dict)
+    #: the turn it answers, which full-text search also reads
+    context: dict[str, str] = field(default_factory=dict)
+
+
+def _turn_chunks(
+    conv: Conversation,
+    scope: str | None,
+    people: dict[str, str],
+    old_turns: dict[str, dict[str, Any]],
+    report: ConversationReport,
+) -> _Turns:
+    """A chunk for every turn whose digest changed (``report`` counts the unchanged and the dates)."""
+    from cef.extract.reldates import resolve_dates
+
+    out = _Turns()
+    flat = [(s, t) for s in conv.sessions for t in s.turns]
     for i, (sess, turn) in enumerate(flat):
-        sid = f"session:{scope}/{conv.id}/{sess.key}" if scope else f"session:{conv.id}/{sess.key}"
+        sid = _session_id(conv, sess, scope)
         prev = flat[i - 1][1].id if i > 0 else None
         nxt = flat[i + 1][1].id if i + 1 < len(flat) else None
         before = flat[i - 1][1] if i > 0 and flat[i - 1][0] is sess else None
@@ -425,81 +486,84 @@ def ingest_conversation(
             (before.speaker, before.text, before.image_caption) if before else None,
         )
         old = old_turns.get(turn.id)
-        turn_meta[turn.id] = {"sha": digest, "edges": old.get("edges", []) if old else []}
+        out.meta[turn.id] = {"sha": digest, "edges": old.get("edges", []) if old else []}
         if old is not None and old.get("sha") == digest:
             report.unchanged += 1
             continue
         resolved = resolve_dates(turn.text, sess.date) if sess.date is not None else []
         report.dates += len(resolved)
-        meta: dict[str, Any] = {
-            "kind": TURN_KIND,
-            "conversation": conv.id,
-            "session": sess.key,
-            "session_id": sid,
-            "speaker": turn.speaker,
-            "speaker_id": people[turn.speaker],
-            "turn": i,
-            "text": turn.text,
-        }
-        if sess.date is not None:
-            meta["date"] = sess.date.isoformat()
-        if turn.image_caption:
-            meta["image_caption"] = turn.image_caption
-        if resolved:
-            meta["dates"] = [{"text": r.text, "date": r.iso(), "period": r.period} for r in resolved]
+        meta = _turn_metadata(conv, sess, turn, sid, people[turn.speaker], i, resolved)
         if prev is not None:
             meta["previous"] = prev
         if nxt is not None:
             meta["next"] = nxt
-        own[turn.id] = turn_content(turn, sess.date, resolved)
+        out.own[turn.id] = turn_content(turn, sess.date, resolved)
         if before is not None:
             caption = f" [image: {before.image_caption}]" if before.image_caption else ""
-            context[turn.id] = f"\n(in reply to {before.speaker}: {before.text}{caption})"
-        chunks.append(Chunk(id=turn.id, content=own[turn.id], node_id=sid, metadata=meta, scope=scope))
-    gone = [tid for tid in old_turns if tid not in turn_meta]
-    changed = {c.id for c in chunks}
-    # the mentions of rewritten and removed turns go with them (the enricher writes the new ones)
-    remove_edges = [e for tid in [*changed, *gone] for e in old_turns.get(tid, {}).get("edges", [])]
-    batch = Batch(relation_types=_missing_types(kb), nodes=nodes, edges=edges, chunks=chunks)
-    if chunks:
-        batch = _enrich(kb, batch, enricher)  # mentions are found in the turn's own text
-        vectors = kb.embedder.embed([own[c.id] for c in batch.chunks]) if kb.embedder is not None else None
-        batch = batch.model_copy(
-            update={
-                "chunks": [
-                    c.model_copy(
-                        update={
-                            "content": c.content + context.get(c.id, ""),
-                            "embedding": [float(x) for x in vectors[k]] if vectors is not None else None,
-                        }
-                    )
-                    for k, c in enumerate(batch.chunks)
-                ]
-            }
+            out.context[turn.id] = f"\n(in reply to {before.speaker}: {before.text}{caption})"
+        out.chunks.append(
+            Chunk(id=turn.id, content=out.own[turn.id], node_id=sid, metadata=meta, scope=scope)
         )
-        mention_edges: dict[str, list[str]] = {c.id: [] for c in chunks}
-        structural = {e.id for e in edges}
-        for e in batch.edges:
-            cid = e.properties.get("chunk_id")
-            if e.id not in structural and isinstance(cid, str) and cid in mention_edges:
-                mention_edges[cid].append(e.id)
-        for cid, eids in mention_edges.items():
-            turn_meta[cid]["edges"] = eids
-    keep = {e.id for e in batch.edges}
-    sessions = [n.id for n in nodes if n.label == SESSION_LABEL]
-    dropped = [sid for sid in manifest.get("sessions", []) if sid not in set(sessions)]
-    manifest_out = {"conversation": conv.id, "scope": scope, "turns": turn_meta, "sessions": sessions}
-    kb.indexer.upsert_batch(
-        batch,
-        remove_nodes=dropped,  # sessions the conversation no longer has (their edges go with them)
-        remove_edges=[e for e in dict.fromkeys(remove_edges) if e not in keep],
-        remove_chunks=gone,
-        meta={mkey: manifest_out},
+    return out
+
+
+def _turn_metadata(
+    conv: Conversation,
+    sess: Session,
+    turn: Turn,
+    sid: str,
+    speaker_id: str,
+    i: int,
+    resolved: Sequence[Any],
+) -> dict[str, Any]:
+    """A turn chunk's metadata (without its neighbours)."""
+    meta: dict[str, Any] = {
+        "kind": TURN_KIND,
+        "conversation": conv.id,
+        "session": sess.key,
+        "session_id": sid,
+        "speaker": turn.speaker,
+        "speaker_id": speaker_id,
+        "turn": i,
+        "text": turn.text,
+    }
+    if sess.date is not None:
+        meta["date"] = sess.date.isoformat()
+    if turn.image_caption:
+        meta["image_caption"] = turn.image_caption
+    if resolved:
+        meta["dates"] = [{"text": r.text, "date": r.iso(), "period": r.period} for r in resolved]
+    return meta
+
+
+def _enrich_and_embed(
+    kb: KnowledgeBase, batch: Batch, turns: _Turns, structural: set[str], enricher: Any
+) -> Batch:
+    """The batch with its turns' mentions (found in their own text, recorded in ``turns.meta``), the
+    text each turn replies to appended to its content, and each turn's own text embedded."""
+    batch = _enrich(kb, batch, enricher)
+    vectors = kb.embedder.embed([turns.own[c.id] for c in batch.chunks]) if kb.embedder is not None else None
+    batch = batch.model_copy(
+        update={
+            "chunks": [
+                c.model_copy(
+                    update={
+                        "content": c.content + turns.context.get(c.id, ""),
+                        "embedding": [float(x) for x in vectors[k]] if vectors is not None else None,
+                    }
+                )
+                for k, c in enumerate(batch.chunks)
+            ]
+        }
     )
-    report.written = len(chunks)
-    report.removed = len(gone)
-    report.seconds = time.perf_counter() - t0
-    return report
+    mention_edges: dict[str, list[str]] = {c.id: [] for c in turns.chunks}
+    for e in batch.edges:
+        cid = e.properties.get("chunk_id")
+        if e.id not in structural and isinstance(cid, str) and cid in mention_edges:
+            mention_edges[cid].append(e.id)
+    for cid, eids in mention_edges.items():
+        turns.meta[cid]["edges"] = eids
+    return batch
 
 
 def _missing_types(kb: KnowledgeBase) -> list[RelationType]:

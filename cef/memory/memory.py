@@ -14,12 +14,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,14 +37,14 @@ from cef.memory.beliefs import (
     importance,
 )
 from cef.memory.bundle import ContextBundle
-from cef.memory.ingest import EntityDecomposer, TextParser, document_id_for
+from cef.memory.documents import IngestReport, collect_documents, ingest_documents, pipeline_for
+from cef.memory.ingest import EntityDecomposer, TextParser
 from cef.memory.names import NameIndex
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
 from cef.memory.temporal import FactChange, aware, changed_edges, supersession
 from cef.memory.view import FeedbackOutcome
 from cef.model import Batch, Edge, Node, in_scope, utcnow
 from cef.schema.kinds import NodeKind, universal_relation_types
-from cef.schema.pipelines import IngestContext
 from cef.schema.registry import ExtensionRegistry
 from cef.schema.specs import SemanticMemoryExtension
 
@@ -60,8 +58,6 @@ __all__ = ["IngestReport", "SemanticMemory", "SupersedeResult", "open_memory"]
 
 log = logging.getLogger(__name__)
 
-DOC_META = "memory.doc."
-
 
 @dataclass
 class SupersedeResult:
@@ -70,17 +66,6 @@ class SupersedeResult:
     superseded: Edge
     closed: Edge
     replacement: Edge | None = None
-
-
-@dataclass
-class IngestReport:
-    """What a folder (or file) ingest did."""
-
-    documents: int = 0
-    skipped: int = 0
-    nodes: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 class SemanticMemory:
@@ -221,12 +206,6 @@ class SemanticMemory:
             if node is not None and in_scope(node.scope, scope):
                 out.append((node_id, node.name, start, length))
         return out
-
-    def _resolver(self, scope: str | None) -> Callable[[str], str | None]:
-        def resolve(name: str) -> str | None:
-            return self.resolve_name(name, scope)
-
-        return resolve
 
     def resolve_name(self, name: str, scope: str | None) -> str | None:
         """An existing node for a name or alias (exact after normalization), in scope."""
@@ -441,58 +420,7 @@ class SemanticMemory:
         scope: str | dict[str, str] | None = None,
     ) -> IngestReport:
         """Ingest several documents of one content type (a parser with ``parse_many`` sees them together)."""
-        from cef.memory.reconcile import write_documents
-
-        t0 = time.perf_counter()
-        self.refresh()
-        key = content_type.strip().lower()
-        parser, decomposer = self._pipeline_for(content_type)
-        s = normalize_scope(scope)
-        now = self.now()
-        contexts = []
-        for content, meta in documents:
-            doc_id = document_id_for(content, key, meta, s)
-            contexts.append(
-                (
-                    content,
-                    IngestContext(
-                        content_type=key,
-                        document_id=doc_id,
-                        metadata=dict(meta),
-                        scope=s,
-                        now=now,
-                        registry=self.registry,
-                        extractor=self.extractor,
-                        resolve=self._resolver(s),
-                        exists=self.kb.state.graph.has_node,
-                    ),
-                )
-            )
-        report = IngestReport()
-        todo = []
-        for content, ctx in contexts:
-            digest = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()
-            manifest = self.kb.store.get_meta(DOC_META + ctx.document_id)
-            if manifest is not None and manifest.get("sha256") == digest:
-                report.skipped += 1
-                report.nodes.extend(manifest.get("nodes", []))
-                continue
-            ctx.metadata.setdefault("sha256", digest)
-            todo.append((content, ctx))
-        if todo:
-            parse_many = getattr(parser, "parse_many", None)
-            if callable(parse_many) and len(todo) > 1:
-                batches = parse_many(todo)
-            else:
-                batches = [parser.parse(content, ctx) for content, ctx in todo]
-            if decomposer is not None:
-                batches = [decomposer.decompose(b, ctx) for b, (_, ctx) in zip(batches, todo, strict=True)]
-            report.nodes.extend(
-                write_documents(self, [(b, ctx) for b, (_, ctx) in zip(batches, todo, strict=True)], now)
-            )
-            report.documents += len(todo)
-        report.seconds = time.perf_counter() - t0
-        return report
+        return ingest_documents(self, documents, content_type, scope=scope)
 
     def ingest_conversation(
         self, conversation: str | Path | Conversation, *, scope: str | dict[str, str] | None = None
@@ -506,16 +434,6 @@ class SemanticMemory:
         s = normalize_scope(scope)
         convs = [conversation] if isinstance(conversation, Conversation) else read_conversations(conversation)
         return [ingest_conversation(self.kb, c, scope=s if s is not None else c.id) for c in convs]
-
-    def _pipeline_for(self, content_type: str) -> tuple[Any, Any]:
-        pipe = self.registry.pipeline(content_type)
-        if pipe is None:
-            known = ", ".join(sorted(self.registry.pipelines)) or "(none)"
-            raise ConfigurationError(
-                f"no ingestion pipeline for content type {content_type!r}: register one with "
-                f"register_ingestion_pipeline (registered: {known})"
-            )
-        return pipe
 
     def ingest_path(
         self,
@@ -535,39 +453,9 @@ class SemanticMemory:
         if not p.exists():
             raise NotFoundError(f"{p} does not exist")
         if content_type is not None and self.registry.pipeline(content_type) is None:
-            self._pipeline_for(content_type)  # raises, naming the registered ones
-        files: list[Path]
-        if p.is_dir():
-            suffixes: set[str] = set()
-            if content_type is not None:
-                spec = self.registry.pipelines.get(content_type.strip().lower())
-                suffixes = set(spec.extensions) if spec else set()
-            files = sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file()
-                and "__pycache__" not in f.parts
-                and (
-                    f.suffix.lower() in suffixes
-                    if suffixes
-                    else self.registry.content_type_for_suffix(f.suffix) is not None
-                )
-            )
-            base = Path(root) if root else p.parent
-        else:
-            files = [p]
-            base = Path(root) if root else p.parent
-        groups: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        report = IngestReport()
-        for f in files:
-            ctype = content_type or self.registry.content_type_for_suffix(f.suffix) or "text"
-            try:
-                text = f.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                report.failures.append(f"{f}: {exc}")
-                continue
-            meta = {**dict(metadata or {}), "path": f.relative_to(base).as_posix()}
-            groups.setdefault(ctype, []).append((text, meta))
+            pipeline_for(self.registry, content_type)  # raises, naming the registered ones
+        groups, failures = collect_documents(self.registry, p, content_type, metadata, root)
+        report = IngestReport(failures=failures)
         for ctype, docs in groups.items():
             r = self.ingest_many(docs, ctype, scope=scope)
             report.documents += r.documents

@@ -202,7 +202,7 @@ def _asked_dates(question: str) -> list[tuple[int | None, int | None, int | None
     left out: a question is asked after the conversation, its "last week" is not a turn's."""
     from datetime import datetime
 
-    from cef.memory.reldates import resolve_dates
+    from cef.extract.reldates import resolve_dates
 
     out: list[tuple[int | None, int | None, int | None]] = []
     for r in resolve_dates(question, datetime(2000, 1, 1)):

@@ -21,14 +21,16 @@ The score of a path for a question whose anchor mention is masked:
 Every weight is a field of :class:`~cef.retrieve.presets.PathSettings` (its description says where its
 value came from). Types are the head words of node labels (``DrugClass``: class).
 
-**What is asked** (:func:`asked_for`): the noun a "which" / "what" opens (its head: "the plant
+**What is asked** (:func:`~cef.retrieve.pathtypes.asked_for`, in :mod:`cef.retrieve.pathtypes`
+with the node-type half of the scorer): the noun a "which" / "what" opens (its head: "the plant
 *manager*"), else what the question word asks in general English ("who": a person). Its fit with
-each last hop (:meth:`PathScorer._asked_fit`) is, by the embedder, the best cosine of the asked
-words with the names and members of the types the hop reaches ("vendors" fits ``Supplier``), 1.0
-when the asked word heads a type's name; the best fitting end gets the whole ``answer_type``, the
-others ``exp(-gap / type_temperature)`` of it, so a path that ends at the asked type beats a shorter
-one that stops on the way. A classifier noun ("what *kind* of film") where every end has the same
-type names the relation whose values the most things share (:meth:`PathScorer._category`).
+each last hop (:meth:`~cef.retrieve.pathtypes.PathTypes._asked_fit`) is, by the embedder, the best
+cosine of the asked words with the names and members of the types the hop reaches ("vendors" fits
+``Supplier``), 1.0 when the asked word heads a type's name; the best fitting end gets the whole
+``answer_type``, the others ``exp(-gap / type_temperature)`` of it, so a path that ends at the
+asked type beats a shorter one that stops on the way. A classifier noun ("what *kind* of film")
+where every end has the same type names the relation whose values the most things share
+(:meth:`~cef.retrieve.pathtypes.PathTypes._category`).
 
 A naming of a relation in the question *explains* one hop of it. A question word names a relation
 when it shares a stem with one of the relation's name words (:func:`~cef.retrieve.pathwords.stem_match`:
@@ -48,11 +50,10 @@ Nothing here knows a domain: the words all come from the graph.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,10 +63,9 @@ import numpy as np
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_direction
 from cef.retrieve.pathshapes import schema_paths
+from cef.retrieve.pathtypes import AskedFor, EmbedMany, PathTypes, asked_for
 from cef.retrieve.pathwords import (
-    FUNCTION_WORDS,
     MASK,
-    PREPOSITIONS,
     SHARING_CUE,
     Hop,
     Lemmatize,
@@ -75,10 +75,8 @@ from cef.retrieve.pathwords import (
     masked_question,
     relation_words,
     shared_relation,
-    stem_match,
 )
 from cef.retrieve.presets import PathSettings
-from cef.text import QUESTION_WORDS
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
@@ -89,31 +87,15 @@ log = logging.getLogger(__name__)
 __all__ = ["AskedFor", "PathScorer", "asked_for", "path_scorer"]
 
 
-#: texts -> their vectors, one row each (None without an embedder)
-EmbedMany = Callable[[Sequence[str]], np.ndarray | None]
-
 _EXAMPLES = 5
 #: stands in for a question word that names no relation (a content word: it ends a naming)
 _TYPE_TOKEN = "<type>"
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
 _TEXTS_KEPT = 200_000
-#: copulas and determiners between a question word and the noun it asks about ("what is *the* genre")
-_COPULAS = frozenset(["is", "are", "was", "were", "be", "been"])
-_DETERMINERS = frozenset(["the", "a", "an"])
-#: English classifier nouns: "what *kind* / *type* / *sort* of X" asks for a category of X (a closed
-#: class of general English, no relation's name: the relation is found by how widely its values are
-#: shared, :meth:`PathScorer._sharing`)
-CLASSIFIER_NOUNS = frozenset(["kind", "type", "sort", "category", "class", "variety"])
-#: words that open a noun phrase: articles and quantifiers ("*all* services", "*every* plant")
-_QUANTIFIERS = _DETERMINERS | frozenset(["all", "every", "each", "any", "some", "both"])
-#: what a verb takes after it: an object's determiner, a preposition
-_VERB_OBJECTS = _DETERMINERS | PREPOSITIONS
-#: what the question words that name no noun ask for, in general English
-_WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
 
 
 @dataclass
-class PathScorer:
+class PathScorer(PathTypes):
     """Scores relation paths against questions for one graph generation (see the module doc)."""
 
     graph: GraphIndex
@@ -191,148 +173,6 @@ class PathScorer:
             if shown:
                 card += ", e.g. " + "; ".join(shown)
         return card
-
-    def _lemma(self, word: str) -> str:
-        return (self.lemmatize(word) or [(word, word)])[0][1]
-
-    def _reached(self, relation: str, forward: bool) -> np.ndarray:
-        """Positions of the nodes the live edges of ``relation`` lead to (``forward``: their targets,
-        else their sources), one per edge (int64; empty for an unknown relation)."""
-        g = self.graph
-        code = g.relations.get(relation)
-        if code is None:
-            return np.zeros(0, dtype=np.int64)
-        n_edges = len(g.edge_ids)
-        alive = g.e_alive.view[:n_edges] & (g.e_rel.view[:n_edges] == code)
-        ends = g.e_dst.view[:n_edges] if forward else g.e_src.view[:n_edges]
-        return ends[alive].astype(np.int64)
-
-    def _type_lemmas(self, *, heads: bool = False) -> frozenset[str]:
-        """The words of the graph's node labels (``SearchIndex``: search, index) with their lemmas;
-        ``heads``: only the word that names the type (index; ``DrugClass`` is a class, not a drug)."""
-        key = "heads" if heads else "words"
-        cached = self._types.get(key)
-        if cached is None:
-            names = [relation_words(label) for label in self.graph.labels.names]
-            words = {ws[-1] for ws in names if ws} if heads else {w for ws in names for w in ws}
-            cached = self._types[key] = frozenset(words | {self._lemma(w) for w in words})
-        return cached
-
-    def _end_types(self, hop: Hop) -> frozenset[str]:
-        """Lemmas of the head words of the labels of the nodes ``hop`` reaches (``Team``: team)."""
-        cached = self._ends.get(hop)
-        if cached is not None:
-            return cached
-        g = self.graph
-        out: set[str] = set()
-        for c in np.unique(g.node_label.view[self._reached(hop.relation, hop.forward)]).tolist():
-            for w in relation_words(g.labels.names[int(c)])[-1:]:  # the head word names the type
-                out.update((w, self._lemma(w)))
-        self._ends[hop] = frozenset(out)
-        return self._ends[hop]
-
-    def _mentioned_types(self, tokens: list[tuple[str, str]], skip: int | None) -> frozenset[str]:
-        """Head words of node labels the question names besides the thing it asks for (token
-        ``skip``): "who is on call for the *services* X relies on" asks for a path through services."""
-        types = self._type_lemmas(heads=True)
-        return frozenset(
-            lem
-            for i, (t, lem) in enumerate(tokens)
-            if i != skip and t not in FUNCTION_WORDS and (lem in types or t in types)
-        )
-
-    def _end_labels(self, hop: Hop) -> tuple[int, ...]:
-        """Codes of the labels of the nodes ``hop`` reaches."""
-        cached = self._labels.get(hop)
-        if cached is None:
-            g = self.graph
-            reached = self._reached(hop.relation, self._walks_forward(hop))
-            cached = self._labels[hop] = tuple(np.unique(g.node_label.view[reached]).tolist())
-        return cached
-
-    def type_cards(self, label: int) -> tuple[str, str]:
-        """What a node type is, for comparing with what a question asks for: its name's words
-        ("search index") and those with a few of its members ("person: Priya Raman, Sam Whitfield")."""
-        cached = self._cards.get(label)
-        if cached is None:
-            g = self.graph
-            name = " ".join(relation_words(g.labels.names[label]))
-            shown = [n for n in (self._names.get(p, "") for p in self._members.get(label, ())) if n]
-            cached = self._cards[label] = (name, f"{name}: {', '.join(shown)}" if shown else name)
-        return cached
-
-    def _walks_forward(self, hop: Hop) -> bool:
-        rt = self.graph.rel_types.get(hop.relation)
-        return hop.forward or bool(rt and rt.bidirectional)
-
-    def _asked_fit(
-        self, asked: AskedFor | None, ends: Sequence[Hop], embed: EmbedMany, vectors: bool
-    ) -> dict[Hop, float]:
-        """How well the nodes each last hop reaches fit what the question asks for: 1.0 for the
-        best fitting and ``exp(-gap / type_temperature)`` for the others (empty: the question asks
-        for no kind of thing, or every candidate ends at the same node types). A hop fits as well
-        as the best of the types it reaches; a type fits by meaning, with an embedder (the best
-        cosine of the asked words and its :meth:`type_cards`), else when the asked head word is
-        the head word of its name."""
-        if asked is None or len(ends) < 2:
-            return {}
-        fits: dict[Hop, float] = {}
-        labels = {h: self._end_labels(h) for h in ends}
-        if len(set(labels.values())) < 2:
-            return {}  # every candidate ends at nodes of the same types: nothing to tell (see _category)
-        else:
-            kinds = sorted({c for cs in labels.values() for c in cs})
-            cards = [self.type_cards(c) for c in kinds]
-            got = (
-                self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
-            )
-            # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
-            # the most a cosine gives (not a classifier: "class" heads DrugClass and DiseaseClass
-            # alike, the words around it tell); else, with an embedder, the best cosine with its cards
-            by_type = {c: float(not asked.classifier and self._names_type(asked, c)) for c in kinds}
-            if got is not None:
-                sims = got[1:] @ got[0]
-                by_type = {
-                    c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1]))
-                    for i, c in enumerate(kinds)
-                }
-            fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
-        best = max(fits.values())
-        t = self.settings.type_temperature
-        return {h: math.exp((f - best) / t) for h, f in fits.items()}
-
-    def _category(self, asked: AskedFor | None, ends: Sequence[Hop]) -> str | None:
-        """The relation a classifier noun names ("what *kind* of film", "what *types* are ...")
-        where node types tell nothing (every candidate ends at the same labels): a category is a
-        value many things share, so the relation of the last hop whose ends are each reached by
-        the most edges, when it shares ``category_sharing`` times more than any other relation's."""
-        if asked is None or not asked.classifier or asked.at is None:
-            return None
-        if len({self._end_labels(h) for h in ends}) > 1:
-            return None  # typed ends: the type fit reads the classifier's phrase ("drug class")
-        best: dict[str, float] = {}
-        for h in ends:
-            best[h.relation] = max(best.get(h.relation, 0.0), self._sharing(h))
-        ranked = sorted(best.items(), key=lambda kv: -kv[1])
-        if not ranked or (len(ranked) > 1 and ranked[0][1] < self.settings.category_sharing * ranked[1][1]):
-            return None
-        return ranked[0][0]
-
-    def _sharing(self, hop: Hop) -> float:
-        """How many of the hop's edges reach each of its end nodes, on average (≥ 1): high for a
-        relation to categories many things share (a genre, a drug class), 1 for one to things of
-        their own (a film's director is seldom shared by hundreds of films)."""
-        cached = self._shares.get(hop)
-        if cached is None:
-            ends = self._reached(hop.relation, self._walks_forward(hop))
-            cached = self._shares[hop] = len(ends) / max(len(np.unique(ends)), 1) if len(ends) else 1.0
-        return cached
-
-    def _names_type(self, asked: AskedFor, label: int) -> bool:
-        """The asked head word is the head word of the label's name, in any inflection (a shared
-        stem, :func:`~cef.retrieve.pathwords.stem_match`: "vendors" names ``Vendor``)."""
-        words = relation_words(self.graph.labels.names[label])[-1:]
-        return any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words)
 
     def _voiced(
         self,
@@ -665,110 +505,6 @@ class PathScorer:
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
         return self._vectors(["relation"], embed) is not None
-
-
-@dataclass(frozen=True)
-class AskedFor:
-    """What kind of thing a question asks for: the words to compare with the ends of its paths
-    (``text``), the lemmas of its head word and the head's token position (None: a question word
-    alone, "who"); ``classifier``: the head is a classifier noun ("what *kind* of film"), the
-    question asks for a category."""
-
-    text: str
-    lemmas: frozenset[str]
-    at: int | None
-    classifier: bool = False
-
-
-def asked_for(
-    tokens: list[tuple[str, str]],
-    at: int | None,
-    lemma: Callable[[str], str],
-    verbs: frozenset[str] = frozenset(),
-) -> AskedFor | None:
-    """The kind of thing the question asks for, read with general English: the noun a "which" /
-    "what" / "how many" or a request ("list all ...", "name the ...") opens ("*which vendors*",
-    "what bike *models*", "what is the *genre* of", "which of the *plants*"; its head is its last
-    word: "the plant *manager*" asks for a manager), else what the question word itself asks for
-    ("who" a person, "where" a place, "when" a date; "who is the *manager*": a person who manages).
-    None when the question names no kind ("what did X write").
-
-    No tagger tells nouns from verbs, so the noun ends before a later word that is a form of a
-    relation's verb (``verbs``: lemmas of the graph's relation words: "which cluster *runs*") or an
-    inflected -ed / -ing form ("which team *looked* after", "name the team *owning* X"), and
-    right after "which" / "what" a last word followed by what a verb takes (a determiner, a
-    preposition, the anchor: "which team *looked* after", "which service *writes* to X") is the
-    verb, not the noun (after a copula it is a noun phrase: "who is the plant manager of X")."""
-    wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
-    copula = False
-    if wh is None:
-        # a request asks too: a verb, then what it asks for ("*list* all services that ...",
-        # "*name* the team that ...", "give me the owners of X")
-        j = 1
-        while j < len(tokens) and tokens[j][0] in ("me", "us"):
-            j += 1
-        if (
-            not tokens
-            or tokens[0][0] in FUNCTION_WORDS
-            or j >= len(tokens)
-            or tokens[j][0] not in _QUANTIFIERS
-        ):
-            return None
-        word, opened = "", True
-    else:
-        word = _wh_word(tokens[wh][0])
-        j = wh + 1
-        contracted = tokens[wh][0] != word  # "who's the lead"
-        opened = word in ("which", "what")
-        if word == "how" and j < len(tokens) and tokens[j][0] in ("many", "much"):  # "how many services"
-            j += 1
-            opened = True
-        copula = contracted or (j < len(tokens) and tokens[j][0] in _COPULAS)
-        if copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
-            j += 0 if contracted else 1
-            opened = True
-        elif opened and j + 1 < len(tokens) and tokens[j][0] == "of":  # "which of the vendors"
-            j += 1
-    while opened and j < len(tokens) and tokens[j][0] in _QUANTIFIERS:
-        j += 1
-    noun: list[int] = []
-    while opened and j < len(tokens) and len(noun) < 3:
-        t, lem = tokens[j]
-        if j == at or t in FUNCTION_WORDS or t in QUESTION_WORDS or len(t) < 2:
-            break
-        if noun and (lem in verbs or (lem != t and t.endswith(("ed", "ing")))):
-            break  # "which cluster *runs*", "which team *looked* after": a verb ends the noun
-        noun.append(j)
-        j += 1
-    if not copula and len(noun) > 1 and (j == at or (j < len(tokens) and tokens[j][0] in _VERB_OBJECTS)):
-        noun.pop()  # "which cluster runs the ...": the last word is the verb
-    general = _WH_ASKS.get(word)
-    if not noun:
-        return AskedFor(general, frozenset({general}), None) if general else None
-    head = noun[-1]
-    t, lem = tokens[head]
-    lemmas = frozenset({t, lem, lemma(t)})
-    if not lemmas.isdisjoint(CLASSIFIER_NOUNS):
-        # a classifier says little alone: the words around it say of what ("drug class", "class
-        # of disease")
-        words = [tokens[i][0] for i in noun]
-        if (
-            j + 1 < len(tokens)
-            and tokens[j][0] == "of"
-            and j + 1 != at
-            and tokens[j + 1][0] not in FUNCTION_WORDS
-        ):
-            words += ["of", tokens[j + 1][0]]
-        return AskedFor(" ".join(words), lemmas, head, classifier=True)
-    return AskedFor(f"{general} {t}" if general else t, lemmas, head)
-
-
-def _wh_word(token: str) -> str:
-    """The question word ``token`` is, also contracted with a copula ("who's": who), else ""."""
-    if token in QUESTION_WORDS:
-        return token
-    head, _, rest = token.partition("'")
-    return head if rest == "s" and head in QUESTION_WORDS else ""
 
 
 def _ends_coming_back(path: RelationPath) -> bool:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import cef
 from cef import GraphQuery
 from cef.errors import ValidationError
+from cef.extract.reldates import resolve_dates
 from cef.memory.conversation import (
     Conversation,
     Session,
@@ -21,7 +22,6 @@ from cef.memory.conversation import (
     ingest_conversation,
     read_conversations,
 )
-from cef.memory.reldates import resolve_dates
 
 SAID = datetime(2023, 5, 8, 13, 56)  # a Monday
 
