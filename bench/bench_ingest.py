@@ -280,7 +280,10 @@ DESCRIPTION = {
 
 
 def export_reference(commit: str, into: Path) -> Path:
-    """The tree of ``commit`` in ``into`` (``git archive``), to run the reference code from."""
+    """The tree of ``commit`` in ``into`` (``git archive``), to run the reference code from; a folder
+    given instead of a commit is that tree already (e.g. an export made before the run)."""
+    if Path(commit).is_dir():
+        return Path(commit).resolve()
     tar = subprocess.run(["git", "-C", str(REPO), "archive", commit], capture_output=True, check=False)
     if tar.returncode != 0:
         raise SystemExit(f"cannot export {commit}: {tar.stderr.decode(errors='replace').strip()}")
@@ -363,7 +366,7 @@ def main() -> None:
     ap.add_argument("--passages", type=int, default=10_000, help="corpus size")
     ap.add_argument("--generate", type=int, metavar="N", help="N generated passages instead of the corpus")
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
-    ap.add_argument("--reference", metavar="COMMIT", help="also run the code of this commit, side by side")
+    ap.add_argument("--reference", metavar="COMMIT", help="also run the code of this commit (or folder), side by side")
     ap.add_argument("--batch-size", type=int, default=None, help="records per transaction (new code)")
     ap.add_argument(
         "--bench", type=Path, default=REPO.parent / "shared" / "bench", help="benchmark data folder"
