@@ -19,7 +19,7 @@ import importlib.util
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,22 +161,42 @@ class Gazetteer:
     def keys(self) -> list[str]:
         return list(self._entries)
 
-    def add(self, name: str, type: str = "ENTITY", ref: str | None = None, *, aliases: bool = True) -> None:
-        """Index a name (and, with ``aliases``, its disambiguation-free variants)."""
+    def add(
+        self,
+        name: str,
+        type: str = "ENTITY",
+        ref: str | None = None,
+        *,
+        aliases: bool = True,
+        before: Callable[[GazetteerEntry], bool] | None = None,
+    ) -> None:
+        """Index a name (and, with ``aliases``, its disambiguation-free variants).
+
+        ``before``: the entry goes before the first entry of its key for which this holds (default:
+        last). A gazetteer over a shared mapping (an :class:`~cef.graph.arrays.Overlay`) gets new
+        lists, never changes the ones it reads through to.
+        """
         entry = GazetteerEntry(name, type, ref)
-        if not isinstance(self._entries, dict):
+        if not isinstance(self._entries, MutableMapping):
             self._entries = dict(self._entries.items())
         entries = self._entries
+        own = isinstance(entries, dict)  # the lists of a plain dict are this gazetteer's own
         for key in alias_keys(name) if aliases else [normalize_name(name)]:
             if not is_useful_name(key, min_chars=self.min_chars):
                 continue
             if " " not in key and key in self._stop:
                 continue
-            bucket = entries.setdefault(key, [])
-            if entry not in bucket:
-                bucket.append(entry)
-                self._max_words = max(self._max_words, key.count(" ") + 1)
-                self._fuzzy_keys = None
+            bucket = entries.get(key)
+            if bucket is not None and entry in bucket:
+                continue
+            if bucket is None:
+                bucket = entries[key] = []
+            elif not own:
+                bucket = entries[key] = list(bucket)
+            at = next((i for i, e in enumerate(bucket) if before(e)), len(bucket)) if before else len(bucket)
+            bucket.insert(at, entry)
+            self._max_words = max(self._max_words, key.count(" ") + 1)
+            self._fuzzy_keys = None
 
     def add_many(self, names: Iterable[str | GazetteerEntry]) -> None:
         for item in names:
