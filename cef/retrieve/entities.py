@@ -252,9 +252,9 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         return index
     holder_ids = [g.node_ids[int(p)] for p in passages]
     linked = state.store.chunks_for_nodes(holder_ids)
-    _mention_arrays(
-        index, n, edges, src, dst, w, passages, title_of, [sorted(linked.get(h, [])) for h in holder_ids]
-    )
+    lists = [sorted(linked.get(h, [])) for h in holder_ids]
+    counts = np.fromiter((len(cs) for cs in lists), dtype=np.int64, count=len(lists))
+    _mention_arrays(index, n, edges, src, dst, w, passages, title_of, [c for cs in lists for c in cs], counts)
     return index
 
 
@@ -302,10 +302,11 @@ def _mention_arrays(
     w: np.ndarray,
     passages: np.ndarray,
     title_of: Mapping[int, list[int]],
-    chunk_lists: list[list[str]],
+    chunk_ids: list[str],
+    chunk_counts: np.ndarray,
 ) -> None:
-    """The MENTIONS graph's arrays of ``index`` (see :class:`EntityIndex`), from the edges and each
-    passage's sorted chunk ids."""
+    """The MENTIONS graph's arrays of ``index`` (see :class:`EntityIndex`), from the edges and the
+    passages' sorted chunk ids (``chunk_counts`` of them for each passage, in passage order)."""
     from scipy import sparse
 
     rows = np.concatenate([src, dst])
@@ -329,12 +330,11 @@ def _mention_arrays(
     index.ent_weight = w[order]
     index.ent_edge = edges[order]
     index.title_owners = title_of
-    counts = np.fromiter((len(cs) for cs in chunk_lists), dtype=np.int64, count=len(chunk_lists))
-    index.chunk_ids = [c for cs in chunk_lists for c in cs]
-    cptr = np.zeros(len(chunk_lists) + 1, dtype=np.int64)
-    np.cumsum(counts, out=cptr[1:])
+    index.chunk_ids = chunk_ids
+    cptr = np.zeros(len(chunk_counts) + 1, dtype=np.int64)
+    np.cumsum(chunk_counts, out=cptr[1:])
     index.passage_chunks = RaggedStrings(index.chunk_ids, cptr)
-    index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), counts)
+    index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), chunk_counts)
 
 
 def _add_names(gaz: Gazetteer, key_index: MutableMapping[str, int], node: Node, pos: int) -> None:
@@ -490,6 +490,11 @@ def _types_of(node: Node) -> list[str]:
     return list(dict.fromkeys([node.label, *extra]))
 
 
+#: names added since the last build after which the next change builds the index again (an Overlay's
+#: added keys are copied into the next version's)
+FOLLOW_MAX = 200_000
+
+
 def follow_changes(
     state: EngineView, g: GraphIndex, old: EntityIndex, changes: GraphChanges, stamp: tuple[int, int]
 ) -> EntityIndex | None:
@@ -502,7 +507,7 @@ def follow_changes(
     graph (numpy), with only the new edges' title flags and the new or touched passages' chunk lists
     read from the store.
     """
-    if changes.removed or (old.matrix is None and old.names and old.from_file):
+    if changes.removed:
         return None
     n = len(g.node_ids)
     old_n = old.matrix.shape[0] if old.matrix is not None else n - len(changes.new_nodes)
@@ -578,6 +583,8 @@ def follow_changes(
     gaz = Gazetteer(require_capital=old.gazetteer.require_capital, min_chars=old.gazetteer.min_chars)
     gaz._entries = Overlay(old.gazetteer._entries)
     gaz._max_words = old.gazetteer._max_words
+    if len(gaz._entries.top) > FOLLOW_MAX:  # what was added since the last build: time to build afresh
+        return None
     key_index: Overlay[str, int] = Overlay(old.key_index)
     names: Overlay[int, str] = Overlay(old.names)
     types: Overlay[int, list[str]] = Overlay(old.types)
@@ -643,7 +650,7 @@ def follow_changes(
         w,
         passages,
         _follow_titles(g, old, passages, src, dst, title_edges),
-        _follow_chunks(state, g, old, passages, changes.touched_nodes | changes.new_nodes),
+        *_follow_chunks(state, g, old, passages, changes.touched_nodes | changes.new_nodes),
     )
     return index
 
@@ -702,17 +709,33 @@ def _follow_titles(
 
 def _follow_chunks(
     state: EngineView, g: GraphIndex, old: EntityIndex, passages: np.ndarray, touched: set[int]
-) -> list[list[str]]:
-    """Each passage's sorted chunk ids: the old lists, read again for new and touched passages."""
-    old_at = {int(p): i for i, p in enumerate(old.passages.tolist())} if len(old.passages) else {}
-    fresh = [int(p) for p in passages.tolist() if int(p) in touched or int(p) not in old_at]
-    linked = state.store.chunks_for_nodes([g.node_ids[p] for p in fresh]) if fresh else {}
+) -> tuple[list[str], np.ndarray]:
+    """The passages' sorted chunk ids, flat, and how many each has: the old lists, read again for new
+    and touched passages (when no old passage moved or changed: the old list with the new appended)."""
+    k = len(old.passages)
+    old_ptr = (
+        old.passage_chunks.ptr
+        if isinstance(old.passage_chunks, RaggedStrings)
+        else np.cumsum([0, *(len(cs) for cs in old.passage_chunks)])
+    )
+    if (
+        len(passages) >= k
+        and np.array_equal(passages[:k], old.passages)
+        and not np.isin(old.passages, np.fromiter(touched, dtype=np.int64, count=len(touched))).any()
+    ):
+        fresh = passages[k:].tolist()
+        linked = state.store.chunks_for_nodes([g.node_ids[p] for p in fresh]) if fresh else {}
+        lists = [sorted(linked.get(g.node_ids[p], [])) for p in fresh]
+        counts = np.concatenate([np.diff(old_ptr), [len(cs) for cs in lists]]).astype(np.int64)
+        return [*old.chunk_ids, *(c for cs in lists for c in cs)], counts
+    old_at = {int(p): i for i, p in enumerate(old.passages.tolist())}
+    redo = [p for p in passages.tolist() if p in touched or p not in old_at]
+    linked = state.store.chunks_for_nodes([g.node_ids[p] for p in redo]) if redo else {}
     out: list[list[str]] = []
-    ptr = old.passage_chunks
     for p in passages.tolist():
-        p = int(p)
         if p in old_at and p not in touched:
-            out.append(list(ptr[old_at[p]]))
+            i = old_at[p]
+            out.append(old.chunk_ids[int(old_ptr[i]) : int(old_ptr[i + 1])])
         else:
             out.append(sorted(linked.get(g.node_ids[p], [])))
-    return out
+    return [c for cs in out for c in cs], np.fromiter(map(len, out), dtype=np.int64, count=len(out))
