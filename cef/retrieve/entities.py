@@ -185,7 +185,7 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     n = len(g.node_ids)
     edges, src, dst, w = _mentions(g)
 
-    entity_pos = np.unique(dst)
+    entity_pos = _unique(dst)
     candidate = g.node_alive.view[:n].copy()
     candidate[entity_pos] = False
     containers = [c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None]
@@ -193,7 +193,7 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         candidate &= ~np.isin(g.node_label.view[:n], containers)
     other = np.flatnonzero(candidate).tolist()
     nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
-    passages = np.unique(src)
+    passages = _unique(src)
     title_of = _titles(state, g, edges, src, dst, passages)
 
     gaz = Gazetteer(require_capital=False)
@@ -258,6 +258,18 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     return index
 
 
+def _unique(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of an integer array, by sorting: numpy 2.4's ``np.unique`` hashes
+    first and is about 100x slower on the position arrays here (3 s against 0.035 s for 750K int64)."""
+    if not len(values):
+        return values.copy()
+    s = np.sort(values)
+    keep = np.empty(len(s), dtype=np.bool_)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _mentions(g: GraphIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The live MENTIONS edges between live nodes: positions, sources, targets, weights."""
     alive = g.e_alive.view[: len(g.edge_ids)]
@@ -316,7 +328,7 @@ def _mention_arrays(
     index.passages = passages
     index.passage_index = SortedIndex(passages)
     # distinct (passage, entity) pairs, by passage then entity: each passage's entity list, and df
-    pair = np.unique(src * np.int64(n) + dst)
+    pair = _unique(src * np.int64(n) + dst)
     p_of, e_of = pair // n, pair % n
     ptr = np.zeros(len(passages) + 1, dtype=np.int64)
     ptr[:-1] = np.searchsorted(p_of, passages, side="left")
@@ -640,7 +652,7 @@ def follow_changes(
     edges, src, dst, w = _mentions(g)
     if not len(edges):
         return index
-    passages = np.unique(src)
+    passages = _unique(src)
     _mention_arrays(
         index,
         n,
