@@ -366,7 +366,9 @@ def main() -> None:
     ap.add_argument("--passages", type=int, default=10_000, help="corpus size")
     ap.add_argument("--generate", type=int, metavar="N", help="N generated passages instead of the corpus")
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
-    ap.add_argument("--reference", metavar="COMMIT", help="also run the code of this commit (or folder), side by side")
+    ap.add_argument(
+        "--reference", metavar="COMMIT", help="also run the code of this commit (or folder), side by side"
+    )
     ap.add_argument("--batch-size", type=int, default=None, help="records per transaction (new code)")
     ap.add_argument(
         "--bench", type=Path, default=REPO.parent / "shared" / "bench", help="benchmark data folder"
