@@ -75,7 +75,7 @@ class GraphIndex(GraphTraversal):
         self._live_nodes = 0
         self.generation = 0  # bumps on every change (caches key on it)
         # what each recent change did, by the generation it ended on: see changes_since()
-        self._journal: dict[int, tuple[int, str, tuple[int, ...], tuple[int, ...]]] = {}
+        self._journal: dict[int, tuple[int, str, tuple[int, ...], range]] = {}
 
     @property
     def _edge_pos(self) -> dict[str, int]:
@@ -230,7 +230,7 @@ class GraphIndex(GraphTraversal):
         self.generation += 1
         pos = self._node_pos
         updated = tuple(p for n in nodes if (p := pos[n.id]) < first_new)
-        self._note(since, "nodes", updated, tuple(range(first_new, len(self.node_ids))))
+        self._note(since, "nodes", updated, range(first_new, len(self.node_ids)))
 
     def add_node_arrays(
         self, ids: Sequence[str], labels: Sequence[str], scopes: Sequence[str | None]
@@ -299,7 +299,7 @@ class GraphIndex(GraphTraversal):
             self._add_edge_rows(rows)
         else:
             self.generation += 1
-        self._note(since, "edges", tuple(updated), tuple(range(first_new, len(self.edge_ids))))
+        self._note(since, "edges", tuple(updated), range(first_new, len(self.edge_ids)))
 
     def _add_edge_rows(self, rows: list[Edge]) -> None:
         self._append_edges(
@@ -546,9 +546,7 @@ class GraphIndex(GraphTraversal):
     #: changes remembered for changes_since()
     JOURNAL_SIZE = 256
 
-    def _note(
-        self, since: int, kind: str, positions: tuple[int, ...] = (), added: tuple[int, ...] = ()
-    ) -> None:
+    def _note(self, since: int, kind: str, positions: tuple[int, ...] = (), added: range = range(0)) -> None:
         """Record that the change from generation ``since`` to now did ``kind`` to ``positions``
         (``added``: positions it appended)."""
         self._journal[self.generation] = (since, kind, positions, added)
