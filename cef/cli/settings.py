@@ -9,6 +9,7 @@ import typer
 from pydantic import BaseModel, SecretStr
 
 from cef.cli.common import DbOption, EmbedderOption, cli_errors, console, load_cli_config
+from cef.config import EmbedderSettings
 
 
 def _rows(settings: BaseModel, sources: dict[str, str], prefix: str = "") -> list[tuple[str, Any, str]]:
@@ -38,6 +39,24 @@ def _shown(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
 
 
+def _after(rows: list[tuple[str, Any, str]], key: str) -> int:
+    return next((i + 1 for i, (k, _, _) in enumerate(rows) if k == key), len(rows))
+
+
+def _active_embedder(settings: EmbedderSettings) -> tuple[str, Any, str]:
+    """The runtime and precision the local embedder runs with on this machine, and why (no model loads)."""
+    if settings.provider.strip().lower() != "minilm":
+        return ("embedder.active", None, "not the local model")
+    from cef.embed.cpu import describe_cpu
+    from cef.embed.minilm import MiniLMEmbedder
+    from cef.wiring import open_embedder
+
+    emb = open_embedder(settings)
+    shown = emb.describe() if isinstance(emb, MiniLMEmbedder) else None
+    why = describe_cpu() if settings.precision == "auto" else "set by embedder.precision"
+    return ("embedder.active", shown, why)
+
+
 def config(
     db: DbOption = None,
     embedder: EmbedderOption = None,
@@ -56,7 +75,9 @@ def config(
     with cli_errors():
         cfg = load_cli_config(db, embedder)
         server = load_settings()
-    rows = _rows(cfg, cfg.sources) + _rows(server, server.sources, "server.")
+        rows = _rows(cfg, cfg.sources)
+        rows.insert(_after(rows, "embedder.precision"), _active_embedder(cfg.embedder))
+    rows += _rows(server, server.sources, "server.")
     if as_json:
         typer.echo(
             json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2, default=str)

@@ -9,6 +9,7 @@ model or server.
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -92,8 +93,12 @@ class BatchedEmbedder(ABC):
     """
 
     name: str
-    #: batch texts of similar length together (local models pad each batch to its longest text)
+    #: batch texts of similar length together (local models pad each batch to its longest text), and
+    #: short ones (entity names) in larger batches: up to ``SHORT_BATCH_FACTOR`` x ``batch_size`` texts
+    #: while a batch holds at most ``batch_size`` x ``SHORT_CHARS`` characters of its longest text
     sort_by_length: bool = False
+    SHORT_CHARS = 128
+    SHORT_BATCH_FACTOR = 4
 
     def __init__(self, batch_size: int = 64) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -114,12 +119,15 @@ class BatchedEmbedder(ABC):
         if total == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         order: NDArray[np.intp] | None = None
+        bounds = [*range(0, total, self.batch_size), total]
         if self.sort_by_length and total > self.batch_size:
-            order = np.argsort(np.fromiter(map(len, items), dtype=np.int64, count=total), kind="stable")
+            lengths = np.fromiter(map(len, items), dtype=np.int64, count=total)
+            order = np.argsort(lengths, kind="stable")
             items = [items[i] for i in order]
+            bounds = self._length_bounds(lengths[order].tolist())
         parts: list[Vectors] = []
-        for start in range(0, total, self.batch_size):
-            batch = items[start : start + self.batch_size]
+        for start, stop in itertools.pairwise(bounds):
+            batch = items[start:stop]
             raw = self._embed_batch(batch)
             vecs = normalize_rows(raw)
             if vecs.shape != (len(batch), self.dim):
@@ -136,6 +144,19 @@ class BatchedEmbedder(ABC):
             unsorted[order] = out
             out = unsorted
         return out
+
+    def _length_bounds(self, lengths: list[int]) -> list[int]:
+        """Batch boundaries over texts sorted by length: ``batch_size`` texts, more while they are short."""
+        size, budget = self.batch_size, self.batch_size * self.SHORT_CHARS
+        most = size * self.SHORT_BATCH_FACTOR
+        bounds, start, total = [0], 0, len(lengths)
+        while start < total:
+            stop = min(start + size, total)
+            while stop < total and stop - start < most and lengths[stop] * (stop - start + 1) <= budget:
+                stop += 1
+            bounds.append(stop)
+            start = stop
+        return bounds
 
     def embed_query(self, text: str) -> Vectors:
         if not isinstance(text, str):

@@ -388,6 +388,11 @@ class EngineState:
             g.add_edges(w.edges)
         if w.updated_edges:
             g.update_edges(w.updated_edges)
+        # the entity index lists each passage's chunks: the chunks' nodes changed for it
+        if w.delete_chunks:
+            g.lose_track()
+        elif w.chunks:
+            g.touch_nodes(dict.fromkeys(c.node_id for c in w.chunks if c.node_id))
         if w.chunk_vectors and own:
             ids = list(w.chunk_vectors)
             self.chunk_vectors.upsert(ids, np.stack([w.chunk_vectors[i] for i in ids]))
@@ -456,6 +461,8 @@ class EngineState:
             edges: list[Edge] = self.store.get_edges(edge_ids)
             g.add_edges([e for e in edges if g.has_node(e.source) and g.has_node(e.target)])
         chunk_ids = by[("chunk", "upsert")]
+        if chunk_ids or by[("chunk", "delete")]:
+            g.lose_track()  # which nodes these chunks hang on is in the store only
         if chunk_ids and own:
             upsert_vectors(self.chunk_vectors, self.store.get_vectors("chunk", chunk_ids))
 

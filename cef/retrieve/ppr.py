@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -367,7 +367,7 @@ def seed_path(
     seeds: Sequence[int],
     passage: int,
     depth: int,
-    names: dict[int, str],
+    names: Mapping[int, str],
     holder_names: dict[str, str],
 ) -> GraphPath | None:
     """A shortest MENTIONS path from a seed entity to a passage (index), the most confident one found.

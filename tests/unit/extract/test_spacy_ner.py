@@ -129,3 +129,25 @@ def test_cooccurrence() -> None:
     assert ("alice", "paris") not in cooccurrence(texts, ms, max_distance=3)
     with pytest.raises(ValueError):
         cooccurrence(texts, ms[:1])
+
+
+def test_ner_runs_without_the_shared_tok2vec_and_finds_the_same_entities() -> None:
+    """The model's NER has its own embedding layers: the shared tok2vec (for the excluded tagger and
+    parser) is removed, and the entities are those of the pipeline that keeps it."""
+    import spacy
+
+    from cef.extract.spacy_ner import DEFAULT_MODEL, load_spacy
+
+    nlp = load_spacy()
+    assert nlp.pipe_names == ["ner"]
+    kept = spacy.load(DEFAULT_MODEL, exclude=["parser", "tagger", "attribute_ruler", "lemmatizer", "senter"])
+    assert "tok2vec" in kept.pipe_names
+    texts = [
+        "Ada Lovelace worked with Charles Babbage in London on the Analytical Engine.",
+        "The Treaty of Versailles was signed in 1919 by Germany and the Allied Powers.",
+        "Symphony of Tides is a work by the Hungarian composer Elena Varga, born in Budapest.",
+        "Apple and Microsoft opened offices in Paris, Texas, while the BBC reported from Oslo.",
+    ]
+    ents = [[(e.start_char, e.end_char, e.label_) for e in d.ents] for d in nlp.pipe(texts)]
+    assert ents == [[(e.start_char, e.end_char, e.label_) for e in d.ents] for d in kept.pipe(texts)]
+    assert sum(map(len, ents)) >= 10

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -241,15 +243,19 @@ def test_queries_arriving_together_after_a_write_build_the_index_once(
 
     entity_index(text_kb.state)
     text_kb.index_batch(Batch(nodes=[Node(id="late", label="Person", properties={"name": "Late Arrival"})]))
-    real = entities._build
     calls: list[int] = []
 
-    def slow_build(*args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        time.sleep(0.3)  # long enough that every thread asks while the first one builds
-        return real(*args, **kwargs)
+    def slow(real: Callable[..., EntityIndex | None]) -> Callable[..., EntityIndex | None]:
+        def run(*args: Any, **kwargs: Any) -> EntityIndex | None:
+            calls.append(1)
+            time.sleep(0.3)  # long enough that every thread asks while the first one builds
+            return real(*args, **kwargs)
 
-    monkeypatch.setattr(entities, "_build", slow_build)
+        return run
+
+    # the index follows the write (follow_changes) or, when it cannot, is built: once either way
+    monkeypatch.setattr(entities, "_build", slow(entities._build))
+    monkeypatch.setattr(entities, "follow_changes", slow(entities.follow_changes))
     got: list[EntityIndex] = []
 
     def ask() -> None:
