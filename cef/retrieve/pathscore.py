@@ -322,11 +322,14 @@ class PathScorer(PathTypes):
         embed: EmbedMany,
         explained_out: dict[RelationPath, float] | None = None,
         question_vectors: dict[str, np.ndarray] | None = None,
+        others: Sequence[tuple[int, int]] = (),
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
         of its hops a question word names (1.0: the question spells the whole path out; a noun that
         names the type the path ends at names one).
-        ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already."""
+        ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already.
+        ``others``: spans of the other things the question names (other anchors' mentions): no
+        noun that says what is asked runs into one."""
         s = self.settings
         masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
@@ -339,7 +342,7 @@ class PathScorer(PathTypes):
         verbs = frozenset(
             lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
         )
-        asked = asked_for(tokens, at, self._lemma, verbs)
+        asked = asked_for(tokens, at, self._lemma, verbs, self._mention_at(question, others, tokens, at))
         heads = self._type_lemmas(heads=True)
         named = tokens
         if asked is not None and asked.at is not None and not asked.lemmas.isdisjoint(heads):
@@ -501,6 +504,24 @@ class PathScorer(PathTypes):
     def _embedded_prefix(self, path: RelationPath) -> int:
         """Hops of the longest proper prefix of ``path`` whose words are embedded (0: none)."""
         return next((n for n in range(len(path) - 1, 0, -1) if self.texts_of(path[:n])[0] in self.vectors), 0)
+
+    def _mention_at(
+        self, question: str, spans: Sequence[tuple[int, int]], tokens: list[tuple[str, str]], at: int | None
+    ) -> frozenset[int]:
+        """Token positions (in ``tokens``, the masked question's) of the words of the mentions at
+        ``spans`` of ``question``: where each mention's words occur in a row, the anchor's mask aside."""
+        words = [t for t, _ in tokens]
+        out: set[int] = set()
+        for start, end in spans:
+            mention = [t for t, _ in self.lemmatize(question[start:end])]
+            n = len(mention)
+            if not n:
+                continue
+            for i in range(len(words) - n + 1):
+                if words[i : i + n] == mention and (at is None or not i <= at < i + n):
+                    out.update(range(i, i + n))
+                    break
+        return frozenset(out)
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""

@@ -43,8 +43,16 @@ _DETERMINERS = frozenset(["the", "a", "an"])
 CLASSIFIER_NOUNS = frozenset(["kind", "type", "sort", "category", "class", "variety"])
 #: words that open a noun phrase: articles and quantifiers ("*all* services", "*every* plant")
 _QUANTIFIERS = _DETERMINERS | frozenset(["all", "every", "each", "any", "some", "both"])
+#: English prepositions and verb particles (a closed class of general English): no noun phrase holds
+#: one bare, so one ends the asked noun ("which doctor looks *after* X": the noun is "doctor")
+_PREPOSITIONS = PREPOSITIONS | frozenset(
+    ["about", "above", "across", "after", "against", "along", "among", "around", "as", "before",
+     "behind", "below", "beneath", "beside", "between", "beyond", "during", "inside", "into", "near",
+     "off", "onto", "out", "outside", "over", "past", "since", "through", "toward", "towards", "under",
+     "until", "up", "upon", "via", "within", "without"]
+)  # fmt: skip
 #: what a verb takes after it: an object's determiner, a preposition
-_VERB_OBJECTS = _DETERMINERS | PREPOSITIONS
+_VERB_OBJECTS = _DETERMINERS | _PREPOSITIONS
 #: what the question words that name no noun ask for, in general English
 _WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
 
@@ -67,6 +75,7 @@ def asked_for(
     at: int | None,
     lemma: Callable[[str], str],
     verbs: frozenset[str] = frozenset(),
+    others: frozenset[int] = frozenset(),
 ) -> AskedFor | None:
     """The kind of thing the question asks for, read with general English: the noun a "which" /
     "what" / "how many" or a request ("list all ...", "name the ...") opens ("*which vendors*",
@@ -80,7 +89,9 @@ def asked_for(
     inflected -ed / -ing form ("which team *looked* after", "name the team *owning* X"), and
     right after "which" / "what" a last word followed by what a verb takes (a determiner, a
     preposition, the anchor: "which team *looked* after", "which service *writes* to X") is the
-    verb, not the noun (after a copula it is a noun phrase: "who is the plant manager of X")."""
+    verb, not the noun (after a copula it is a noun phrase: "who is the plant manager of X").
+    ``others``: token positions of the other things the question names, which end the noun like
+    the anchor does ("which notes mention *Gull Island* and X": the noun is "notes")."""
     wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
     copula = False
     if wh is None:
@@ -116,13 +127,19 @@ def asked_for(
     noun: list[int] = []
     while opened and j < len(tokens) and len(noun) < 3:
         t, lem = tokens[j]
-        if j == at or t in FUNCTION_WORDS or t in QUESTION_WORDS or len(t) < 2:
+        if j == at or j in others or t in FUNCTION_WORDS or t in QUESTION_WORDS or t in _PREPOSITIONS:
+            break  # the anchor, another named thing, a function word: the noun ends before it
+        if len(t) < 2:
             break
         if noun and (lem in verbs or (lem != t and t.endswith(("ed", "ing")))):
             break  # "which cluster *runs*", "which team *looked* after": a verb ends the noun
         noun.append(j)
         j += 1
-    if not copula and len(noun) > 1 and (j == at or (j < len(tokens) and tokens[j][0] in _VERB_OBJECTS)):
+    if (
+        not copula
+        and len(noun) > 1
+        and (j == at or j in others or (j < len(tokens) and tokens[j][0] in _VERB_OBJECTS))
+    ):
         noun.pop()  # "which cluster runs the ...": the last word is the verb
     general = _WH_ASKS.get(word)
     if not noun:
@@ -267,9 +284,10 @@ class PathTypes:
                 self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
             )
             # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
-            # the most a cosine gives (not a classifier: "class" heads DrugClass and DiseaseClass
-            # alike, the words around it tell); else, with an embedder, the best cosine with its cards
-            by_type = {c: float(not asked.classifier and self._names_type(asked, c)) for c in kinds}
+            # the most a cosine gives (a classifier only with the words around it: "class" heads
+            # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
+            # the best cosine with its cards
+            by_type = {c: float(self._names_type(asked, c)) for c in kinds}
             if got is not None:
                 sims = got[1:] @ got[0]
                 by_type = {
@@ -310,6 +328,14 @@ class PathTypes:
 
     def _names_type(self, asked: AskedFor, label: int) -> bool:
         """The asked head word is the head word of the label's name, in any inflection (a shared
-        stem, :func:`~cef.retrieve.pathwords.stem_match`: "vendors" names ``Vendor``)."""
-        words = relation_words(self.graph.labels.names[label])[-1:]
-        return any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words)
+        stem, :func:`~cef.retrieve.pathwords.stem_match`: "vendors" names ``Vendor``). A classifier
+        noun heads many types alike ("class": ``DrugClass``, ``DiseaseClass``): its phrase names a
+        type only when its words name every word of the type's name ("what *drug class*", "what
+        *class of drug*": ``DrugClass``)."""
+        words = relation_words(self.graph.labels.names[label])
+        if not asked.classifier:
+            return any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words[-1:])
+        phrase = [(t, self._lemma(t)) for t in asked.text.split() if t not in FUNCTION_WORDS]
+        return len(words) > 1 and all(
+            any(stem_match(t, w, lt, self._lemma(w)) for t, lt in phrase) for w in words
+        )

@@ -20,7 +20,8 @@ evidence instead and gives every chunk and answer node a ``relevance``:
   answered by the nephrologist. A result the relation-path stage found counts
   at least as much as that stage's own measure of how much of the question the
   path's relation names explain (``metadata["paths"]["named"]``: "which
-  screenwriter wrote" names ``written_by``).
+  screenwriter wrote" names ``written_by``; an answer node, its own path's,
+  ``metadata["paths"]["answer_named"]``).
 
 With named things: ``relevance = tie confidence × (FLOOR + (1 − FLOOR) × asked)``;
 without: the coverage of all the question's content words, counted the same way.
@@ -234,13 +235,22 @@ def _path_named(qc: QueryContext) -> float:
     return float(named) if isinstance(named, int | float) else 0.0
 
 
+def _answer_named(qc: QueryContext, node_id: str) -> float:
+    """How much of the question the relation path behind one answer node explains (a weaker path's
+    answer does not borrow the best path's measure); the best path's when the stage gave none."""
+    info = qc.metadata.get("paths")
+    per = info.get("answer_named") if isinstance(info, dict) else None
+    named = per.get(node_id) if isinstance(per, dict) else None
+    return float(named) if isinstance(named, int | float) else _path_named(qc)
+
+
 def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
     node = rn.node
     text = " ".join([node.name, node.label, " ".join(node.aliases), rn.text, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
-    return _relevance(q, _stems(text), ties, _path_named(qc))
+    return _relevance(q, _stems(text), ties, _answer_named(qc, node.id))
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:

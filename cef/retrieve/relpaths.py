@@ -279,8 +279,16 @@ def relation_path_search(
     vectors = dict(zip(masked, got, strict=True)) if got is not None else None
     for a, paths in walks:
         named: dict[RelationPath, float] = {}
+        # the other anchors' mentions: things the question names, not what it asks for
+        others = [o.span for o, _ in walks if o.span is not None and _apart(o.span, a.span)]
         ranked = scorer.rank(
-            qc.query.query, a.span, paths, embed=qc.embed_many, explained_out=named, question_vectors=vectors
+            qc.query.query,
+            a.span,
+            paths,
+            embed=qc.embed_many,
+            explained_out=named,
+            question_vectors=vectors,
+            others=others,
         )
         for s, p in ranked:
             scored.append((s + settings.anchor_weight * a.confidence, a, p))
@@ -289,12 +297,14 @@ def relation_path_search(
         qc.notes.append("paths: no typed relation path leaves the question's anchors")
         return []
     scored.sort(key=lambda x: -x[0])
-    answers = _answers(qc, scored, flt, settings)
+    answers, answer_named = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
     qc.metadata["paths"] = {
         "anchors": [a.node_id for a in anchors],
         # the question's words name at least half the hops of the best path, from an anchor it names
         "named": round(explained.get((best_anchor.pos, best_path), 0.0), 4),
+        # the same measure for the path behind each answer (a weaker path's may name less of the question)
+        "answer_named": answer_named,
         "confident": explained.get((best_anchor.pos, best_path), 0.0) >= 0.5
         and best_anchor.confidence >= 0.8,
         "best": [
@@ -313,6 +323,11 @@ def relation_path_search(
         Anchor(a.pos, a.node_id, a.confidence, a.how, a.name) for a in anchors if a.pos not in known
     )
     return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=roles)
+
+
+def _apart(span: tuple[int, int], other: tuple[int, int] | None) -> bool:
+    """``span`` and ``other`` (None: no mention) share no character."""
+    return other is None or span[1] <= other[0] or other[1] <= span[0]
 
 
 def _reasoning(
@@ -338,8 +353,10 @@ def _answers(
     scored: list[tuple[float, PathAnchor, RelationPath]],
     flt: EdgeFilter,
     settings: PathSettings,
-) -> list[RankedNode]:
-    """Answer nodes of the best paths: the best path's ends first (then the next paths' new ones)."""
+    explained: dict[tuple[int, RelationPath], float],
+) -> tuple[list[RankedNode], dict[str, float]]:
+    """Answer nodes of the best paths: the best path's ends first (then the next paths' new ones),
+    and per answer the share of its path the question names (``explained``: per anchor and path)."""
     g = qc.state.graph
     top = scored[0][0]
     found: dict[int, tuple[float, int, float, PathAnchor, RelationPath, _Reach, int]] = {}
@@ -364,17 +381,19 @@ def _answers(
     order = sorted(found.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2], kv[0]))
     order = order[: settings.max_answers]
     if not order:
-        return []
+        return [], {}
     ids = [g.node_ids[p] for p, _ in order]
     path_ids = {g.node_ids[int(n)] for _, v in order for n in v[5].nodes[v[6]].tolist()}
     records = {n.id: n for n in qc.state.get_nodes(sorted(path_ids | set(ids)))}
     linked = qc.state.store.chunks_for_nodes(ids)
     out: list[RankedNode] = []
     best = order[0][1][0]
-    for pos, (s, count, _conf, _a, _p, reach, row) in order:
+    named: dict[str, float] = {}
+    for pos, (s, count, _conf, a, p, reach, row) in order:
         node = records.get(g.node_ids[pos])
         if node is None:
             continue
+        named[node.id] = round(explained.get((a.pos, p), 0.0), 4)
         path = _graph_path(g, reach, row, records)
         score = math.exp(s - best) * (1.0 + settings.count_bonus * math.log1p(count))
         out.append(
@@ -387,7 +406,7 @@ def _answers(
                 chunk_ids=sorted(linked.get(node.id, [])),
             )
         )
-    return out
+    return out, named
 
 
 def _graph_path(g: GraphIndex, reach: _Reach, row: int, records: dict[str, Node]) -> GraphPath:

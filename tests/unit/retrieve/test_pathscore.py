@@ -315,6 +315,14 @@ def test_the_type_a_question_asks_for_picks_the_path_that_ends_there(services: c
         got = asked(question)
         assert got is not None and got.text == text, question
     assert asked("Describe X") is None
+    # a preposition or verb particle ends the noun: the word before it is the verb
+    for question in ("Which doctor looks after X?", "Which engineer signs off X?"):
+        got = asked(question)
+        assert got is not None and got.text == question.split()[1], question
+    # another named thing ends the noun like the anchor does ("Gull Island" is not what is asked)
+    tokens = scorer.lemmatize("Which notes mention Gull Island and X?")
+    got = asked_for(tokens, 6, scorer._lemma, others=frozenset({3, 4}))
+    assert got is not None and got.text == "notes"
     # no word names a relation: the answer's type does ("team": OWNED_BY ends at a Team)
     path, answers = best_path(services, "Which team is the search service under?")
     assert path == ["OWNED_BY"] and answers[:1] == ["Discovery team"]
