@@ -8,12 +8,10 @@ finds the entities a question names (NER, gazetteer, fuzzy names).
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,18 +22,25 @@ from cef.errors import CefError
 from cef.extract.base import Mention
 from cef.extract.normalize import alias_keys, normalize_name
 from cef.extract.resolve import NameResolver, Resolved
-from cef.extract.spacy_ner import Gazetteer, GazetteerEntry, SpacyEntityExtractor, spacy_stopwords
-from cef.graph.arrays import Overlay, Ragged, RaggedStrings, SortedIndex
-from cef.graph.index import GraphChanges, GraphIndex
-from cef.graph.push import PushGraph
+from cef.extract.spacy_ner import Gazetteer, SpacyEntityExtractor, spacy_stopwords
+from cef.graph.index import GraphIndex
 from cef.model import Node
+from cef.retrieve.entityfollow import follow_changes
 from cef.retrieve.entityindex import EntityIndex
+from cef.retrieve.entityparts import (
+    add_names,
+    entity_key,
+    fill_mention_arrays,
+    is_extracted,
+    mention_edges,
+    title_passages,
+    unique_sorted,
+)
 from cef.retrieve.presets import EntityLinkingSettings
 from cef.retrieve.visibility import sees
 from cef.schema.textgraph import (
     CO_OCCURS_WITH,
     CONTAINER_LABELS,
-    ENTITY_LABEL,
     MENTIONS,
     TITLE_TYPE,
 )
@@ -184,9 +189,9 @@ def _save(state: EngineView, g: GraphIndex, index: EntityIndex, seq: int) -> Non
 
 def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIndex:
     n = len(g.node_ids)
-    edges, src, dst, w = _mentions(g)
+    edges, src, dst, w = mention_edges(g)
 
-    entity_pos = _unique(dst)
+    entity_pos = unique_sorted(dst)
     candidate = g.node_alive.view[:n].copy()
     candidate[entity_pos] = False
     containers = [c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None]
@@ -194,8 +199,8 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         candidate &= ~np.isin(g.node_label.view[:n], containers)
     other = np.flatnonzero(candidate).tolist()
     nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
-    passages = _unique(src)
-    title_of = _titles(state, g, edges, src, dst, passages)
+    passages = unique_sorted(src)
+    title_of = title_passages(state, g, edges, src, dst, passages)
 
     gaz = Gazetteer(require_capital=False)
     resolver = NameResolver()
@@ -218,9 +223,9 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         node = describe(p)
         if node is None:
             continue
-        key = _entity_key(node)
+        key = entity_key(node)
         resolver.add(
-            node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
+            node.id, node.label, [node.name, *node.aliases], curated=not is_extracted(node), types=types[p]
         )
         if key:
             key_index.setdefault(key, p)
@@ -229,8 +234,8 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
             ak = normalize_name(alias)
             if ak:
                 key_index.setdefault(ak, p)
-        if not _extracted(node):  # a curated node the text mentions: named by its aliases as in step 3
-            _add_names(gaz, key_index, node, p)
+        if not is_extracted(node):  # a curated node the text mentions: named by its aliases as in step 3
+            add_names(gaz, key_index, node, p)
     # 2. titles, with their alias keys (``WUIN (FM)`` is also ``wuin``)
     for p in title_of:
         node = nodes.get(g.node_ids[p])
@@ -241,9 +246,9 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         node = describe(p)
         if node is None or (node.name == node.id and "name" not in node.properties):
             continue
-        _add_names(gaz, key_index, node, p)
+        add_names(gaz, key_index, node, p)
         resolver.add(
-            node.id, node.label, [node.name, *node.aliases], curated=not _extracted(node), types=types[p]
+            node.id, node.label, [node.name, *node.aliases], curated=not is_extracted(node), types=types[p]
         )
 
     index = EntityIndex(
@@ -255,117 +260,10 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     linked = state.store.chunks_for_nodes(holder_ids)
     lists = [sorted(linked.get(h, [])) for h in holder_ids]
     counts = np.fromiter((len(cs) for cs in lists), dtype=np.int64, count=len(lists))
-    _mention_arrays(index, n, edges, src, dst, w, passages, title_of, [c for cs in lists for c in cs], counts)
+    fill_mention_arrays(
+        index, n, edges, src, dst, w, passages, title_of, [c for cs in lists for c in cs], counts
+    )
     return index
-
-
-def _unique(values: np.ndarray) -> np.ndarray:
-    """The sorted distinct values of an integer array, by sorting: numpy 2.4's ``np.unique`` hashes
-    first and is about 100x slower on the position arrays here (3 s against 0.035 s for 750K int64)."""
-    if not len(values):
-        return values.copy()
-    s = np.sort(values)
-    keep = np.empty(len(s), dtype=np.bool_)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
-
-
-def _mentions(g: GraphIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The live MENTIONS edges between live nodes: positions, sources, targets, weights."""
-    alive = g.e_alive.view[: len(g.edge_ids)]
-    code = g.relations.get(MENTIONS)
-    edges = np.zeros(0, dtype=np.int64)
-    if code is not None:
-        edges = np.flatnonzero(alive & (g.e_rel.view[: len(alive)] == code)).astype(np.int64)
-    src = g.e_src.view[edges].astype(np.int64)
-    dst = g.e_dst.view[edges].astype(np.int64)
-    w = g.e_weight.view[edges].astype(np.float64)
-    keep = g.node_alive.view[src] & g.node_alive.view[dst] if len(edges) else np.zeros(0, dtype=bool)
-    return edges[keep], src[keep], dst[keep], w[keep]
-
-
-def _titles(
-    state: EngineView,
-    g: GraphIndex,
-    edges: np.ndarray,
-    src: np.ndarray,
-    dst: np.ndarray,
-    passages: np.ndarray,
-) -> dict[int, list[int]]:
-    """Entity position -> the passages (indexes into ``passages``) whose MENTIONS edge to it is a title
-    edge, in edge order (one property read, no edge records made)."""
-    title_of: dict[int, list[int]] = {}
-    if not len(edges):
-        return title_of
-    ids = [g.edge_ids[e] for e in edges.tolist()]
-    flags = state.store.edge_property(ids, "title")
-    pidx = np.searchsorted(passages, src)
-    for k in [k for k, eid in enumerate(ids) if flags.get(eid) is True]:
-        title_of.setdefault(int(dst[k]), []).append(int(pidx[k]))
-    return title_of
-
-
-def _mention_arrays(
-    index: EntityIndex,
-    n: int,
-    edges: np.ndarray,
-    src: np.ndarray,
-    dst: np.ndarray,
-    w: np.ndarray,
-    passages: np.ndarray,
-    title_of: Mapping[int, list[int]],
-    chunk_ids: list[str],
-    chunk_counts: np.ndarray,
-) -> None:
-    """The MENTIONS graph's arrays of ``index`` (see :class:`EntityIndex`), from the edges and the
-    passages' sorted chunk ids (``chunk_counts`` of them for each passage, in passage order)."""
-    from scipy import sparse
-
-    rows = np.concatenate([src, dst])
-    cols = np.concatenate([dst, src])
-    index.matrix = sparse.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
-    index.push = PushGraph.from_matrix(index.matrix)
-    index.passages = passages
-    index.passage_index = SortedIndex(passages)
-    # distinct (passage, entity) pairs, by passage then entity: each passage's entity list, and df
-    pair = _unique(src * np.int64(n) + dst)
-    p_of, e_of = pair // n, pair % n
-    ptr = np.zeros(len(passages) + 1, dtype=np.int64)
-    ptr[:-1] = np.searchsorted(p_of, passages, side="left")
-    ptr[-1] = len(pair)
-    index.passage_entities = Ragged(e_of, ptr)
-    index.df = np.bincount(e_of, minlength=n).astype(np.float64)
-    order = np.lexsort((src, dst))  # by entity, then passage (a passage list is sorted: searchsorted works)
-    index.ent_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst, minlength=n), out=index.ent_ptr[1:])
-    index.ent_passage = np.searchsorted(passages, src[order]).astype(np.int64)
-    index.ent_weight = w[order]
-    index.ent_edge = edges[order]
-    index.title_owners = title_of
-    index.chunk_ids = chunk_ids
-    cptr = np.zeros(len(chunk_counts) + 1, dtype=np.int64)
-    np.cumsum(chunk_counts, out=cptr[1:])
-    index.passage_chunks = RaggedStrings(index.chunk_ids, cptr)
-    index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), chunk_counts)
-
-
-def _add_names(gaz: Gazetteer, key_index: MutableMapping[str, int], node: Node, pos: int) -> None:
-    """A curated node's name and aliases, with their variants, in the gazetteer and the key index."""
-    for name in [node.name, *node.aliases]:
-        gaz.add(name, node.label, node.id)
-        for key in alias_keys(name):
-            key_index.setdefault(key, pos)
-
-
-def _extracted(node: Node) -> bool:
-    return node.label == ENTITY_LABEL and node.id.startswith("entity:")
-
-
-def _entity_key(node: Node) -> str:
-    if node.id.startswith("entity:") and node.label == ENTITY_LABEL:
-        return node.id[len("entity:") :]
-    return normalize_name(node.name)
 
 
 # ----------------------------------------------------------------------------- linking
@@ -499,261 +397,3 @@ def _misspelled_names(index: EntityIndex, text: str, cutoff: float) -> list[tupl
             m = Mention(phrase, got.key, "FUZZY", span[0][1], span[-1][2], got.score, "fuzzy")
             out.append((m, got))
     return out
-
-
-# ----------------------------------------------------------------------------- following writes
-def _types_of(node: Node) -> list[str]:
-    raw = node.properties.get("types")
-    extra = [t for t in raw if isinstance(t, str)] if isinstance(raw, list) else []
-    return list(dict.fromkeys([node.label, *extra]))
-
-
-#: names added since the last build after which the next change builds the index again (an Overlay's
-#: added keys are copied into the next version's)
-FOLLOW_MAX = 200_000
-
-
-def follow_changes(
-    state: EngineView, g: GraphIndex, old: EntityIndex, changes: GraphChanges, stamp: tuple[int, int]
-) -> EntityIndex | None:
-    """The index of the graph after ``changes``, made from ``old`` and the records the changes touched,
-    equal to what :func:`_build` would make; None when the changes are of a kind it does not follow
-    (a removal, a changed node record, a node that turned into an entity): then the index is built.
-
-    ``old`` stays as it was (queries may still read it): the new index's names read through to its
-    mappings (:class:`~cef.graph.arrays.Overlay`), and the MENTIONS arrays are computed again from the
-    graph (numpy), with only the new edges' title flags and the new or touched passages' chunk lists
-    read from the store.
-    """
-    if changes.removed:
-        return None
-    n = len(g.node_ids)
-    old_n = old.matrix.shape[0] if old.matrix is not None else n - len(changes.new_nodes)
-    containers = {c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None}
-    for p in changes.updated_nodes:  # a changed record may change names: only unnamed containers are followed
-        if p >= old_n or p in old.names or int(g.node_label[p]) not in containers:
-            return None
-    ent_ptr = old.ent_ptr
-
-    def old_entity(p: int) -> bool:
-        return p + 1 < len(ent_ptr) and bool(ent_ptr[p + 1] > ent_ptr[p])
-
-    code = g.relations.get(MENTIONS)
-    for e in changes.edges:  # an updated MENTIONS edge may have changed its title flag
-        if (
-            e < len(g.edge_ids)
-            and code is not None
-            and int(g.e_rel[e]) == code
-            and e not in changes.new_edges
-        ):
-            return None
-    new_edges = sorted(
-        e
-        for e in changes.new_edges
-        if g.e_alive[e]
-        and code is not None
-        and int(g.e_rel[e]) == code
-        and g.node_alive[int(g.e_src[e])]
-        and g.node_alive[int(g.e_dst[e])]
-    )
-    new_entities: list[int] = []
-    seen: set[int] = set()
-    for e in new_edges:
-        d = int(g.e_dst[e])
-        if d in seen:
-            continue
-        seen.add(d)
-        if d >= old_n:
-            new_entities.append(d)
-        elif not old_entity(d):
-            return None  # a node that was not an entity is one now: its names move (build again)
-    new_entities.sort()
-    entity_set = set(new_entities)
-    new_other = [
-        p
-        for p in sorted(changes.new_nodes)
-        if p not in entity_set and g.node_alive[p] and int(g.node_label[p]) not in containers
-    ]
-    flags = state.store.edge_property([g.edge_ids[e] for e in new_edges], "title") if new_edges else {}
-    title_edges = [e for e in new_edges if flags.get(g.edge_ids[e]) is True]
-    new_titled = list(
-        dict.fromkeys(int(g.e_dst[e]) for e in title_edges if int(g.e_dst[e]) not in old.title_owners)
-    )
-    wanted = dict.fromkeys([*new_entities, *new_other, *new_titled])
-    records = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in wanted])}
-
-    def record(p: int) -> Node | None:
-        return records.get(g.node_ids[p])
-
-    if any((nd := record(p)) is not None and not _extracted(nd) for p in new_entities):
-        return (
-            None  # a new curated node mentioned by text: its names go between the old entities' and others'
-        )
-
-    def is_entity(p: int | None) -> bool:
-        return p is not None and (p in entity_set or old_entity(p))
-
-    def step(entry: GazetteerEntry) -> int:
-        if entry.type == TITLE_TYPE:
-            return 2
-        return 1 if is_entity(g.pos(entry.ref) if entry.ref else None) else 3
-
-    gaz = Gazetteer(require_capital=old.gazetteer.require_capital, min_chars=old.gazetteer.min_chars)
-    gaz._entries = Overlay(old.gazetteer._entries)
-    gaz._max_words = old.gazetteer._max_words
-    if len(gaz._entries.top) > FOLLOW_MAX:  # what was added since the last build: time to build afresh
-        return None
-    key_index: Overlay[str, int] = Overlay(old.key_index)
-    names: Overlay[int, str] = Overlay(old.names)
-    types: Overlay[int, list[str]] = Overlay(old.types)
-    resolver_adds: list[tuple[str, str, list[str], bool, list[str], bool]] = []
-
-    def claim(key: str, p: int, first: bool) -> bool:
-        """key_index.setdefault in build order: False when a non-entity holds a key an entity takes."""
-        holder = key_index.get(key)
-        if holder is None:
-            key_index[key] = p
-        elif first and not is_entity(holder):
-            return False
-        return True
-
-    after_entities = lambda e: step(e) >= 2  # noqa: E731
-    after_titles = lambda e: step(e) >= 3  # noqa: E731
-    # 1. new entities (after every old one: their positions are higher), before titles and other names
-    for p in new_entities:
-        node = record(p)
-        if node is None:
-            continue
-        names[p], types[p] = node.name, _types_of(node)
-        resolver_adds.append((node.id, node.label, [node.name, *node.aliases], False, types[p], True))
-        key = _entity_key(node)
-        if key:
-            if not claim(key, p, True):
-                return None
-            gaz.add(key, "ENTITY", node.id, aliases=False, before=after_entities)
-        for alias in node.aliases:
-            ak = normalize_name(alias)
-            if ak and not claim(ak, p, True):
-                return None
-    # 2. titles first seen in these edges, in edge order
-    for p in new_titled:
-        node = record(p)
-        if node is not None:
-            gaz.add(node.name, TITLE_TYPE, node.id, before=after_titles)
-    # 3. other named nodes, after everything
-    for p in new_other:
-        node = record(p)
-        if node is None:
-            continue
-        names[p], types[p] = node.name, _types_of(node)
-        if node.name == node.id and "name" not in node.properties:
-            continue
-        _add_names(gaz, key_index, node, p)
-        resolver_adds.append(
-            (node.id, node.label, [node.name, *node.aliases], not _extracted(node), types[p], False)
-        )
-
-    index = EntityIndex(stamp=stamp, gazetteer=gaz, key_index=key_index, names=names, types=types)
-    index._resolver_from = functools.partial(_derive_resolver, old, resolver_adds, is_entity, g)
-    edges, src, dst, w = _mentions(g)
-    if not len(edges):
-        return index
-    passages = _unique(src)
-    _mention_arrays(
-        index,
-        n,
-        edges,
-        src,
-        dst,
-        w,
-        passages,
-        _follow_titles(g, old, passages, src, dst, title_edges),
-        *_follow_chunks(state, g, old, passages, changes.touched_nodes | changes.new_nodes),
-    )
-    return index
-
-
-def _derive_resolver(
-    old: EntityIndex,
-    adds: list[tuple[str, str, list[str], bool, list[str], bool]],
-    is_entity: Callable[[int | None], bool],
-    g: GraphIndex,
-) -> NameResolver:
-    """``old``'s resolver with the new nodes added as a build adds them: a new entity's key that an
-    older non-entity node holds goes to the entity (entities are added first), unless that node is
-    curated and the entity is not (a curated name wins a key)."""
-    res = old.resolver.derive()
-    for node_id, label, all_names, curated, types, entity in adds:
-        if entity:
-            keys = [k for name in all_names for k in alias_keys(name)]
-            held = {k: res._keys[k] for k in keys if k in res._keys}
-            res.add(node_id, label, all_names, curated=curated, types=types)
-            for k, cur in held.items():
-                if not is_entity(g.pos(cur.node_id)) and not (cur.curated and not curated):
-                    res._keys[k] = res._entries[node_id]
-        else:
-            res.add(node_id, label, all_names, curated=curated, types=types)
-    return res
-
-
-def _follow_titles(
-    g: GraphIndex,
-    old: EntityIndex,
-    passages: np.ndarray,
-    src: np.ndarray,
-    dst: np.ndarray,
-    title_edges: list[int],
-) -> Mapping[int, list[int]]:
-    """The title owners after new title edges: the old lists (passage indexes moved to the new
-    passage list) with the new edges' passages appended."""
-    moved = len(old.passages) and not (
-        len(passages) >= len(old.passages) and np.array_equal(passages[: len(old.passages)], old.passages)
-    )
-    out: Overlay[int, list[int]] | dict[int, list[int]]
-    if moved:  # passages were inserted between old ones: every index moves
-        out = {
-            int(t): np.searchsorted(passages, old.passages[np.asarray(ps, dtype=np.int64)]).tolist()
-            for t, ps in old.title_owners.items()
-        }
-    else:
-        out = Overlay(old.title_owners)
-    for e in title_edges:
-        t = int(g.e_dst[e])
-        i = int(np.searchsorted(passages, int(g.e_src[e])))
-        cur = out.get(t)
-        out[t] = [*cur, i] if cur is not None else [i]
-    return out
-
-
-def _follow_chunks(
-    state: EngineView, g: GraphIndex, old: EntityIndex, passages: np.ndarray, touched: set[int]
-) -> tuple[list[str], np.ndarray]:
-    """The passages' sorted chunk ids, flat, and how many each has: the old lists, read again for new
-    and touched passages (when no old passage moved or changed: the old list with the new appended)."""
-    k = len(old.passages)
-    old_ptr = (
-        old.passage_chunks.ptr
-        if isinstance(old.passage_chunks, RaggedStrings)
-        else np.cumsum([0, *(len(cs) for cs in old.passage_chunks)])
-    )
-    if (
-        len(passages) >= k
-        and np.array_equal(passages[:k], old.passages)
-        and not np.isin(old.passages, np.fromiter(touched, dtype=np.int64, count=len(touched))).any()
-    ):
-        fresh = passages[k:].tolist()
-        linked = state.store.chunks_for_nodes([g.node_ids[p] for p in fresh]) if fresh else {}
-        lists = [sorted(linked.get(g.node_ids[p], [])) for p in fresh]
-        counts = np.concatenate([np.diff(old_ptr), [len(cs) for cs in lists]]).astype(np.int64)
-        return [*old.chunk_ids, *(c for cs in lists for c in cs)], counts
-    old_at = {int(p): i for i, p in enumerate(old.passages.tolist())}
-    redo = [p for p in passages.tolist() if p in touched or p not in old_at]
-    linked = state.store.chunks_for_nodes([g.node_ids[p] for p in redo]) if redo else {}
-    out: list[list[str]] = []
-    for p in passages.tolist():
-        if p in old_at and p not in touched:
-            i = old_at[p]
-            out.append(old.chunk_ids[int(old_ptr[i]) : int(old_ptr[i + 1])])
-        else:
-            out.append(sorted(linked.get(g.node_ids[p], [])))
-    return [c for cs in out for c in cs], np.fromiter(map(len, out), dtype=np.int64, count=len(out))

@@ -316,7 +316,6 @@ ALLOWED_LONG_FUNCTIONS: dict[str, str] = {
     "cef.memory.assemble.assemble": "memory: the conversations branch reworks it",
     "cef.memory.understand.understand_query": "memory: the conversations branch reworks it",
     "cef.memory.extensions.code._batch": "an example domain, leaving the package (issue 26)",
-    "cef.retrieve.entities._build": "the entity index: the ingest-speed branch reworks it",
     "cef.retrieve.ppr.ppr_search": "PPR: split with the retrieval stages' typed contracts (issue 26)",
     "cef.retrieve.pathcues.name_cues": "path scoring: the unseen-graphs branch reworks it",
     "cef.cli.core.ingest": "the newcomer branch reworks the ingest command",
