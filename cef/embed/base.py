@@ -93,12 +93,14 @@ class BatchedEmbedder(ABC):
     """
 
     name: str
-    #: batch texts of similar length together (local models pad each batch to its longest text), and
-    #: short ones (entity names) in larger batches: up to ``SHORT_BATCH_FACTOR`` x ``batch_size`` texts
-    #: while a batch holds at most ``batch_size`` x ``SHORT_CHARS`` characters of its longest text
+    #: batch texts of similar length together (local models pad each batch to its longest text); short
+    #: ones (entity names) may go in larger batches, up to ``SHORT_BATCH_FACTOR`` x ``batch_size`` texts
+    #: while a batch holds at most ``batch_size`` x ``SHORT_CHARS`` characters of its longest text. The
+    #: factor is 1 (off): 4 measured no gain (bench/README.md, issue 25) and ``batch_size`` stays the
+    #: batch size a caller sets
     sort_by_length: bool = False
     SHORT_CHARS = 128
-    SHORT_BATCH_FACTOR = 4
+    SHORT_BATCH_FACTOR = 1
 
     def __init__(self, batch_size: int = 64) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

@@ -129,13 +129,20 @@ class _Lengths(BatchedEmbedder):
         return np.array([[len(t), 1.0] for t in texts])
 
 
+class _Wider(_Lengths):
+    SHORT_BATCH_FACTOR = 4
+
+
 def test_short_texts_go_in_larger_batches_long_ones_in_batch_size() -> None:
     names = [f"Name {i}" for i in range(300)]
     passages = [("a passage of text " * 20) + str(i) for i in range(100)]
-    emb = _Lengths(batch_size=16)
+    default = _Lengths(batch_size=16)
+    default.embed([*passages, *names])
+    assert max(len(b) for b in default.batches) == 16  # the factor is off by default: batch_size holds
+    emb = _Wider(batch_size=16)
     got = emb.embed([*passages, *names])
     sizes = [len(b) for b in emb.batches]
-    assert max(sizes) == 16 * BatchedEmbedder.SHORT_BATCH_FACTOR  # names: four times the batch size
+    assert max(sizes) == 16 * 4  # names: four times the batch size
     assert all(len(b) <= 16 for b in emb.batches if len(b[0]) > 300)  # passages: the batch size
     assert sum(sizes) == 400
     expect = np.array([[len(t), 1.0] for t in [*passages, *names]])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -35,12 +36,17 @@ def run_example(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def first_two(out: str) -> set[str]:
+    """The chunk ids ranked 1 and 2, each answered by a path with score 1.000."""
+    return set(re.findall(r"^[12]\. (\S+)  score 1\.000  strategy paths$", out, re.M))
+
+
 def test_the_langchain_chain_answers_the_readme_question() -> None:
     done = run_example("langchain_chain.py", "--embedder", "none", "-k", "3")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("question: Which drugs interact with the medication John Miller takes?")
-    assert "1. drug-amiodarone  score 1.000  strategy paths" in out
+    assert first_two(out) == {"drug-amiodarone", "drug-ibuprofen"}  # the two answers (tied), either order
     for path in INTERACTIONS:
         assert f"   path: {path}" in out
     assert out.rstrip().endswith("answer: (the chat model's answer: swap FakeListChatModel for a real model)")
@@ -85,8 +91,7 @@ def test_the_llamaindex_engine_on_a_running_server(cef_server: str) -> None:
     done = run_example("llamaindex_engine.py", "--server", cef_server, "--api-key", READ_KEY, "-k", "2")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "1. drug-amiodarone  score 1.000  strategy paths" in out
-    assert "2. drug-ibuprofen  score 1.000  strategy paths" in out
+    assert first_two(out) == {"drug-amiodarone", "drug-ibuprofen"}  # the two answers (tied), either order
     for path in INTERACTIONS:  # what the LLM read: each passage with its path
         assert f"path: {path}\n\n" in out
     assert "Query: Which drugs interact with the medication John Miller takes?" in out
