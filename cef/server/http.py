@@ -13,7 +13,7 @@ a client's mistake is a 4xx, never a 500. The OpenAPI spec is at ``/openapi.json
 
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path as FilePath
@@ -25,6 +25,7 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -216,8 +217,9 @@ def create_app(
     )
     app.state.service = svc
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    write_routes: list[tuple[str, re.Pattern[str]]] = []  # filled below, once the routes exist
     if auth.enabled:
-        app.add_middleware(KeyFirst, ring=auth.ring)
+        app.add_middleware(KeyFirst, ring=auth.ring, write_routes=write_routes)
     app.add_middleware(EncodedSlashes)
     install_error_handlers(app)
     install_docs(app)
@@ -243,7 +245,8 @@ def create_app(
 
     api = APIRouter(prefix="/api/v1", responses={**ERROR_RESPONSES, **extra}, route_class=StrictJsonRoute)
     models = input_models(settings)  # request models whose constraints are this server's limits
-    routes = _Routes(api, svc, auth.require("read"), _refuse_writes if read_only else auth.require("write"))
+    write_key = _refuse_writes if read_only else auth.require("write")
+    routes = _Routes(api, svc, auth.require("read"), write_key)
     routes.retrieval(models)
     routes.nodes()
     routes.edges()
@@ -254,7 +257,31 @@ def create_app(
     api.include_router(explorer_api(svc, auth.require("read"), models.graph_query, StrictJsonRoute))
     app.include_router(api)
     mount_explorer(app)
+    write_routes.extend(_routes_using(app, write_key))
     return app
+
+
+def _api_routes(routes: list[Any]) -> Iterator[APIRoute]:
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        inner = getattr(route, "original_router", None)  # an included router (newer FastAPI keeps it whole)
+        if inner is not None:
+            yield from _api_routes(inner.routes)
+
+
+def _routes_using(app: FastAPI, dependency: Any) -> list[tuple[str, re.Pattern[str]]]:
+    """(method, path pattern) of every route that depends on ``dependency``."""
+    out = []
+    for route in _api_routes(app.routes):
+        stack = list(route.dependant.dependencies)
+        while stack:
+            dep = stack.pop()
+            if dep.call is dependency:
+                out += [(method, route.path_regex) for method in route.methods or ()]
+                break
+            stack.extend(dep.dependencies)
+    return out
 
 
 async def _refuse_writes() -> ApiKey:

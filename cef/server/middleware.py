@@ -6,7 +6,7 @@ bounded: a body over the size limit is 413 unread, one nested too deep is 422 un
 
 import json
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import numpy as np
@@ -86,18 +86,27 @@ def raw_depth_ok(raw: bytes, limit: int) -> bool:
 
 
 class KeyFirst:
-    """ASGI middleware: an API request without a known key gets 401 before its body is read or
-    validated (a caller without a key learns nothing of the schema from a 422)."""
+    """ASGI middleware: an API request without a known key gets 401, and a read key on a write
+    route 403, before its body is read or validated (a caller learns nothing of the schema from a
+    422). ``write_routes``: (method, path pattern) of the routes that need a write key, filled in
+    once the app's routes exist; the routes check the key again themselves."""
 
-    def __init__(self, app: ASGIApp, ring: KeyRing) -> None:
+    def __init__(
+        self, app: ASGIApp, ring: KeyRing, write_routes: Sequence[tuple[str, re.Pattern[str]]] = ()
+    ) -> None:
         self.app = app
         self.ring = ring
+        self.write_routes = write_routes
+
+    def _needs_write(self, method: str, path: str) -> bool:
+        return any(m == method and pattern.match(path) for m, pattern in self.write_routes)
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and str(scope.get("path", "")).startswith("/api/"):
             headers = dict(scope.get("headers") or [])
             presented = headers.get(API_KEY_HEADER.lower().encode())
-            denied = self.ring.check(presented, "read")  # 401 only: the route checks read vs write
+            write = self._needs_write(str(scope.get("method")), str(scope["path"]))
+            denied = self.ring.check(presented, "write" if write else "read")
             if denied is not None:
                 await JSONResponse(body(denied.kind, denied.message), status_code=denied.status)(
                     scope, receive, send

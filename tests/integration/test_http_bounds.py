@@ -164,3 +164,27 @@ def test_every_strategy_is_bounded_by_the_servers_time_limit_on_every_door(
             clinical_kb.strategies.register(
                 strategy, fn, built_in.chain(strategy), graph=built_in.needs_graph(strategy)
             )
+
+
+def test_a_read_key_on_every_write_route_is_403_before_its_body(clinical_kb: cef.KnowledgeBase) -> None:
+    """Every route the OpenAPI spec lists that a read key may not use answers 403 to a read key,
+    even with a body that is not valid: the key is judged before the body (it was a 422 first)."""
+    reader = "bounds-reader-01"
+    settings = ServerSettings(api_keys=f"{WRITE}:write,{reader}:read")
+    with TestClient(create_app(clinical_kb, settings)) as c:
+        spec = c.get("/openapi.json", headers={"X-API-Key": reader}).json()
+        writes = [
+            (
+                method.upper(),
+                path.replace("{node_id}", "pat-john").replace("{edge_id}", "e1").replace("{chunk_id}", "c1"),
+            )
+            for path, ops in spec["paths"].items()
+            for method in ops
+            if method in ("post", "patch", "delete")
+            and path.rsplit("/", 1)[-1] not in {"search", "retrieve", "context", "answer", "explore"}
+        ]
+        assert len(writes) == 9, writes  # POST, PATCH and DELETE of nodes, edges and chunks
+        for method, url in writes:
+            r = c.request(method, url, content="[[[ not json", headers={"X-API-Key": reader})
+            assert r.status_code == 403, (method, url, r.status_code, r.text)
+        assert post(c, "/api/v1/search", {"query": "warfarin"}, key=reader).status_code == 200
