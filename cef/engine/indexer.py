@@ -413,11 +413,9 @@ class KnowledgeIndexer:
         g = st.graph
 
         def exists(node_id: str) -> bool:
-            pos = g.pos(node_id)
-            if pos is None or scopes is None:
-                return pos is not None
-            code = int(g.node_scope[pos])
-            return code == -1 or g.scopes.names[code] in scopes
+            if scopes is None:
+                return g.has_node(node_id)
+            return any(g.sees(node_id, s) for s in scopes)
 
         for kind, items in (("node", batch.nodes), ("edge", batch.edges), ("chunk", batch.chunks)):
             ids = [x.id for x in items]

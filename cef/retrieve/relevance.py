@@ -144,9 +144,7 @@ def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
     hidden = hidden_nodes(g, scope)  # a scoped query knows only its scope's and shared vocabulary
     labels = list(g.labels.names)
     if hidden is not None:
-        n = len(hidden)
-        seen = g.node_alive.view[:n] & ~hidden
-        labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[:n][seen])]
+        labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
     schema: set[str] = set()
     for label in labels:
         schema |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))

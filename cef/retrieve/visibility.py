@@ -30,7 +30,8 @@ _lock = threading.Lock()
 
 
 def hidden_nodes(g: GraphIndex, scope: str | None) -> np.ndarray | None:
-    """A mask over node positions, True where a node is out of ``scope`` (None: nothing is hidden).
+    """A mask over node positions, True where a node is out of ``scope`` or deleted (None: nothing
+    is hidden).
 
     Cached per graph state and scope (one pass over the node scopes per write, not per query)."""
     if scope is None:
@@ -41,10 +42,7 @@ def hidden_nodes(g: GraphIndex, scope: str | None) -> np.ndarray | None:
         got = per_graph.get(key)
     if got is not None and len(got) >= len(g.node_ids):
         return got
-    n = len(g.node_ids)
-    codes = g.node_scope.view[:n]
-    own = g.scopes.get(scope)
-    mask = (codes != -1) if own is None else ((codes != -1) & (codes != own))
+    mask = ~g.visible_nodes([scope])  # hidden: out of scope, or deleted
     with _lock:
         per_graph = _masks.setdefault(g, {})
         for k in [k for k in per_graph if k[0] != g.generation]:
