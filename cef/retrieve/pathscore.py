@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import weakref
 from collections.abc import Sequence
@@ -194,6 +195,34 @@ class PathScorer(PathTypes):
                 out[r] = got
         return out
 
+    def _voiced_end(
+        self,
+        paths: Sequence[RelationPath],
+        tokens: list[tuple[str, str]],
+        asked: AskedFor | None,
+        strong: dict[str, list[int]],
+    ) -> dict[str, bool]:
+        """relation -> the direction the wording gives the last hop, walked toward the answer, for
+        relations the candidates end with both ways: the question word (or the asked noun) is the
+        thing at the answer's end, so "*who* supervises the nurses" is read like an anchor before an
+        active verb (:func:`voiced_direction` from the answer's side) and the last hop walks the
+        other way (from the nurses to who supervises them)."""
+        if asked is None:
+            return {}
+        here = asked.at if asked.at is not None else asked.wh
+        if here is None:
+            return {}
+        last = {(p[-1].relation, p[-1].forward) for p in paths if len(p) > 1}
+        out: dict[str, bool] = {}
+        for r, fwd in last:
+            rt = self.graph.rel_types.get(r)
+            if not fwd or (r, False) not in last or r not in strong or (rt is not None and rt.bidirectional):
+                continue
+            got = voiced_direction(self.words_of(r), tokens, here, strong[r])
+            if got is not None:
+                out[r] = not got
+        return out
+
     def hop_text(self, hop: Hop) -> str:
         w = self.words_of(hop.relation)
         rt = self.graph.rel_types.get(hop.relation)
@@ -323,13 +352,15 @@ class PathScorer(PathTypes):
         explained_out: dict[RelationPath, float] | None = None,
         question_vectors: dict[str, np.ndarray] | None = None,
         others: Sequence[tuple[int, int]] = (),
+        parts_out: dict[RelationPath, dict[str, float]] | None = None,
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
         of its hops a question word names (1.0: the question spells the whole path out; a noun that
         names the type the path ends at names one).
         ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already.
         ``others``: spans of the other things the question names (other anchors' mentions): no
-        noun that says what is asked runs into one."""
+        noun that says what is asked runs into one. ``parts_out`` receives, per path, the terms of its
+        score (what each weight added; ``embedding``: the cosine terms), for explaining a ranking."""
         s = self.settings
         masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
@@ -342,8 +373,16 @@ class PathScorer(PathTypes):
         verbs = frozenset(
             lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
         )
-        asked = asked_for(tokens, at, self._lemma, verbs, self._mention_at(question, others, tokens, at))
         heads = self._type_lemmas(heads=True)
+        asked = asked_for(
+            tokens,
+            at,
+            self._lemma,
+            verbs,
+            self._mention_at(question, others, tokens, at),
+            heads,
+            _last_sentence(masked),
+        )
         named = tokens
         if asked is not None and asked.at is not None and not asked.lemmas.isdisjoint(heads):
             # "which *vehicles* had faults ...": a noun that names a node type asks for the end of
@@ -372,6 +411,8 @@ class PathScorer(PathTypes):
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
 
+        # the types a question mentions besides the asked one lie on the way to the answer; with no
+        # asked kind one of them may be the answer's own
         mentioned = self._mentioned_types(tokens, asked.at if asked else None)
         if asked is not None:
             mentioned -= asked.lemmas
@@ -379,6 +420,9 @@ class PathScorer(PathTypes):
         fit = self._asked_fit(asked, list(dict.fromkeys(p[-1] for p in paths)), embed, has_vectors)
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = self._voiced(paths, tokens, at, strong)
+        voiced_end = self._voiced_end(paths, tokens, asked, strong)
+        # a question word alone ("who", "where") says less of the answer's type than a noun does
+        type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
         lexical: list[float] = []
         for p in paths:
             explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
@@ -386,20 +430,26 @@ class PathScorer(PathTypes):
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(p[-1], 0.0) >= 1.0
                 explained_out[p] = min(1.0, (explained + typed) / len(p))
+            on_way = p[:-1] if asked is not None else p
             visited = (
-                len(mentioned & set().union(*(self._end_types(h) for h in p))) / len(mentioned)
+                len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
                 if mentioned
                 else 0.0
             )
-            lexical.append(
-                s.cue * (explained - s.cue_cost * len(p))
-                - s.length * (len(p) - 1)
-                + s.order * order
-                + s.answer_type * fit.get(p[-1], 0.0)
-                + s.mentioned_type * visited
-                + s.voice * (voiced.get(p[0].relation) == p[0].forward)
-                - s.cue * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2)
-            )
+            parts = {
+                "cue": s.cue * (explained - s.cue_cost * len(p)),
+                "length": -s.length * (len(p) - 1),
+                "order": s.order * order,
+                "answer_type": type_weight * fit.get(p[-1], 0.0),
+                "mentioned_type": s.mentioned_type * visited,
+                "voice": s.voice * (voiced.get(p[0].relation) == p[0].forward)
+                + s.voice * (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward),
+                "coming_back": -s.cue
+                * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
+            }
+            if parts_out is not None:
+                parts_out[p] = parts
+            lexical.append(sum(parts.values()))
         if not paths:
             return []
         qv = (question_vectors or {}).get(masked)
@@ -410,6 +460,10 @@ class PathScorer(PathTypes):
             out = list(zip(lexical, paths, strict=True))
         else:
             out = self._with_vectors(qv, paths, lexical, embed)
+        if parts_out is not None:
+            lex_of = dict(zip(paths, lexical, strict=True))
+            for score, p in out:
+                parts_out[p]["embedding"] = score - lex_of[p]
         out.sort(key=lambda x: -x[0])
         return out
 
@@ -526,6 +580,17 @@ class PathScorer(PathTypes):
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
         return self._vectors(["relation"], embed) is not None
+
+
+#: the end of a sentence: the next one begins after it
+_SENTENCE_END = re.compile(r"[.!?;]\s+(?=\S)")
+
+
+def _last_sentence(text: str) -> int:
+    """The token (:data:`~cef.extract.lemmas.WORD`) where the last sentence of ``text`` begins (0:
+    one sentence): "X replaced a coach who had replaced someone. *Which* club does ..."."""
+    ends = list(_SENTENCE_END.finditer(text))
+    return len(WORD.findall(text[: ends[-1].end()])) if ends else 0
 
 
 def _ends_coming_back(path: RelationPath) -> bool:

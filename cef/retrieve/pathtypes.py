@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,6 +68,8 @@ class AskedFor:
     lemmas: frozenset[str]
     at: int | None
     classifier: bool = False
+    #: token position of the question word that asks ("*who* supervises"); where, not what, is asked
+    wh: int | None = field(default=None, compare=False)
 
 
 def asked_for(
@@ -76,6 +78,8 @@ def asked_for(
     lemma: Callable[[str], str],
     verbs: frozenset[str] = frozenset(),
     others: frozenset[int] = frozenset(),
+    types: frozenset[str] = frozenset(),
+    start: int = 0,
 ) -> AskedFor | None:
     """The kind of thing the question asks for, read with general English: the noun a "which" /
     "what" / "how many" or a request ("list all ...", "name the ...") opens ("*which vendors*",
@@ -91,8 +95,15 @@ def asked_for(
     preposition, the anchor: "which team *looked* after", "which service *writes* to X") is the
     verb, not the noun (after a copula it is a noun phrase: "who is the plant manager of X").
     ``others``: token positions of the other things the question names, which end the noun like
-    the anchor does ("which notes mention *Gull Island* and X": the noun is "notes")."""
-    wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
+    the anchor does ("which notes mention *Gull Island* and X": the noun is "notes").
+    ``types``: head words of the graph's node types (with lemmas): a word of the noun that names
+    one is its head, whatever follows it ("what contractual *obligations* currently sit with").
+    ``start``: the token where the question's last sentence begins: a question word in a sentence
+    before it is a relative word ("X replaced a coach *who* had ... Which club does ..."), not the
+    one that asks, unless the last sentence has none."""
+    wh = next((i for i, (t, _) in enumerate(tokens) if i >= start and _wh_word(t) and i != at), None)
+    if wh is None and start:
+        wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
     copula = False
     if wh is None:
         # a request asks too: a verb, then what it asks for ("*list* all services that ...",
@@ -143,8 +154,12 @@ def asked_for(
         noun.pop()  # "which cluster runs the ...": the last word is the verb
     general = _WH_ASKS.get(word)
     if not noun:
-        return AskedFor(general, frozenset({general}), None) if general else None
+        return AskedFor(general, frozenset({general}), None, wh=wh) if general else None
     head = noun[-1]
+    typed = [i for i in noun if tokens[i][0] in types or tokens[i][1] in types]
+    if typed and head not in typed:
+        head = typed[-1]  # "what contractual *obligations* currently": the word naming a type heads it
+        noun = noun[: noun.index(head) + 1]
     t, lem = tokens[head]
     lemmas = frozenset({t, lem, lemma(t)})
     if not lemmas.isdisjoint(CLASSIFIER_NOUNS):
@@ -158,8 +173,8 @@ def asked_for(
             and tokens[j + 1][0] not in FUNCTION_WORDS
         ):
             words += ["of", tokens[j + 1][0]]
-        return AskedFor(" ".join(words), lemmas, head, classifier=True)
-    return AskedFor(f"{general} {t}" if general else t, lemmas, head)
+        return AskedFor(" ".join(words), lemmas, head, classifier=True, wh=wh)
+    return AskedFor(f"{general} {t}" if general else t, lemmas, head, wh=wh)
 
 
 def _wh_word(token: str) -> str:

@@ -179,6 +179,14 @@ class PathSettings(_Settings):
         "× exp(−gap to the best fitting end / type_temperature); 0.6 from the lexical version it replaces "
         "(services/clinical dev: it must outweigh one unexplained hop, cue × cue_cost = 0.48)",
     )
+    answer_type_generic: float = Field(
+        default=0.3,
+        ge=0.0,
+        description="answer_type when only a question word says what is asked ('who', 'where', 'when': a "
+        "person, a place, a date by general English, no noun): a weaker sign than a noun, so below the cost "
+        "of one unexplained hop (cue × cue_cost = 0.48), it orders equally explained paths but pays for no "
+        "hop no word names (issue-23 dev sets: 'where was the X kept' walked a hop further to a building)",
+    )
     type_temperature: float = Field(
         default=0.05,
         gt=0.0,

@@ -504,10 +504,11 @@ def _chunks(
         if vec is not None and ids
         else {}
     )
-    # each answer's own chunk, in answer order, up to top_k of them
+    # each answer of the best paths gets its own chunk, in answer order, up to top_k of them (a
+    # weaker path's answers come after the chunks of the nodes on the best paths' answers' paths)
     own: list[str] = []
     for ans in answers:
-        if len(own) >= max(qc.query.top_k, 1):
+        if len(own) >= max(qc.query.top_k, 1) or ans.score < top * settings.primary_share:
             break
         mine = [c for c in ans.chunk_ids if c in chunks and owner[c][1] is ans and c not in own]
         if mine:

@@ -113,8 +113,8 @@ def test_a_question_naming_k_relations_gets_a_k_hop_path(names: list[str], hops:
     with graph([*rels, *distractors], nodes, edges) as kb:
         path, answers = best(kb, question)
         assert path == rels[:hops] and answers[:1] == [chain[hops]]
-        if hops > 1:  # mutation: with no weight on named hops (nor on their order) the shortest path wins
-            path, _ = best(kb, question, cue=0.0, order=0.0)
+        if hops > 1:  # mutation: with no weight on named hops (nor on their order or voice) the shortest wins
+            path, _ = best(kb, question, cue=0.0, order=0.0, voice=0.0)
             assert path != rels[:hops]
 
 
