@@ -64,7 +64,7 @@ import numpy as np
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_direction
 from cef.retrieve.pathshapes import schema_paths
-from cef.retrieve.pathtypes import AskedFor, EmbedMany, PathTypes, asked_for
+from cef.retrieve.pathtypes import AskedFor, EmbedMany, PathTypes, asked_for, kind_words
 from cef.retrieve.pathwords import (
     MASK,
     SHARING_CUE,
@@ -114,6 +114,8 @@ class PathScorer(PathTypes):
     _shares: dict[Hop, float] = field(default_factory=dict)  # _sharing, per hop
     _labels: dict[Hop, tuple[int, ...]] = field(default_factory=dict)  # _end_labels, per hop
     _members: dict[int, list[int]] = field(default_factory=dict)  # label code -> a few node positions
+    # label code -> the words that say what each of a sample of its nodes is (:func:`kind_words`)
+    _member_words: dict[int, list[frozenset[str]]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ words
     def words_of(self, relation: str) -> RelationWords:
@@ -639,9 +641,11 @@ def _fill_example_names(state: EngineState, scorer: PathScorer) -> None:
     live = np.flatnonzero(g.node_alive.view[: len(g.node_ids)] & (degree > 0))
     by_label = live[np.lexsort((-degree[live], labels[live]))]
     lab = labels[by_label]
+    sampled: dict[int, list[int]] = {}
     for code in np.unique(lab).tolist():
-        scorer._members[int(code)] = by_label[lab == code][:_EXAMPLES].tolist()
-        wanted.update(scorer._members[int(code)])
+        sampled[int(code)] = by_label[lab == code][: scorer.settings.type_sample].tolist()
+        scorer._members[int(code)] = sampled[int(code)][:_EXAMPLES]
+        wanted.update(sampled[int(code)])
     for code in np.unique(rel[alive]).tolist():
         mask = alive & (rel == code)
         for ends in (g.e_dst.view[:n_edges][mask], g.e_src.view[:n_edges][mask]):
@@ -650,3 +654,8 @@ def _fill_example_names(state: EngineState, scorer: PathScorer) -> None:
     nodes = state.get_nodes([g.node_ids[p] for p in sorted(wanted) if g.node_alive[p]])
     by_id = {n.id: n.name for n in nodes}
     scorer._names = {p: by_id[g.node_ids[p]] for p in wanted if g.node_ids[p] in by_id}
+    records = {n.id: n for n in nodes}
+    scorer._member_words = {
+        code: [kind_words(records[g.node_ids[p]]) for p in members if g.node_ids[p] in records]
+        for code, members in sampled.items()
+    }

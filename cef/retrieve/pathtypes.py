@@ -21,14 +21,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cef.extract.lemmas import WORD
 from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS, Hop, Lemmatize, relation_words, stem_match
 from cef.text import QUESTION_WORDS
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
+    from cef.model import Node
     from cef.retrieve.presets import PathSettings
 
-__all__ = ["CLASSIFIER_NOUNS", "AskedFor", "EmbedMany", "PathTypes", "asked_for"]
+__all__ = ["CLASSIFIER_NOUNS", "AskedFor", "EmbedMany", "PathTypes", "asked_for", "kind_words"]
 
 
 #: texts -> their vectors, one row each (None without an embedder)
@@ -185,6 +187,42 @@ def _wh_word(token: str) -> str:
     return head if rest == "s" and head in QUESTION_WORDS else ""
 
 
+#: a string property value of at most this many words may say what the node is (``type: journal``)
+_KIND_VALUE_WORDS = 3
+
+
+def _name_head(text: str) -> str | None:
+    """The head word of a name, in general English: the last word before a preposition ("*Journal*
+    of Machine Reasoning", "International *Conference* on ..."), else the last word ("Majors *Unit*",
+    "Premier *League*"); None for a name of one word (a name, not a kind: "Finance")."""
+    words = [w.lower() for w in WORD.findall(text)]
+    cut = next((i for i, w in enumerate(words) if i > 0 and w in PREPOSITIONS), len(words))
+    words = words[:cut]
+    return words[-1] if len(words) > 1 and not words[-1].isdigit() else None
+
+
+def kind_words(node: Node) -> frozenset[str]:
+    """Words that say what kind of thing a node is, as its own data writes it: the head words of its
+    name and aliases ("Majors *Unit*", "legal *team*") and short string property values (``type:
+    journal``)."""
+    props = node.properties
+    aliases = props.get("aliases")
+    texts = (
+        [node.name, *(a for a in aliases if isinstance(a, str))] if isinstance(aliases, list) else [node.name]
+    )
+    out = {h for h in map(_name_head, texts) if h}
+    for key, value in props.items():
+        if (
+            key not in ("name", "aliases")
+            and isinstance(value, str)
+            and 0 < len(value.split()) <= _KIND_VALUE_WORDS
+        ):
+            words = WORD.findall(value.lower())
+            if words and not any(c.isdigit() for c in value):
+                out.add(words[-1] if len(words) == 1 else _name_head(value) or words[-1])
+    return frozenset(out)
+
+
 class PathTypes:
     """The node-type half of :class:`~cef.retrieve.pathscore.PathScorer` (a base it inherits):
     what the nodes a hop reaches are, and how well they fit what a question asks for. The fields
@@ -195,6 +233,7 @@ class PathTypes:
     lemmatize: Lemmatize
     _names: dict[int, str]
     _members: dict[int, list[int]]
+    _member_words: dict[int, list[frozenset[str]]]
     _types: dict[str, frozenset[str]]
     _ends: dict[Hop, frozenset[str]]
     _cards: dict[int, tuple[str, str]]
@@ -302,7 +341,9 @@ class PathTypes:
             # the most a cosine gives (a classifier only with the words around it: "class" heads
             # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
             # the best cosine with its cards
-            by_type = {c: float(self._names_type(asked, c)) for c in kinds}
+            by_type = {
+                c: max(float(self._names_type(asked, c)), self._members_named(asked, c)) for c in kinds
+            }
             if got is not None:
                 sims = got[1:] @ got[0]
                 by_type = {
@@ -340,6 +381,24 @@ class PathTypes:
             ends = self._reached(hop.relation, self._walks_forward(hop))
             cached = self._shares[hop] = len(ends) / max(len(np.unique(ends)), 1) if len(ends) else 1.0
         return cached
+
+    def _members_named(self, asked: AskedFor, label: int) -> float:
+        """1.0 when the label's own nodes call themselves what is asked: at least two and at least
+        ``member_share`` of a sample of them (``type_sample``) have a :func:`kind_words` word the
+        asked head word names ("which *units*": "Majors Unit", "Coronary Care Unit"; "which
+        *journals*": ``type: journal``); else 0 (one stray name is no kind: "non-steroidal
+        anti-inflammatory drug" among drug classes; a question word alone is no node's word)."""
+        if asked.at is None or asked.classifier:
+            return 0.0
+        members = self._member_words.get(label, [])
+        if not members:
+            return 0.0
+        named = sum(
+            1
+            for words in members
+            if any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words)
+        )
+        return float(named >= 2 and named >= self.settings.member_share * len(members))
 
     def _names_type(self, asked: AskedFor, label: int) -> bool:
         """The asked head word is the head word of the label's name, in any inflection (a shared

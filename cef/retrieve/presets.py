@@ -187,6 +187,23 @@ class PathSettings(_Settings):
         "of one unexplained hop (cue × cue_cost = 0.48), it orders equally explained paths but pays for no "
         "hop no word names (issue-23 dev sets: 'where was the X kept' walked a hop further to a building)",
     )
+    member_share: float = Field(
+        default=0.25,
+        gt=0.0,
+        le=1.0,
+        description="a node type fits the asked noun fully when at least two and this share of its sampled "
+        "nodes call themselves by it (a name's or alias's head word, a short property value: 'which units' and "
+        "'Majors Unit', 'which journals' and type: journal); a quarter: one node in four named so is a kind, "
+        "one stray name ('Mobile X-ray Unit' among 11 devices, 'non-steroidal anti-inflammatory drug' among "
+        "drug classes) is not (issue-23 dev sets, clinical)",
+    )
+    type_sample: int = Field(
+        default=20,
+        ge=1,
+        le=1000,
+        description="nodes of each type (the most connected first) read for member_share; read once per "
+        "graph generation",
+    )
     type_temperature: float = Field(
         default=0.05,
         gt=0.0,
