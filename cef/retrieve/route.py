@@ -41,7 +41,7 @@ from cef.retrieve.presets import AutoSettings, PathSettings, settings_for
 __all__ = ["auto_search", "fuse", "has_hints"]
 
 #: the sources' order of preference for the path that explains a fused chunk
-_EXPLAINS = ("paths", "path_context", "hybrid", "ppr", "vector", "bm25")
+_EXPLAINS = ("paths", "path_context", "path_anchor", "hybrid", "ppr", "vector", "bm25")
 
 
 def has_hints(qc: QueryContext) -> bool:
@@ -129,25 +129,32 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     roles: dict[str, str] = {}
     paths = relation_path_search(qc, roles=roles)
     if paths:
-        # answers' own chunks, and the chunks of the nodes on their paths and of the anchors
-        # (supporting context, weighed by the path strategy's path_chunk_factor)
+        # answers' own chunks, the chunks of the nodes on their paths (supporting context, weighed
+        # by the path strategy's path_chunk_factor) and of the anchors (anchor_chunk_factor: the text
+        # sources find those by the question's words too, so a chunk linking the anchor to the
+        # answers ranks before the anchor's own)
         info = qc.metadata.get("paths", {})
         weight = s.fuse_paths_confident if info.get("confident") else s.fuse_paths
         if not info.get("named"):  # no question word names a relation of the best path: a guess
             weight = s.fuse_paths_unnamed
-        factor = settings_for(PathSettings, q).path_chunk_factor
+        ps = settings_for(PathSettings, q)
         answers = [rc for rc in paths if roles.get(rc.chunk.id) == "answer"]
-        context = [rc for rc in paths if roles.get(rc.chunk.id) != "answer"]
+        context = [rc for rc in paths if roles.get(rc.chunk.id) not in ("answer", "anchor")]
+        anchored = [rc for rc in paths if roles.get(rc.chunk.id) == "anchor"]
         if answers:
             sources["paths"], weights["paths"] = answers, weight
         if context:
-            sources["path_context"], weights["path_context"] = context, weight * factor
+            sources["path_context"], weights["path_context"] = context, weight * ps.path_chunk_factor
+        if anchored:
+            sources["path_anchor"], weights["path_anchor"] = anchored, weight * ps.anchor_chunk_factor
     if has_hints(qc):
         hybrid = _run(hybrid_search, qc, deep)
         if hybrid:
             sources["hybrid"] = hybrid
             weights["hybrid"] = s.fuse_hybrid
-    steered = {cid for name in ("paths", "path_context", "hybrid") for cid in _ids(sources.get(name))}
+    steered = {
+        cid for name in ("paths", "path_context", "path_anchor", "hybrid") for cid in _ids(sources.get(name))
+    }
     if has_hints(qc) and len(steered) >= max(q.min_results, 1):
         # the query steered the walk (targets, relation types) and the walk found enough: its
         # reasoning context is the answer; text-wide sources would reach outside it
