@@ -46,6 +46,7 @@ def name_cues(
     namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
     *,
     soft: float = 0.75,
+    no_soft: frozenset[int] = frozenset(),
 ) -> dict[str, tuple[float, int]]:
     """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
@@ -56,7 +57,9 @@ def name_cues(
     ("which screenwriter wrote", "the director that directed": one naming). Description words count ``soft``. ``where``
     receives the token positions of the namings, ``strong`` those of name (not description) words,
     ``namings`` each naming's weight and token positions (a word may name several relations; in
-    one path it explains one hop, :func:`explained_hops`).
+    one path it explains one hop, :func:`explained_hops`). ``no_soft``: token positions whose
+    words name no relation by its description (the noun that says what is asked names the end's
+    kind: "which *groups* created" is not PART_OF's "a lab or group is part of ...").
     """
     out: dict[str, tuple[float, int]] = {}
     for r in relations:
@@ -93,7 +96,11 @@ def name_cues(
             hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
             weight = 1.0
             if hit is None:
-                soft_hit = next((k for k, (cw, cl) in enumerate(w.soft) if stem_match(t, cw, lem, cl)), None)
+                soft_hit = (
+                    None
+                    if i in no_soft
+                    else next((k for k, (cw, cl) in enumerate(w.soft) if stem_match(t, cw, lem, cl)), None)
+                )
                 if soft_hit is None:
                     run = None
                     continue

@@ -399,6 +399,7 @@ class PathScorer(PathTypes):
             strong,
             namings,
             soft=s.soft_cue,
+            no_soft=frozenset({asked.at}) if asked is not None and asked.at is not None else frozenset(),
         )
         category = self._category(asked, list(dict.fromkeys(p[-1] for p in paths)))
         if category is not None and asked is not None and asked.at is not None:

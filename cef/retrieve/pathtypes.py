@@ -144,8 +144,9 @@ def asked_for(
             break  # the anchor, another named thing, a function word: the noun ends before it
         if len(t) < 2:
             break
-        if noun and (lem in verbs or (lem != t and t.endswith(("ed", "ing")))):
-            break  # "which cluster *runs*", "which team *looked* after": a verb ends the noun
+        if noun and (lem in verbs or (lem != t and t.endswith(("ed", "ing")))) and not {t, lem} & types:
+            break  # "which cluster *runs*", "which team *looked* after": a verb ends the noun (a word
+            # naming a node type is a noun, even when a relation's name holds it: "research *topics*")
         noun.append(j)
         j += 1
     if (
