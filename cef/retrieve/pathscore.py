@@ -220,7 +220,15 @@ class PathScorer(PathTypes):
             rt = self.graph.rel_types.get(r)
             if not fwd or (r, False) not in last or r not in strong or (rt is not None and rt.bidirectional):
                 continue
-            got = voiced_direction(self.words_of(r), tokens, here, strong[r])
+            verb = min((i for i in strong[r] if i > here), default=None)
+            if verb is None:
+                continue
+            between = {t for t, _ in tokens[here + 1 : verb]}
+            if not between <= _AUXILIARIES:
+                # another noun phrase before the verb ("which league does the team ... play in"):
+                # its subject, not the asked thing
+                continue
+            got = voiced_direction(self.words_of(r), tokens, here, [verb])
             if got is not None:
                 out[r] = not got
         return out
@@ -585,6 +593,8 @@ class PathScorer(PathTypes):
         return self._vectors(["relation"], embed) is not None
 
 
+#: auxiliaries between a subject and its verb ("who *is* supervised by", "which teams *have* owned")
+_AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "has", "have", "had"])
 #: the end of a sentence: the next one begins after it
 _SENTENCE_END = re.compile(r"[.!?;]\s+(?=\S)")
 
