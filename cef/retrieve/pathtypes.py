@@ -57,6 +57,9 @@ _PREPOSITIONS = PREPOSITIONS | frozenset(
 _VERB_OBJECTS = _DETERMINERS | _PREPOSITIONS
 #: what the question words that name no noun ask for, in general English
 _WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
+#: how the broad kinds above read when compared with node types by meaning ("place" alone is near
+#: any noun; its kinds of general English are not)
+_WH_TEXTS = {"place": "a place, location, site, venue or building"}
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,9 @@ def asked_for(
         noun.pop()  # "which cluster runs the ...": the last word is the verb
     general = _WH_ASKS.get(word)
     if not noun:
-        return AskedFor(general, frozenset({general}), None, wh=wh) if general else None
+        return (
+            AskedFor(_WH_TEXTS.get(general, general), frozenset({general}), None, wh=wh) if general else None
+        )
     head = noun[-1]
     typed = [i for i in noun if tokens[i][0] in types or tokens[i][1] in types]
     if typed and head not in typed:
@@ -353,7 +358,8 @@ class PathTypes:
                 }
             fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
-        t = self.settings.type_temperature
+        # a question word alone asks for a broad kind (a person, a place) that several types fit alike
+        t = self.settings.type_temperature if asked.at is not None else self.settings.generic_type_temperature
         return {h: math.exp((f - best) / t) for h, f in fits.items()}
 
     def _category(self, asked: AskedFor | None, ends: Sequence[Hop]) -> str | None:

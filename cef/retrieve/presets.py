@@ -187,6 +187,14 @@ class PathSettings(_Settings):
         "of one unexplained hop (cue × cue_cost = 0.48), it orders equally explained paths but pays for no "
         "hop no word names (issue-23 dev sets: 'where was the X kept' walked a hop further to a building)",
     )
+    generic_type_temperature: float = Field(
+        default=0.15,
+        gt=0.0,
+        description="type_temperature when only a question word says what is asked ('who': a person, "
+        "'where': a place): a broad kind several types fit alike (coaches and players, nurses and doctors), "
+        "whose cosines with a single word differ by noise (MiniLM: 'person' vs Coach 0.37, Player 0.62); "
+        "0.15 keeps a gap of 0.1 at half the bonus (issue-23 dev sets)",
+    )
     member_share: float = Field(
         default=0.25,
         gt=0.0,
