@@ -89,6 +89,7 @@ def expansion_paths(
             node_names=chain[3],
             weight=chain[4],
             confidence=confidence[i],
+            reversed=[],  # every field given: a default factory costs an inspect.signature call here
         )
         out.append((node, path, edge, fwd))
     return out

@@ -271,7 +271,10 @@ def relation_path_search(
     max_hops = settings.max_hops
     scored: list[tuple[float, PathAnchor, RelationPath]] = []
     explained: dict[tuple[int, RelationPath], float] = {}
-    walks = [(a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)) for a in anchors]
+    walks = []
+    for a in anchors:
+        qc.check_deadline("paths")
+        walks.append((a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)))
     walks = [(a, paths) for a, paths in walks if paths]
     # the question masked at each anchor's mention, embedded in one batch
     masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))
@@ -289,6 +292,7 @@ def relation_path_search(
             explained_out=named,
             question_vectors=vectors,
             others=others,
+            check=lambda: qc.check_deadline("paths"),
         )
         for s, p in ranked:
             scored.append((s + settings.anchor_weight * a.confidence, a, p))
@@ -297,6 +301,7 @@ def relation_path_search(
         qc.notes.append("paths: no typed relation path leaves the question's anchors")
         return []
     scored.sort(key=lambda x: -x[0])
+    qc.check_deadline("paths")
     answers, answer_named = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
     qc.metadata["paths"] = {
