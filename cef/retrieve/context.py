@@ -15,6 +15,7 @@ from cef.embed.base import BatchedEmbedder
 from cef.graph.filter import EdgeFilter
 from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, in_scope, utcnow
 from cef.retrieve.ports import EngineView
+from cef.retrieve.stagestate import StageState
 
 
 class DeadlineExceeded(Exception):
@@ -61,7 +62,8 @@ class QueryContext:
     enhanced_query: str | None = None
     notes: list[str] = field(default_factory=list)
     answer_nodes: list[RankedNode] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    #: what each stage tells the next (and the result's metadata is built from)
+    stages: StageState = field(default_factory=StageState)
     linked: dict[tuple[str, ...], Any] = field(default_factory=dict)  # query entity links, per settings
     #: ``time.perf_counter()`` past which graph work stops (the query's ``deadline_ms``); None: no limit
     deadline: float | None = None

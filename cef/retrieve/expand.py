@@ -10,6 +10,7 @@ from cef.graph.filter import EdgeFilter, Expansion
 from cef.graph.index import GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
+from cef.retrieve.stagestate import Traversal
 from cef.text import STOP_WORDS
 
 
@@ -183,7 +184,6 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
     anchor_score = {a.pos: a.score for a in qc.anchors}
     for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):
         qc.reached[p] = (d, c)
-    qc.metadata["expansion"] = exp
-    qc.metadata["anchor_score"] = anchor_score
+    qc.stages.traversal = Traversal(exp, anchor_score)
     qc.reasoning = ctx
     return ctx

@@ -43,6 +43,7 @@ from cef.retrieve.entities import (
 from cef.retrieve.expand import build_reasoning_context, path_for
 from cef.retrieve.presets import GraphFirstSettings, settings_for
 from cef.retrieve.search import bm25_hits, vector_hits
+from cef.retrieve.stagestate import GraphReach, RelatedEntity
 from cef.schema.textgraph import CO_OCCURS_WITH, MENTIONS
 
 __all__ = ["GraphEvidence", "explore", "graph_first_search"]
@@ -323,20 +324,12 @@ def _record(
     g = qc.state.graph
     seed_pos = {e.pos for e in linked}
     related = [
-        {
-            "node_id": g.node_ids[p],
-            "name": index.names.get(p, g.node_ids[p]),
-            "score": round(r.score, 4),
-            "hops": r.path.length,
-        }
+        RelatedEntity(g.node_ids[p], index.names.get(p, g.node_ids[p]), round(r.score, 4), r.path.length)
         for p, r in sorted(ev.reached.items(), key=lambda kv: (-kv[1].score, kv[0]))
         if p not in seed_pos and p not in index.passage_index
     ][:20]
-    qc.metadata["related_entities"] = related
-    qc.metadata["graph"] = {
-        "entities_reached": len(ev.reached),
-        "chunks_from_graph": len(ev.chunk_score),
-    }
+    qc.stages.related_entities = related
+    qc.stages.graph = GraphReach(len(ev.reached), len(ev.chunk_score))
     if n_results >= max(qc.query.min_results, 1) and qc.query.include_reasoning_context:
         depth = s.depth if s.depth is not None else qc.query.traversal.depth
         flt = _traversal_filter(qc, s)

@@ -25,6 +25,7 @@ from cef.retrieve.ports import EngineView
 from cef.retrieve.relevance import assess_relevance
 from cef.retrieve.route import has_hints
 from cef.retrieve.search import bm25_search, vector_search
+from cef.retrieve.stagestate import TokenBudget
 from cef.retrieve.strategies import StrategyRegistry
 from cef.retrieve.visibility import guard_result
 
@@ -107,10 +108,7 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
         if query.max_token_budget is not None:
             results = _within_budget(qc, results, query.max_token_budget)
         results = assess_relevance(qc, results)  # relevance in [0, 1]; "nothing matched" below the threshold
-        meta = dict(qc.metadata)
-        meta.pop("expansion", None)
-        meta.pop("anchor_score", None)
-        meta.pop("pattern_matches", None)
+        meta = qc.stages.report()  # the one place the stages' records become the result's metadata
         meta["anchors"] = [
             {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target}
             for a in qc.anchors
@@ -140,7 +138,7 @@ def _after_deadline(
     note = f"graph: exploration exceeded the {limit} ms time limit (during {exc.stage}); answered by vector search"
     tried.insert(0, note)
     qc.notes.insert(0, note)
-    qc.metadata["timed_out"] = True
+    qc.stages.timed_out = True
     qc.deadline = None  # the fallback itself runs to the end
     qc.reached.clear()
     qc.reasoning = None
@@ -265,7 +263,7 @@ def _within_budget(qc: QueryContext, results: list[RankedChunk], budget: int) ->
             continue
         kept.append(r)
         used += n
-    qc.metadata["token_budget"] = {"budget": budget, "used": used, "dropped": len(results) - len(kept)}
+    qc.stages.token_budget = TokenBudget(budget, used, len(results) - len(kept))
     if len(kept) < len(results):
         qc.notes.append(f"token budget {budget}: kept {len(kept)} of {len(results)} chunks ({used} tokens)")
     return kept
