@@ -1,4 +1,5 @@
-"""A query's time limit is checked inside the stages that can run long, not only between them.
+"""A query's time limit is checked inside the stages that can run long, not only between them; the
+same checks let a long read step aside for a write.
 
 The clock is not read here: a spy counts the deadline checks each stage makes (what a deadline
 needs to stop that stage near its limit), and a check made to fail at a chosen call shows that the
@@ -7,6 +8,8 @@ stage stops there and the query still answers (by vector search, ``timed_out``).
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 import cef
 from cef import GraphQuery, SearchStrategy
 from cef.model import Batch, Chunk, Edge, Node, RelationType, ResolutionTarget
+from cef.retrieve import pipeline
 from cef.retrieve.context import DeadlineExceeded, QueryContext
 from cef.retrieve.pathscore import CHECK_EVERY, PathScorer
 
@@ -145,3 +149,65 @@ def test_graph_search_checks_the_deadline_between_its_steps(
         GraphQuery(query="Quillon Hub", strategy=SearchStrategy.GRAPH, deadline_ms=600_000, top_k=3)
     )
     assert {"graph entity linking", "graph exploration", "graph ranking"} <= set(checks)
+
+
+# ------------------------------------------------------------------ a write never waits for a long read
+def test_a_long_read_steps_aside_for_a_write_and_then_sees_it(
+    wide_kb: cef.KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read is held at its first check until the write waits for it; it then lets go, the write
+    goes first, and the read starts again and answers with the write in its graph."""
+    lock = wide_kb.state.lock
+    at_check = threading.Event()
+    real = QueryContext.check_deadline
+    saw_late: list[bool] = []  # per check: the read's graph holds the write
+
+    def check(self: QueryContext, stage: str) -> None:
+        if not at_check.is_set() and stage == "paths":
+            at_check.set()
+            while lock.writers_waiting == 0:  # the write below arrives and waits for this read
+                time.sleep(0.001)
+        saw_late.append(self.state.graph.has_node("late"))
+        real(self, stage)
+
+    monkeypatch.setattr(QueryContext, "check_deadline", check)
+    order: list[str] = []
+    results: list[cef.SearchResult] = []
+
+    def read() -> None:
+        results.append(wide_kb.retrieve(paths_query()))
+        order.append("read")
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert at_check.wait(60)
+    wide_kb.index_batch(
+        Batch(
+            nodes=[Node(id="late", label="Kind0", properties={"name": "Latecomer"})],
+            edges=[Edge(id="h-late", relation_type="REL_A", source="hub", target="late")],
+        )
+    )
+    order.append("write")
+    reader.join(60)
+    assert order == ["write", "read"]  # the write did not wait for the read to finish
+    assert not results[0].metadata.get("timed_out") and results[0].nodes
+    # the first check let go of the engine; every check after it is the new attempt, which sees the write
+    assert saw_late[0] is False and len(saw_late) > 1 and all(saw_late[1:])
+    wide_kb.delete_node("late")
+
+
+def test_a_read_steps_aside_at_most_max_yields_times(
+    wide_kb: cef.KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attempts: list[bool] = []
+    real = pipeline._retrieve_once
+
+    def counting(*args: object, yields: bool) -> cef.SearchResult:
+        attempts.append(yields)
+        return real(*args, yields=yields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "_retrieve_once", counting)
+    monkeypatch.setattr(type(wide_kb.state), "writer_waits_on_me", lambda self: True)  # writes keep coming
+    res = wide_kb.retrieve(paths_query())
+    assert attempts == [True] * pipeline.MAX_YIELDS + [False]
+    assert res.nodes and not res.metadata.get("timed_out")  # the last attempt held the engine to its end
