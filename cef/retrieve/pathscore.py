@@ -14,8 +14,11 @@ The score of a path for a question whose anchor mention is masked:
 + cue · (hops explained by a question word − cue_cost · hops) − length · (hops − 1)
 + order · (cued relations named in walking order from the anchor)
 + answer_type · fit(the kind of thing the question asks for, the types the last hop reaches)
-+ mentioned_type · (share of the other types the question names that the path walks through)
-+ voice · (the first hop goes the way the wording says, for a relation the anchor has both ways)
+  (answer_type_generic when only a question word says it: "who", "where")
++ mentioned_type · (share of the other types the question names that the path walks through on the
+  way to its end, when a kind is asked)
++ voice · (the first hop goes the way the wording at the anchor says, or the last hop the way the
+  wording at the asked word says: "*who supervises* the nurses", for a relation walked both ways)
 − cue · (the path ends walking straight back, and no sharing word or second naming asks for it)``
 
 Every weight is a field of :class:`~cef.retrieve.presets.PathSettings` (its description says where its
@@ -26,9 +29,15 @@ with the node-type half of the scorer): the noun a "which" / "what" opens (its h
 *manager*"), else what the question word asks in general English ("who": a person). Its fit with
 each last hop (:meth:`~cef.retrieve.pathtypes.PathTypes._asked_fit`) is, by the embedder, the best
 cosine of the asked words with the names and members of the types the hop reaches ("vendors" fits
-``Supplier``), 1.0 when the asked word heads a type's name; the best fitting end gets the whole
-``answer_type``, the others ``exp(-gap / type_temperature)`` of it, so a path that ends at the
-asked type beats a shorter one that stops on the way. A classifier noun ("what *kind* of film")
+``Supplier``), 1.0 when the asked word heads a type's name or when the type's own nodes call
+themselves by it (:meth:`~cef.retrieve.pathtypes.PathTypes._members_named`: "which *units*" and
+"Majors Unit", "which *journals*" and ``type: journal``); the best fitting end gets the whole
+``answer_type``, the others ``exp(-gap / type_temperature)`` of it (``generic_type_temperature`` for
+a question word alone, a broad kind several types fit alike), so a path that ends at the asked
+type beats a shorter one that stops on the way. The question word that asks is the last
+sentence's ("X replaced a coach *who* ... *Which* club ..."); a noun word that names a node type
+heads the asked noun ("what contractual *obligations* currently ..."), and the asked noun names no
+relation by its description ("which *groups*": not PART_OF's "a lab or group is part of"). A classifier noun ("what *kind* of film")
 where every end has the same type names the relation whose values the most things share
 (:meth:`~cef.retrieve.pathtypes.PathTypes._category`).
 
@@ -216,7 +225,7 @@ class PathScorer(PathTypes):
         here = asked.at if asked.at is not None else asked.wh
         if here is None:
             return {}
-        last = {(p[-1].relation, p[-1].forward) for p in paths if len(p) > 1}
+        last = {(p[-1].relation, p[-1].forward) for p in paths}
         out: dict[str, bool] = {}
         for r, fwd in last:
             rt = self.graph.rel_types.get(r)
@@ -459,8 +468,13 @@ class PathScorer(PathTypes):
                 "order": s.order * order,
                 "answer_type": type_weight * fit.get(p[-1], 0.0),
                 "mentioned_type": s.mentioned_type * visited,
-                "voice": s.voice * (voiced.get(p[0].relation) == p[0].forward)
-                + s.voice * (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward),
+                # the wording gives the direction of the first hop (at the anchor) or of the last (at
+                # the answer): once, so a path is not paid twice for one verb
+                "voice": s.voice
+                * (
+                    voiced.get(p[0].relation) == p[0].forward
+                    or voiced_end.get(p[-1].relation) == p[-1].forward
+                ),
                 "coming_back": -s.cue
                 * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
             }
