@@ -1,9 +1,10 @@
 """Path scoring on generated graphs whose labels, relations and names are random words (issue 23).
 
-Each property is checked on graphs no scoring rule was written for. The first three also switch the
-rule they pin off (its setting at 0) and check that the property then fails on the same graph: the
-rule, not the test's data, is what holds it. The chunk order has no setting: without it (chunks
-ranked by their answer's score, then by id, as before issue 23) the test fails on its first example.
+Each property is checked on graphs no scoring rule was written for. Each also switches the rule it
+pins off (its setting at 0 or out of reach, or the rule's function replaced by the behaviour before it)
+and checks that the property then fails on the same graph: the rule, not the test's data, is what holds
+it. The chunk order has no setting: without it (chunks ranked by their answer's score, then by id, as
+before issue 23) the test fails on its first example.
 """
 
 from __future__ import annotations
@@ -270,3 +271,21 @@ def test_the_asked_noun_names_no_relation_by_its_description(names: list[str]) -
             assert best(kb, question)[0] == [r1, r2, r3]
         finally:
             pathscore.name_cues = kept
+
+
+@PROPERTY
+@given(names=distinct(4))
+def test_a_noun_word_naming_a_node_type_heads_the_asked_noun(names: list[str]) -> None:
+    # "what ADJ KINDs ADVly VERB with X": no tagger tells the adverb from a noun; the word that names a
+    # node type is the head
+    from cef.extract.lemmas import surface_tokens
+    from cef.retrieve.pathtypes import asked_for
+
+    adj, kind, adv, verb = names
+    tokens = surface_tokens(f"What {adj} {kind}s {adv}ly {verb} with X?")
+    at = next(i for i, (t, _) in enumerate(tokens) if t == "x")
+    got = asked_for(tokens, at, lambda w: w, types=frozenset({kind, f"{kind}s"}))
+    assert got is not None and got.at == 2 and f"{kind}s" in got.lemmas
+    # mutation: without the graph's types the last word of the run is taken for the head
+    got = asked_for(tokens, at, lambda w: w)
+    assert got is not None and got.at != 2
