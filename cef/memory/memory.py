@@ -2,11 +2,10 @@
 
 ::
 
-    from cef.memory import open_memory, RetrievalConstraints
-    from cef.memory.extensions import PharmaExtension
+    from cef.memory import RetrievalConstraints, load_extension, open_memory
 
     with open_memory("memory.db") as memory:
-        memory.register_extension(PharmaExtension())
+        memory.register_extension(load_extension("examples/memory/extensions/pharma.py"))
         memory.observe("Patient 12345 reported taking OTC ibuprofen", source="user_stated", scope="rep:1")
         bundle = memory.retrieve_context("What is patient 12345 taking?", RetrievalConstraints(scope="rep:1"))
         print(bundle.to_text("markdown"))
