@@ -8,10 +8,10 @@ explaining one hop of one relation (:func:`assign`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
@@ -22,7 +22,23 @@ from cef.retrieve.pathwords import (
     stem_match,
 )
 
-__all__ = ["RelationWords", "assign", "explained_hops", "name_cues", "voiced_direction"]
+__all__ = [
+    "RelationWords",
+    "assign",
+    "explained_hops",
+    "name_cues",
+    "voiced_direction",
+    "voiced_first",
+    "voiced_last",
+]
+
+
+class _RelType(Protocol):
+    bidirectional: bool
+
+
+#: auxiliaries between a subject and its verb ("who *is* supervised by", "which teams *have* owned")
+_AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "has", "have", "had"])
 
 
 @dataclass
@@ -239,3 +255,58 @@ def voiced_direction(
     agent = (i > at) != passive
     source = agent != (name[-1] == "by")
     return source if on_forward else not source
+
+
+def voiced_first(
+    words_of: Callable[[str], RelationWords],
+    rel_types: Mapping[str, _RelType],
+    paths: Sequence[RelationPath],
+    tokens: list[tuple[str, str]],
+    at: int | None,
+    strong: dict[str, list[int]],
+) -> dict[str, bool]:
+    """relation -> the direction the question's wording gives it (:func:`voiced_direction`), for
+    the relations the anchor has both ways (a service that depends on services and is depended on)."""
+    first = {(p[0].relation, p[0].forward) for p in paths}
+    out: dict[str, bool] = {}
+    for r, fwd in first:
+        rt = rel_types.get(r)
+        if not fwd or (r, False) not in first or r not in strong or (rt is not None and rt.bidirectional):
+            continue
+        got = voiced_direction(words_of(r), tokens, at, strong[r])
+        if got is not None:
+            out[r] = got
+    return out
+
+
+def voiced_last(
+    words_of: Callable[[str], RelationWords],
+    rel_types: Mapping[str, _RelType],
+    paths: Sequence[RelationPath],
+    tokens: list[tuple[str, str]],
+    here: int | None,
+    strong: dict[str, list[int]],
+) -> dict[str, bool]:
+    """relation -> the direction the wording gives the last hop, walked toward the answer, for
+    relations the longer candidates (two hops or more; a one-hop path's hop is the anchor's, read
+    by :func:`voiced_first`) end with both ways. ``here``: the position of the asked noun or
+    question word, the thing at the answer's end: "*who* supervises the nurses" reads like an
+    anchor before an active verb (:func:`voiced_direction` from the answer's side), and the last
+    hop walks the other way (from the nurses to who supervises them). Only a verb right after it
+    (auxiliaries aside) says so: in "which league does the team ... play in" the verb is another
+    noun phrase's."""
+    if here is None:
+        return {}
+    last = {(p[-1].relation, p[-1].forward) for p in paths if len(p) > 1}
+    out: dict[str, bool] = {}
+    for r, fwd in last:
+        rt = rel_types.get(r)
+        if not fwd or (r, False) not in last or r not in strong or (rt is not None and rt.bidirectional):
+            continue
+        verb = min((i for i in strong[r] if i > here), default=None)
+        if verb is None or not {t for t, _ in tokens[here + 1 : verb]} <= _AUXILIARIES:
+            continue
+        got = voiced_direction(words_of(r), tokens, here, [verb])
+        if got is not None:
+            out[r] = not got
+    return out

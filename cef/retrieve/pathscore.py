@@ -60,10 +60,9 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -71,9 +70,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_direction
+from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_first, voiced_last
 from cef.retrieve.pathshapes import schema_paths
-from cef.retrieve.pathtypes import AskedFor, EmbedMany, PathTypes, asked_for, kind_words
+from cef.retrieve.pathtypes import (
+    EXAMPLES,
+    AskedFor,
+    EmbedMany,
+    PathTypes,
+    asked_for,
+    fill_example_names,
+)
 from cef.retrieve.pathwords import (
     MASK,
     SHARING_CUE,
@@ -97,11 +103,8 @@ log = logging.getLogger(__name__)
 __all__ = ["AskedFor", "PathScorer", "asked_for", "path_scorer"]
 
 
-_EXAMPLES = 5
 #: stands in for a question word that names no relation (a content word: it ends a naming)
 _TYPE_TOKEN = "<type>"
-#: paths scored between two calls of :meth:`PathScorer.rank`'s ``check`` (a deadline check)
-CHECK_EVERY = 256
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
 _TEXTS_KEPT = 200_000
 
@@ -188,62 +191,6 @@ class PathScorer(PathTypes):
                 card += ", e.g. " + "; ".join(shown)
         return card
 
-    def _voiced(
-        self,
-        paths: Sequence[RelationPath],
-        tokens: list[tuple[str, str]],
-        at: int | None,
-        strong: dict[str, list[int]],
-    ) -> dict[str, bool]:
-        """relation -> the direction the question's wording gives it (:func:`voiced_direction`), for
-        the relations the anchor has both ways (a service that depends on services and is depended on)."""
-        first = {(p[0].relation, p[0].forward) for p in paths}
-        out: dict[str, bool] = {}
-        for r, fwd in first:
-            rt = self.graph.rel_types.get(r)
-            if not fwd or (r, False) not in first or r not in strong or (rt is not None and rt.bidirectional):
-                continue
-            got = voiced_direction(self.words_of(r), tokens, at, strong[r])
-            if got is not None:
-                out[r] = got
-        return out
-
-    def _voiced_end(
-        self,
-        paths: Sequence[RelationPath],
-        tokens: list[tuple[str, str]],
-        asked: AskedFor | None,
-        strong: dict[str, list[int]],
-    ) -> dict[str, bool]:
-        """relation -> the direction the wording gives the last hop, walked toward the answer, for
-        relations the candidates end with both ways: the question word (or the asked noun) is the
-        thing at the answer's end, so "*who* supervises the nurses" is read like an anchor before an
-        active verb (:func:`voiced_direction` from the answer's side) and the last hop walks the
-        other way (from the nurses to who supervises them)."""
-        if asked is None:
-            return {}
-        here = asked.at if asked.at is not None else asked.wh
-        if here is None:
-            return {}
-        last = {(p[-1].relation, p[-1].forward) for p in paths}
-        out: dict[str, bool] = {}
-        for r, fwd in last:
-            rt = self.graph.rel_types.get(r)
-            if not fwd or (r, False) not in last or r not in strong or (rt is not None and rt.bidirectional):
-                continue
-            verb = min((i for i in strong[r] if i > here), default=None)
-            if verb is None:
-                continue
-            between = {t for t, _ in tokens[here + 1 : verb]}
-            if not between <= _AUXILIARIES:
-                # another noun phrase before the verb ("which league does the team ... play in"):
-                # its subject, not the asked thing
-                continue
-            got = voiced_direction(self.words_of(r), tokens, here, [verb])
-            if got is not None:
-                out[r] = not got
-        return out
-
     def hop_text(self, hop: Hop) -> str:
         w = self.words_of(hop.relation)
         rt = self.graph.rel_types.get(hop.relation)
@@ -273,7 +220,7 @@ class PathScorer(PathTypes):
         counts = np.bincount(
             self._reached(hop.relation, hop.forward or bool(rt and rt.bidirectional)), minlength=1
         )
-        top = np.argsort(-counts, kind="stable")[:_EXAMPLES]
+        top = np.argsort(-counts, kind="stable")[:EXAMPLES]
         names = [self._name(int(p)) for p in top.tolist() if counts[p] > 0]
         text = ", ".join(n for n in names if n)
         self.examples[hop] = text
@@ -374,7 +321,6 @@ class PathScorer(PathTypes):
         question_vectors: dict[str, np.ndarray] | None = None,
         others: Sequence[tuple[int, int]] = (),
         parts_out: dict[RelationPath, dict[str, float]] | None = None,
-        check: Callable[[], None] | None = None,
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
         of its hops a question word names (1.0: the question spells the whole path out; a noun that
@@ -382,30 +328,102 @@ class PathScorer(PathTypes):
         ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already.
         ``others``: spans of the other things the question names (other anchors' mentions): no
         noun that says what is asked runs into one. ``parts_out`` receives, per path, the terms of its
-        score (what each weight added; ``embedding``: the cosine terms), for explaining a ranking.
-        ``check``: called every :data:`CHECK_EVERY` paths (a caller's deadline check raises from it)."""
+        score (what each weight added; ``embedding``: the cosine terms), for explaining a ranking."""
         s = self.settings
         masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
         at = next((i for i, (t, _) in enumerate(tokens) if t == MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
+        asked = self._asked(question, masked, tokens, at, paths, others)
+        cues, where, strong, namings = self._cues(tokens, at, asked, paths)
+        shared = shared_relation(tokens, where) if sharing else None
+        dists = {  # signed: negative before the anchor
+            r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
+        }
+
+        # the types a question mentions besides the asked one lie on the way to the answer; with no
+        # asked kind one of them may be the answer's own
+        mentioned = self._mentioned_types(tokens, asked.at if asked else None)
+        if asked is not None:
+            mentioned -= asked.lemmas
+        has_vectors = self._has_embedder(embed)
+        fit = self._asked_fit(asked, list(dict.fromkeys(p[-1] for p in paths)), embed, has_vectors)
+        named_type = asked is not None and asked.at is not None and bool(fit)
+        voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
+        here = None if asked is None else asked.at if asked.at is not None else asked.wh
+        voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
+        # a question word alone ("who", "where") says less of the answer's type than a noun does
+        type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
+        lexical: list[float] = []
+        for p in paths:
+            explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
+            if explained_out is not None:
+                # a noun of the question that names the type the path ends at names its last hop's end
+                typed = named_type and fit.get(p[-1], 0.0) >= 1.0
+                explained_out[p] = min(1.0, (explained + typed) / len(p))
+            on_way = p[:-1] if asked is not None else p
+            visited = (
+                len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
+                if mentioned
+                else 0.0
+            )
+            parts = {
+                "cue": s.cue * (explained - s.cue_cost * len(p)),
+                "length": -s.length * (len(p) - 1),
+                "order": s.order * order,
+                "answer_type": type_weight * fit.get(p[-1], 0.0),
+                "mentioned_type": s.mentioned_type * visited,
+                # the wording gives the direction of the first hop (at the anchor) or of the last hop
+                # of a longer path (at the answer): once, so a path is not paid twice for one verb
+                "voice": s.voice
+                * (
+                    voiced.get(p[0].relation) == p[0].forward
+                    or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
+                ),
+                "coming_back": -s.cue
+                * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
+            }
+            if parts_out is not None:
+                parts_out[p] = parts
+            lexical.append(sum(parts.values()))
+        if not paths:
+            return []
+        qv = (question_vectors or {}).get(masked)
+        if qv is None and has_vectors:
+            got = embed([masked])
+            qv = np.asarray(got, dtype=np.float32)[0] if got is not None else None
+        if qv is None:
+            out = list(zip(lexical, paths, strict=True))
+        else:
+            out = self._with_vectors(qv, paths, lexical, embed)
+        if parts_out is not None:
+            lex_of = dict(zip(paths, lexical, strict=True))
+            for score, p in out:
+                parts_out[p]["embedding"] = score - lex_of[p]
+        out.sort(key=lambda x: -x[0])
+        return out
+
+    def _cues(
+        self,
+        tokens: list[tuple[str, str]],
+        at: int | None,
+        asked: AskedFor | None,
+        paths: Sequence[RelationPath],
+    ) -> tuple[
+        dict[str, tuple[float, int]],
+        dict[str, list[int]],
+        dict[str, list[int]],
+        dict[str, list[tuple[float, frozenset[int]]]],
+    ]:
+        """The question's namings of the candidate relations (:func:`name_cues`: cues, their
+        positions, those of name words, each naming), a classifier noun's category relation among
+        them."""
+        s = self.settings
         where: dict[str, list[int]] = {}
         strong: dict[str, list[int]] = {}
         namings: dict[str, list[tuple[float, frozenset[int]]]] = {}
         relations = {h.relation for p in paths for h in p}
-        verbs = frozenset(
-            lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
-        )
         heads = self._type_lemmas(heads=True)
-        asked = asked_for(
-            tokens,
-            at,
-            self._lemma,
-            verbs,
-            self._mention_at(question, others, tokens, at),
-            heads,
-            _last_sentence(masked),
-        )
         named = tokens
         if asked is not None and asked.at is not None and not asked.lemmas.isdisjoint(heads):
             # "which *vehicles* had faults ...": a noun that names a node type asks for the end of
@@ -430,75 +448,7 @@ class PathScorer(PathTypes):
             namings.setdefault(category, []).append((1.0, frozenset({asked.at})))
             where.setdefault(category, []).append(asked.at)
             strong.setdefault(category, []).append(asked.at)
-        shared = shared_relation(tokens, where) if sharing else None
-        dists = {  # signed: negative before the anchor
-            r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
-        }
-
-        # the types a question mentions besides the asked one lie on the way to the answer; with no
-        # asked kind one of them may be the answer's own
-        mentioned = self._mentioned_types(tokens, asked.at if asked else None)
-        if asked is not None:
-            mentioned -= asked.lemmas
-        has_vectors = self._has_embedder(embed)
-        fit = self._asked_fit(asked, list(dict.fromkeys(p[-1] for p in paths)), embed, has_vectors)
-        named_type = asked is not None and asked.at is not None and bool(fit)
-        voiced = self._voiced(paths, tokens, at, strong)
-        voiced_end = self._voiced_end(paths, tokens, asked, strong)
-        # a question word alone ("who", "where") says less of the answer's type than a noun does
-        type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
-        lexical: list[float] = []
-        for n, p in enumerate(paths):
-            if check is not None and n % CHECK_EVERY == 0:
-                check()
-            explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
-            if explained_out is not None:
-                # a noun of the question that names the type the path ends at names its last hop's end
-                typed = named_type and fit.get(p[-1], 0.0) >= 1.0
-                explained_out[p] = min(1.0, (explained + typed) / len(p))
-            on_way = p[:-1] if asked is not None else p
-            visited = (
-                len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
-                if mentioned
-                else 0.0
-            )
-            parts = {
-                "cue": s.cue * (explained - s.cue_cost * len(p)),
-                "length": -s.length * (len(p) - 1),
-                "order": s.order * order,
-                "answer_type": type_weight * fit.get(p[-1], 0.0),
-                "mentioned_type": s.mentioned_type * visited,
-                # the wording gives the direction of the first hop (at the anchor) or of the last (at
-                # the answer): once, so a path is not paid twice for one verb
-                "voice": s.voice
-                * (
-                    voiced.get(p[0].relation) == p[0].forward
-                    or voiced_end.get(p[-1].relation) == p[-1].forward
-                ),
-                "coming_back": -s.cue
-                * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
-            }
-            if parts_out is not None:
-                parts_out[p] = parts
-            lexical.append(sum(parts.values()))
-        if not paths:
-            return []
-        qv = (question_vectors or {}).get(masked)
-        if qv is None and has_vectors:
-            got = embed([masked])
-            qv = np.asarray(got, dtype=np.float32)[0] if got is not None else None
-        if check is not None:
-            check()
-        if qv is None:
-            out = list(zip(lexical, paths, strict=True))
-        else:
-            out = self._with_vectors(qv, paths, lexical, embed)
-        if parts_out is not None:
-            lex_of = dict(zip(paths, lexical, strict=True))
-            for score, p in out:
-                parts_out[p]["embedding"] = score - lex_of[p]
-        out.sort(key=lambda x: -x[0])
-        return out
+        return cues, where, strong, namings
 
     def _with_vectors(
         self, qv: np.ndarray, paths: Sequence[RelationPath], lexical: list[float], embed: EmbedMany
@@ -592,40 +542,9 @@ class PathScorer(PathTypes):
         """Hops of the longest proper prefix of ``path`` whose words are embedded (0: none)."""
         return next((n for n in range(len(path) - 1, 0, -1) if self.texts_of(path[:n])[0] in self.vectors), 0)
 
-    def _mention_at(
-        self, question: str, spans: Sequence[tuple[int, int]], tokens: list[tuple[str, str]], at: int | None
-    ) -> frozenset[int]:
-        """Token positions (in ``tokens``, the masked question's) of the words of the mentions at
-        ``spans`` of ``question``: where each mention's words occur in a row, the anchor's mask aside."""
-        words = [t for t, _ in tokens]
-        out: set[int] = set()
-        for start, end in spans:
-            mention = [t for t, _ in self.lemmatize(question[start:end])]
-            n = len(mention)
-            if not n:
-                continue
-            for i in range(len(words) - n + 1):
-                if words[i : i + n] == mention and (at is None or not i <= at < i + n):
-                    out.update(range(i, i + n))
-                    break
-        return frozenset(out)
-
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
         return self._vectors(["relation"], embed) is not None
-
-
-#: auxiliaries between a subject and its verb ("who *is* supervised by", "which teams *have* owned")
-_AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "has", "have", "had"])
-#: the end of a sentence: the next one begins after it
-_SENTENCE_END = re.compile(r"[.!?;]\s+(?=\S)")
-
-
-def _last_sentence(text: str) -> int:
-    """The token (:data:`~cef.extract.lemmas.WORD`) where the last sentence of ``text`` begins (0:
-    one sentence): "X replaced a coach who had replaced someone. *Which* club does ..."."""
-    ends = list(_SENTENCE_END.finditer(text))
-    return len(WORD.findall(text[: ends[-1].end()])) if ends else 0
 
 
 def _ends_coming_back(path: RelationPath) -> bool:
@@ -651,44 +570,7 @@ def path_scorer(state: EngineState, settings: PathSettings | None = None) -> Pat
     scorer = PathScorer(g, stamp, settings, default_lemmatizer())
     if cur is not None:
         scorer.vectors = cur.vectors  # texts embed the same whatever the graph generation
-    _fill_example_names(state, scorer)
+    fill_example_names(state, scorer)
     with _lock:
         _cache[state] = scorer
     return scorer
-
-
-def _fill_example_names(state: EngineState, scorer: PathScorer) -> None:
-    """Names of the most reached nodes of each relation and direction (the hops' example answers)
-    and of a few nodes of each label (:meth:`PathScorer.type_cards`)."""
-    g = scorer.graph
-    n_edges = len(g.edge_ids)
-    if not n_edges:
-        return
-    alive = g.e_alive.view[:n_edges]
-    rel = g.e_rel.view[:n_edges].astype(np.int64)
-    wanted: set[int] = set()
-    # a few nodes of each label, those with the most typed edges first (the best known members)
-    ends = np.concatenate([g.e_src.view[:n_edges][alive], g.e_dst.view[:n_edges][alive]]).astype(np.int64)
-    degree = np.bincount(ends, minlength=len(g.node_ids))
-    labels = g.node_label.view[: len(g.node_ids)].astype(np.int64)
-    live = np.flatnonzero(g.node_alive.view[: len(g.node_ids)] & (degree > 0))
-    by_label = live[np.lexsort((-degree[live], labels[live]))]
-    lab = labels[by_label]
-    sampled: dict[int, list[int]] = {}
-    for code in np.unique(lab).tolist():
-        sampled[int(code)] = by_label[lab == code][: scorer.settings.type_sample].tolist()
-        scorer._members[int(code)] = sampled[int(code)][:_EXAMPLES]
-        wanted.update(sampled[int(code)])
-    for code in np.unique(rel[alive]).tolist():
-        mask = alive & (rel == code)
-        for ends in (g.e_dst.view[:n_edges][mask], g.e_src.view[:n_edges][mask]):
-            counts = np.bincount(ends.astype(np.int64))
-            wanted.update(np.argsort(-counts, kind="stable")[:_EXAMPLES].tolist())
-    nodes = state.get_nodes([g.node_ids[p] for p in sorted(wanted) if g.node_alive[p]])
-    by_id = {n.id: n.name for n in nodes}
-    scorer._names = {p: by_id[g.node_ids[p]] for p in wanted if g.node_ids[p] in by_id}
-    records = {n.id: n for n in nodes}
-    scorer._member_words = {
-        code: [kind_words(records[g.node_ids[p]]) for p in members if g.node_ids[p] in records]
-        for code, members in sampled.items()
-    }

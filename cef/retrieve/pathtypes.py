@@ -15,6 +15,7 @@ classifier noun ("what *kind* of film"), the relation whose values the most thin
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -22,15 +23,35 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS, Hop, Lemmatize, relation_words, stem_match
+from cef.retrieve.pathwords import (
+    FUNCTION_WORDS,
+    PREPOSITIONS,
+    Hop,
+    Lemmatize,
+    RelationPath,
+    relation_words,
+    stem_match,
+)
 from cef.text import QUESTION_WORDS
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
     from cef.model import Node
+    from cef.retrieve.pathcues import RelationWords
+    from cef.retrieve.ports import EngineView as EngineState
     from cef.retrieve.presets import PathSettings
 
-__all__ = ["CLASSIFIER_NOUNS", "AskedFor", "EmbedMany", "PathTypes", "asked_for", "kind_words"]
+__all__ = [
+    "CLASSIFIER_NOUNS",
+    "EXAMPLES",
+    "AskedFor",
+    "EmbedMany",
+    "PathTypes",
+    "asked_for",
+    "fill_example_names",
+    "kind_words",
+    "last_sentence",
+]
 
 
 #: texts -> their vectors, one row each (None without an embedder)
@@ -111,17 +132,8 @@ def asked_for(
         wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
     copula = False
     if wh is None:
-        # a request asks too: a verb, then what it asks for ("*list* all services that ...",
-        # "*name* the team that ...", "give me the owners of X")
-        j = 1
-        while j < len(tokens) and tokens[j][0] in ("me", "us"):
-            j += 1
-        if (
-            not tokens
-            or tokens[0][0] in FUNCTION_WORDS
-            or j >= len(tokens)
-            or tokens[j][0] not in _QUANTIFIERS
-        ):
+        j = _request(tokens)
+        if j is None:
             return None
         word, opened = "", True
     else:
@@ -185,6 +197,29 @@ def asked_for(
     return AskedFor(f"{general} {t}" if general else t, lemmas, head, wh=wh)
 
 
+#: the end of a sentence: the next one begins after it
+_SENTENCE_END = re.compile(r"[.!?;]\s+(?=\S)")
+
+
+def last_sentence(text: str) -> int:
+    """The token (:data:`~cef.extract.lemmas.WORD`) where the last sentence of ``text`` begins (0:
+    one sentence): "X replaced a coach who had replaced someone. *Which* club does ..."."""
+    ends = list(_SENTENCE_END.finditer(text))
+    return len(WORD.findall(text[: ends[-1].end()])) if ends else 0
+
+
+def _request(tokens: list[tuple[str, str]]) -> int | None:
+    """Where the noun of a request begins: a request asks too, a verb and then what it asks for
+    ("*list* all services that ...", "*name* the team that ...", "give me the owners of X");
+    None when the question is no request."""
+    j = 1
+    while j < len(tokens) and tokens[j][0] in ("me", "us"):
+        j += 1
+    if not tokens or tokens[0][0] in FUNCTION_WORDS or j >= len(tokens) or tokens[j][0] not in _QUANTIFIERS:
+        return None
+    return j
+
+
 def _wh_word(token: str) -> str:
     """The question word ``token`` is, also contracted with a copula ("who's": who), else ""."""
     if token in QUESTION_WORDS:
@@ -193,6 +228,8 @@ def _wh_word(token: str) -> str:
     return head if rest == "s" and head in QUESTION_WORDS else ""
 
 
+#: example answers shown per hop and members per node type (:meth:`PathTypes.type_cards`)
+EXAMPLES = 5
 #: a string property value of at most this many words may say what the node is (``type: journal``)
 _KIND_VALUE_WORDS = 3
 
@@ -248,6 +285,52 @@ class PathTypes:
 
     def _vectors(self, texts: Sequence[str], embed: EmbedMany) -> np.ndarray | None:
         raise NotImplementedError  # PathScorer._vectors
+
+    def words_of(self, relation: str) -> RelationWords:
+        raise NotImplementedError  # PathScorer.words_of
+
+    def _asked(
+        self,
+        question: str,
+        masked: str,
+        tokens: list[tuple[str, str]],
+        at: int | None,
+        paths: Sequence[RelationPath],
+        others: Sequence[tuple[int, int]],
+    ) -> AskedFor | None:
+        """What the question asks for (:func:`asked_for`), read with the candidate relations' words
+        as verbs, the other named things' positions and the graph's node types."""
+        relations = {h.relation for p in paths for h in p}
+        verbs = frozenset(
+            lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
+        )
+        return asked_for(
+            tokens,
+            at,
+            self._lemma,
+            verbs,
+            self._mention_at(question, others, tokens, at),
+            self._type_lemmas(heads=True),
+            last_sentence(masked),
+        )
+
+    def _mention_at(
+        self, question: str, spans: Sequence[tuple[int, int]], tokens: list[tuple[str, str]], at: int | None
+    ) -> frozenset[int]:
+        """Token positions (in ``tokens``, the masked question's) of the words of the mentions at
+        ``spans`` of ``question``: where each mention's words occur in a row, the anchor's mask aside."""
+        words = [t for t, _ in tokens]
+        out: set[int] = set()
+        for start, end in spans:
+            mention = [t for t, _ in self.lemmatize(question[start:end])]
+            n = len(mention)
+            if not n:
+                continue
+            for i in range(len(words) - n + 1):
+                if words[i : i + n] == mention and (at is None or not i <= at < i + n):
+                    out.update(range(i, i + n))
+                    break
+        return frozenset(out)
 
     def _lemma(self, word: str) -> str:
         return (self.lemmatize(word) or [(word, word)])[0][1]
@@ -420,3 +503,40 @@ class PathTypes:
         return len(words) > 1 and all(
             any(stem_match(t, w, lt, self._lemma(w)) for t, lt in phrase) for w in words
         )
+
+
+def fill_example_names(state: EngineState, scorer: PathTypes) -> None:
+    """Names of the most reached nodes of each relation and direction (the hops' example answers)
+    and of a few nodes of each label (:meth:`PathTypes.type_cards`; the kind words of a larger sample, :func:`kind_words`)."""
+    g = scorer.graph
+    n_edges = len(g.edge_ids)
+    if not n_edges:
+        return
+    alive = g.e_alive.view[:n_edges]
+    rel = g.e_rel.view[:n_edges].astype(np.int64)
+    wanted: set[int] = set()
+    # a few nodes of each label, those with the most typed edges first (the best known members)
+    ends = np.concatenate([g.e_src.view[:n_edges][alive], g.e_dst.view[:n_edges][alive]]).astype(np.int64)
+    degree = np.bincount(ends, minlength=len(g.node_ids))
+    labels = g.node_label.view[: len(g.node_ids)].astype(np.int64)
+    live = np.flatnonzero(g.node_alive.view[: len(g.node_ids)] & (degree > 0))
+    by_label = live[np.lexsort((-degree[live], labels[live]))]
+    lab = labels[by_label]
+    sampled: dict[int, list[int]] = {}
+    for code in np.unique(lab).tolist():
+        sampled[int(code)] = by_label[lab == code][: scorer.settings.type_sample].tolist()
+        scorer._members[int(code)] = sampled[int(code)][:EXAMPLES]
+        wanted.update(sampled[int(code)])
+    for code in np.unique(rel[alive]).tolist():
+        mask = alive & (rel == code)
+        for ends in (g.e_dst.view[:n_edges][mask], g.e_src.view[:n_edges][mask]):
+            counts = np.bincount(ends.astype(np.int64))
+            wanted.update(np.argsort(-counts, kind="stable")[:EXAMPLES].tolist())
+    nodes = state.get_nodes([g.node_ids[p] for p in sorted(wanted) if g.node_alive[p]])
+    by_id = {n.id: n.name for n in nodes}
+    scorer._names = {p: by_id[g.node_ids[p]] for p in wanted if g.node_ids[p] in by_id}
+    records = {n.id: n for n in nodes}
+    scorer._member_words = {
+        code: [kind_words(records[g.node_ids[p]]) for p in members if g.node_ids[p] in records]
+        for code, members in sampled.items()
+    }

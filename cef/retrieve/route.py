@@ -23,7 +23,8 @@ Each source ranks chunks; a chunk's fused score is
 ``Σ weight(source) / (fuse_k + rank in source)``. The weights say what the
 graph holds: a source that does not apply (no typed edges, no text graph, no
 hints) weighs nothing, and when a curated graph gave a confident path answer
-(every hop named by the question) the paths source weighs ``fuse_paths_confident``.
+(:meth:`~cef.retrieve.stagestate.PathsInfo.confident`: the question names the best path, by
+:class:`~cef.retrieve.presets.AutoSettings`) the paths source weighs ``fuse_paths_confident``.
 Every fused chunk's explanation carries the route (``strategy=auto``), its
 rank in each source (``rank_sources``) and each source's share of its score
 (``shares``); the path and anchors come from the source that explains it best
@@ -134,7 +135,7 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         # by the path strategy's path_chunk_factor) and of the anchors (anchor_chunk_factor: the text
         # sources find those by the question's words too, so a chunk linking the anchor to the
         # answers ranks before the anchor's own)
-        weight = s.fuse_paths_confident if info.confident else s.fuse_paths
+        weight = s.fuse_paths_confident if info.confident(s) else s.fuse_paths
         if not info.named:  # no question word names a relation of the best path: a guess
             weight = s.fuse_paths_unnamed
         ps = settings_for(PathSettings, q)

@@ -228,14 +228,14 @@ def test_the_question_word_that_asks_is_the_last_sentences(names: list[str]) -> 
     with graph([r1, r2], nodes, edges) as kb:
         assert best(kb, question)[0] == [r1, r2]
         # mutation: the first question word of the text asks ("who": no type fits, the shortest wins)
-        import cef.retrieve.pathscore as pathscore
+        import cef.retrieve.pathtypes as pathtypes
 
-        kept = pathscore._last_sentence
-        pathscore._last_sentence = lambda text: 0
+        kept = pathtypes.last_sentence
+        pathtypes.last_sentence = lambda text: 0
         try:
             assert best(kb, question)[0] != [r1, r2]
         finally:
-            pathscore._last_sentence = kept
+            pathtypes.last_sentence = kept
 
 
 @PROPERTY
