@@ -39,6 +39,7 @@ __all__ = [
     "GraphFirstSettings",
     "PPRSettings",
     "PathSettings",
+    "RelevanceSettings",
     "RetrievalPreset",
     "settings_for",
 ]
@@ -321,6 +322,53 @@ class DialogueSettings(_Settings):
     )
 
 
+class RelevanceSettings(_Settings):
+    """How relevance (:mod:`cef.retrieve.relevance`) weighs the evidence, and where "nothing matched"
+    starts. Values were chosen on the seen dev sets: ``bench/offtopic/questions.yaml`` (off-topic,
+    clinical and services) against ``examples/clinical`` and ``examples/services`` questions
+    (on-topic), with ``bench/bench_relevance.py``; the unit tests add a notes vault's own questions."""
+
+    threshold: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="below this relevance (best chunk and best answer node) the result says 'nothing "
+        "matched' and has no answer nodes; answer nodes below it are dropped. 0.5: a result tied to a "
+        "thing the question names must hold about a third of the specificity of what is asked "
+        "(floor + (1 - floor) x 0.29 = 0.5); chosen on the dev sets (0.35 before: any tie passed)",
+    )
+    floor: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="what a result tied to a thing the question names is worth when nothing of what is "
+        "asked about it is held (the thing is there, what is asked is not); also the weight of the "
+        "coverage of a result tied to nothing the question names",
+    )
+    elsewhere: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="credit of a question word the result does not hold but the knowledge base holds "
+        "somewhere else (text, names, labels, relation types): the word is in its language",
+    )
+    df_cap: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="text hits counted to estimate a word's document frequency (its weight is "
+        "ln(1 + N / (1 + df)), N the chunks and nodes): a word in this many records or more is common",
+    )
+    phrase_words: int = Field(
+        default=3,
+        ge=0,
+        le=20,
+        description="content words after a determiner, possessive or preposition read as the noun "
+        "phrase it opens (the phrase ends earlier at a word that is a label of the knowledge base or "
+        "an inflected verb); 3 covers 'the monthly hosting cost', 'the loyalty points service'",
+    )
+
+
 class GraphFirstSettings(_Settings):
     """The graph-first pipeline (seed 001): entities → traversal → chunks → vector/BM25 → combine.
 
@@ -372,6 +420,7 @@ class RetrievalPreset(_Settings):
     paths: PathSettings = Field(default_factory=PathSettings)
     auto: AutoSettings = Field(default_factory=AutoSettings)
     dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
+    relevance: RelevanceSettings = Field(default_factory=RelevanceSettings)
     description: str = ""
 
     @model_validator(mode="after")
@@ -440,6 +489,7 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     PathSettings: ("paths", "paths"),
     AutoSettings: ("auto", "auto"),
     DialogueSettings: ("dialogue", "dialogue"),
+    RelevanceSettings: ("relevance", "relevance"),
 }
 _ATTR = {
     PPRSettings: "ppr",
@@ -447,6 +497,7 @@ _ATTR = {
     PathSettings: "paths",
     AutoSettings: "auto",
     DialogueSettings: "dialogue",
+    RelevanceSettings: "relevance",
 }
 
 

@@ -11,34 +11,54 @@ evidence instead and gives every chunk and answer node a ``relevance``:
   such a node when its path starts there, it was found from it, it hangs on
   it, or its text names it;
 * **what the question asks about them** — the question's other content words
-  (stems of their lemmas; question and function words left out). Each counts 1 when the
+  (stems of their lemmas; question and function words, numbers and calendar
+  words left out), each weighted by how specific it is in this knowledge base
+  (``ln(1 + N / (1 + df))``, df its text hits up to
+  :attr:`~cef.retrieve.presets.RelevanceSettings.df_cap`: "service" in a
+  services graph weighs little, "wishlist" much). Each counts 1 when the
   result's evidence holds it (its text and headings, the relation names and
   descriptions and node names along its path, an answer node's label and
-  properties), ½ when the knowledge base holds it somewhere else (text, node
-  names, labels, relation types), and 0 when nothing in the knowledge base
-  does: a question about a dentist, asked of a graph that knows none, is not
-  answered by the nephrologist. A result the relation-path stage found counts
-  at least as much as that stage's own measure of how much of the question the
-  path's relation names explain (``metadata["paths"]["named"]``: "which
-  screenwriter wrote" names ``written_by``; an answer node, its own path's,
-  ``metadata["paths"]["answer_named"]``).
+  properties), ``elsewhere`` (½) when the knowledge base holds it somewhere else
+  (text, node names, labels, relation types), and 0 when nothing in the
+  knowledge base does and the word names a thing: a question about a dentist,
+  asked of a graph that knows none, is not answered by the nephrologist;
+* **which absent words name things** — an absent word names a thing when it
+  sits in a noun phrase (after a determiner, a possessive or a preposition:
+  "the *loyalty points* service", "Priya Raman's annual *salary*", "which
+  *city*") or is a capitalized name or a code ("the *Security* team",
+  "*Twilio*"); such a word weighs as the rarest word of the knowledge base and
+  counts 0. Any other absent word (a verb, a particle: "who would be *hurt* if
+  it *went down*") is taken as the question's own phrasing: common, counted
+  ``elsewhere``. No tagger and no domain word list: general English only.
 
-With named things: ``relevance = tie confidence × (FLOOR + (1 − FLOOR) × asked)``;
+A result the relation-path stage found counts at least as much as that stage's
+own measure of how much of the question the path's relation names explain
+(``metadata["paths"]["named"]``: "which screenwriter wrote" names ``written_by``;
+an answer node, its own path's, ``metadata["paths"]["answer_named"]``), up to the
+share of what is asked that the knowledge base holds at all (a path that names
+``hosts`` does not answer "the monthly hosting *cost*").
+
+With named things: ``relevance = tie confidence × (floor + (1 − floor) × asked)``;
 without: the coverage of all the question's content words, counted the same way.
 A query's own hints count as naming: its ``targets`` name things, its
-``traversal.relation_types`` say what it asks.
+``traversal.relation_types`` say what it asks. The weights and the threshold
+are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
+them in ``options["relevance"]``).
 
-When no chunk and no answer node reaches :data:`NOTHING_MATCHED_BELOW`, the
-result says so: ``metadata["relevance"]["nothing_matched"]`` is true, a note
-says ``nothing matched``, and there are no answer nodes. Answer nodes below it
-are dropped whatever the chunks say. Chunks are kept (ranked as before), each
-with its relevance, for a caller who wants to look anyway.
+When no chunk and no answer node reaches the threshold (default
+:data:`NOTHING_MATCHED_BELOW`), the result says so:
+``metadata["relevance"]["nothing_matched"]`` is true, a note says ``nothing
+matched``, and there are no answer nodes. Answer nodes below it are dropped
+whatever the chunks say. Chunks are kept (ranked as before), each with its
+relevance, for a caller who wants to look anyway.
 """
 
 from __future__ import annotations
 
+import calendar
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,16 +66,35 @@ import numpy as np
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
+from cef.retrieve.pathwords import PREPOSITIONS
+from cef.retrieve.presets import RelevanceSettings, settings_for
 from cef.retrieve.visibility import hidden_nodes
-from cef.text import STOP_WORDS, stem
+from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 
-#: below this relevance (best chunk and best answer node), the result says "nothing matched"
-NOTHING_MATCHED_BELOW = 0.35
-#: what a result tied to a named thing is worth when none of the question's other words is in the
-#: knowledge base (the thing is there; what is asked about it is not)
-FLOOR = 0.3
+#: the default threshold: below this relevance (best chunk and best answer node), "nothing matched"
+NOTHING_MATCHED_BELOW = RelevanceSettings().threshold
+#: the default floor (:attr:`~cef.retrieve.presets.RelevanceSettings.floor`)
+FLOOR = RelevanceSettings().floor
+#: words that open a noun phrase in general English: articles, possessive and demonstrative
+#: determiners, quantifiers, the interrogative determiners, and prepositions (their object)
+_OPENERS = frozenset(
+    ["the", "a", "an", "our", "my", "your", "his", "her", "its", "their", "this", "these", "those",
+     "which", "what", "whose", "each", "every", "any", "some", "all", "no", "per", "about", "after",
+     "before", "during", "into", "over", "under", "between", "without", "within", "through"]
+) | PREPOSITIONS  # fmt: skip
+#: calendar words (months, weekdays, seasons): when a question asks, not what it is about
+_CALENDAR = frozenset(
+    [m.lower() for m in calendar.month_name if m]
+    + [d.lower() for d in calendar.day_name]
+    + ["spring", "summer", "autumn", "winter"]
+)
+#: the prepositions that open English complex prepositions ("in charge of", "on behalf of", "by means of")
+_COMPLEX_FIRST = frozenset(["in", "on", "at", "by"])
+#: English plurals not formed from their singular, which the dictionary lemmatizer keeps as they are
+_SUPPLETIVE = {"people": "person"}
+_TOKEN = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
 #: how anchors found by name are marked (vector anchors are guesses, not things the question names)
 _GUESSED = frozenset({"vector", "dense"})
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
@@ -94,12 +133,32 @@ class _Named:
 
 
 @dataclass
+class _Term:
+    """A content word of the question: its match key, its form in the question, whether it names a
+    thing (in a noun phrase, or a capitalized name or a code), and once weighed, how many records of
+    the knowledge base hold it (``df``, up to twice ``df_cap``; 0: none) and its weight."""
+
+    key: str
+    form: str
+    names_thing: bool
+    df: int | None = None
+    weight: float = 1.0
+
+    @property
+    def absent_thing(self) -> bool:
+        """A thing the question names that the knowledge base holds nowhere."""
+        return self.df == 0 and self.names_thing
+
+
+@dataclass
 class _Question:
-    stems: list[str]  # the question's content stems, in order
-    forms: dict[str, str]  # stem -> a word of the question with that stem
+    terms: dict[str, _Term]  # stem -> the question's content word, in order
     named: list[_Named] = field(default_factory=list)
-    known: dict[str, bool] = field(default_factory=dict)  # stem -> the knowledge base holds it
     asked_given: bool = False  # the query names the relations to follow: what it asks is given
+
+    @property
+    def stems(self) -> list[str]:
+        return list(self.terms)
 
     @property
     def asked(self) -> list[str]:
@@ -107,14 +166,82 @@ class _Question:
         covered: set[str] = set()
         for n in self.named:
             covered |= n.stems
-        return [s for s in self.stems if s not in covered]
+        return [s for s in self.terms if s not in covered]
+
+    def form(self, key: str) -> str:
+        term = self.terms.get(key)
+        return term.form if term is not None else key
 
 
-def _question(qc: QueryContext) -> _Question:
-    forms: dict[str, str] = {}
-    for token, key in _words(qc.query.query):
-        forms.setdefault(key, token)
-    q = _Question(list(forms), forms, asked_given=bool(qc.query.traversal.relation_types))
+def _inflected_verb(token: str, lemma: str) -> bool:
+    """A past or progressive form ("blamed", "hosting") or an irregular one ("went" -> "go"): a verb
+    (a plural noun's lemma is the token less its plural ending)."""
+    if (len(token) > 4 and token.endswith("ed")) or (len(token) > 5 and token.endswith("ing")):
+        return True
+    if lemma == token or token in (lemma + "s", lemma + "es") or token == lemma[:-1] + "ies":
+        return False
+    return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
+
+
+def _terms(question: str, heads: set[str], phrase_words: int) -> dict[str, _Term]:
+    """The question's content words, each marked when it names a thing: it is in a noun phrase
+    (up to ``phrase_words`` content words after a determiner, a possessive or a preposition; the
+    phrase ends at a label word of the knowledge base, its head, or at an inflected verb), or it is
+    capitalized inside the question, or it holds a digit (a code). Numbers and calendar words are
+    left out: they say when, and the temporal filters read them."""
+    lemmatize = default_lemmatizer()
+    tokens: list[tuple[str, str, bool, bool]] = []  # (word as written, lower case, possessive, content)
+    for m in _TOKEN.finditer(question):
+        raw = m.group(0)
+        possessive = raw.lower().endswith(("'s", "’s"))
+        if possessive:
+            raw = raw[:-2]
+        low = raw.lower().replace("’", "'")
+        content = bool(low) and not (
+            low in QUERY_STOP_WORDS
+            or low in _OPENERS
+            or low in _CALENDAR
+            or not any(c.isalpha() for c in low)
+        )
+        tokens.append((raw, low, possessive, content))
+    out: dict[str, _Term] = {}
+    room = 0  # content words the open noun phrase may still take
+    for i, (raw, low, possessive, content) in enumerate(tokens):
+        if not content:
+            room = phrase_words if (low in _OPENERS or possessive) else 0
+            continue
+        pairs = lemmatize(low)
+        lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)
+        key = stem(lemma)
+        verb = _inflected_verb(low, lemma)
+        # a participle inside a phrase, before another content word, modifies it ("a punctured tyre")
+        modifier = verb and room > 0 and i + 1 < len(tokens) and tokens[i + 1][3]
+        name = i > 0 and (raw[:1].isupper() or any(c.isdigit() for c in raw))
+        # a bare noun in a complex preposition ("in charge of", "on top of") names no thing
+        idiom = 0 < i < len(tokens) - 1 and tokens[i - 1][1] in _COMPLEX_FIRST and tokens[i + 1][1] == "of"
+        names_thing = name or (room > 0 and not verb and not idiom)
+        room = 0 if (verb and not modifier) or key in heads else max(room - 1, 1 if modifier else 0)
+        if possessive:
+            room = phrase_words
+        term = out.get(key)
+        if term is None:
+            out[key] = _Term(key, low, names_thing)
+        else:
+            term.names_thing = term.names_thing or names_thing
+    return out
+
+
+def _label_words(qc: QueryContext) -> set[str]:
+    """The stems of the knowledge base's labels ("SearchIndex": search, index)."""
+    out: set[str] = set()
+    for label in qc.state.graph.labels.names:
+        out |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
+    return out
+
+
+def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
+    terms = _terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types))
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
     mention: dict[str, str] = {}
@@ -134,9 +261,18 @@ def _question(qc: QueryContext) -> _Question:
     return q
 
 
-def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
-    """Whether the knowledge base holds each stem anywhere: chunk text, node names, labels, relations."""
-    todo = [s for s in stems if s not in q.known]
+def _records(qc: QueryContext) -> int:
+    """How many records (nodes and chunks) a word's document frequency is out of."""
+    chunks = len(qc.state.chunk_vectors) or qc.state.store.counts().get("chunks", 0)
+    return max(qc.state.graph.node_count + chunks, 1)
+
+
+def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
+    """Each content word's document frequency (text hits in chunks and nodes, up to ``df_cap``
+    each; a label or relation word counts as common) and its weight: ``ln(1 + N / (1 + df))``; an
+    absent word that names a thing weighs ``ln(1 + N)`` (the rarest), any other absent word weighs
+    as a common one (it is the question's phrasing)."""
+    todo = [t for t in q.terms.values() if t.df is None]
     if not todo:
         return
     g = qc.state.graph
@@ -153,13 +289,21 @@ def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
             " ".join([_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""])
         )
     store = qc.state.store
-    for s in todo:
-        word = q.forms.get(s, s)
-        q.known[s] = (
-            s in schema
-            or bool(store.search_text("chunk", word, 1, scope=scope))
-            or bool(store.search_text("node", word, 1, scope=scope))
-        )
+    cap = settings.df_cap
+    n = _records(qc)
+    for t in todo:
+        if t.key in schema:
+            t.df = cap
+        else:
+            t.df = len(store.search_text("chunk", t.form, cap, scope=scope)) + len(
+                store.search_text("node", t.form, cap, scope=scope)
+            )
+        if t.df > 0:
+            t.weight = math.log1p(n / (1 + t.df))
+        elif t.names_thing:
+            t.weight = math.log1p(n)
+        else:
+            t.weight = math.log1p(n / (1 + cap))
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None) -> str:
@@ -177,34 +321,60 @@ def _path_text(qc: QueryContext, path: GraphPath | None) -> str:
     return " ".join(parts)
 
 
-def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str]) -> float:
-    """Each wanted stem: 1 in the evidence, ½ elsewhere in the knowledge base, 0 nowhere."""
-    if not wanted:
+def _credit(t: _Term, evidence: set[str], settings: RelevanceSettings) -> float:
+    if t.key in evidence:
         return 1.0
-    got = sum(1.0 if s in evidence else (0.5 if q.known.get(s) else 0.0) for s in wanted)
-    return got / len(wanted)
+    return 0.0 if t.absent_thing else settings.elsewhere
 
 
-def _relevance(q: _Question, evidence: set[str], ties: set[str], named: float = 0.0) -> float:
+def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings: RelevanceSettings) -> float:
+    """The weighted share of the wanted words the result holds: 1 in its evidence, ``elsewhere``
+    when the knowledge base holds the word elsewhere (or it is the question's phrasing), 0 when the
+    word names a thing the knowledge base does not hold."""
+    terms = [q.terms[s] for s in wanted]
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight * _credit(t, evidence, settings) for t in terms) / total
+
+
+def _held(q: _Question, wanted: Sequence[str]) -> float:
+    """The weighted share of the wanted words that name nothing absent: the most a relation path
+    can explain of the question."""
+    terms = [q.terms[s] for s in wanted]
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight for t in terms if not t.absent_thing) / total
+
+
+def _relevance(
+    q: _Question, evidence: set[str], ties: set[str], settings: RelevanceSettings, named: float = 0.0
+) -> float:
     """``named``: how much of the question the relation path behind the result explains (the path
     stage's own measure, 0 for results it did not find)."""
     if q.asked_given:
         named = 1.0
-    if not q.stems and not q.named:
-        return 0.0
+    if not q.named and all(t.df == 0 for t in q.terms.values()):
+        return 0.0  # nothing the question says is in the knowledge base
     if not q.named:
-        return round(max(_coverage(q, q.stems, evidence), named), 4)
+        held = _held(q, q.stems)
+        return round(max(_coverage(q, q.stems, evidence, settings), min(named, held)) * held, 4)
     tie = max(
         (n.confidence for n in q.named if n.node_id in ties or (n.stems and n.stems <= evidence)), default=0.0
     )
-    asked = max(_coverage(q, q.asked, evidence), named)
-    tied = tie * (FLOOR + (1.0 - FLOOR) * asked)
+    wanted = q.asked
+    held = _held(q, wanted)
+    asked = max(_coverage(q, wanted, evidence, settings), min(named, held))
+    floor = settings.floor
+    # what is asked about a named thing, scaled by the share of it the knowledge base holds at all
+    tied = tie * (floor + (1.0 - floor) * asked) * held
     # a result tied to nothing the question names may still hold all of its words
-    loose = FLOOR * _coverage(q, q.stems, evidence)
+    loose = floor * _coverage(q, q.stems, evidence, settings) * _held(q, q.stems)
     return round(min(1.0, max(tied, loose)), 4)
 
 
-def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk) -> float:
+def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk, settings: RelevanceSettings) -> float:
     chunk, e = rc.chunk, rc.explanation
     headings = chunk.metadata.get("headings")
     title = chunk.metadata.get("title")
@@ -223,7 +393,7 @@ def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk) -> float:
     if chunk.node_id is not None:
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
-    return _relevance(q, _stems(text), ties, _path_named(qc) if from_paths else 0.0)
+    return _relevance(q, _stems(text), ties, settings, _path_named(qc) if from_paths else 0.0)
 
 
 def _path_named(qc: QueryContext) -> float:
@@ -242,42 +412,44 @@ def _answer_named(qc: QueryContext, node_id: str) -> float:
     return float(named) if isinstance(named, int | float) else _path_named(qc)
 
 
-def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
+def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: RelevanceSettings) -> float:
     node = rn.node
     text = " ".join([node.name, node.label, " ".join(node.aliases), rn.text, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
-    return _relevance(q, _stems(text), ties, _answer_named(qc, node.id))
+    return _relevance(q, _stems(text), ties, settings, _answer_named(qc, node.id))
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
     verdict in ``qc.metadata["relevance"]`` (and a note when nothing matched)."""
-    q = _question(qc)
-    _known(qc, q, q.asked if q.named else q.stems)
-    out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc)}) for rc in results]
-    nodes = [rn.model_copy(update={"relevance": _node_relevance(qc, q, rn)}) for rn in qc.answer_nodes]
-    kept = [rn for rn in nodes if (rn.relevance or 0.0) >= NOTHING_MATCHED_BELOW]
+    settings = settings_for(RelevanceSettings, qc.query)
+    threshold = settings.threshold
+    q = _question(qc, settings)
+    _weigh(qc, q, settings)
+    out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc, settings)}) for rc in results]
+    nodes = [
+        rn.model_copy(update={"relevance": _node_relevance(qc, q, rn, settings)}) for rn in qc.answer_nodes
+    ]
+    kept = [rn for rn in nodes if (rn.relevance or 0.0) >= threshold]
     best = max([0.0, *(r.relevance or 0.0 for r in out), *(n.relevance or 0.0 for n in nodes)])
-    nothing = best < NOTHING_MATCHED_BELOW
+    nothing = best < threshold
     qc.answer_nodes = [] if nothing else kept
+    measured = q.asked if q.named else q.stems
+    missing = [q.form(s) for s in measured if q.terms[s].df == 0]
     qc.metadata["relevance"] = {
         "best": best,
-        "threshold": NOTHING_MATCHED_BELOW,
+        "threshold": threshold,
         "nothing_matched": nothing,
         "named": [n.node_id for n in q.named],
-        "asked": [q.forms.get(s, s) for s in (q.asked if q.named else q.stems)],
-        "unknown": [q.forms.get(s, s) for s, k in q.known.items() if not k],
+        "asked": [q.form(s) for s in measured],
+        "unknown": missing,
+        "weights": {q.form(s): round(q.terms[s].weight, 3) for s in measured},
     }
     if nothing:
-        missing = [q.forms.get(s, s) for s, k in q.known.items() if not k]
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
-        qc.notes.append(
-            f"nothing matched: the best result's relevance {best:.2f} is below {NOTHING_MATCHED_BELOW}{why}"
-        )
+        qc.notes.append(f"nothing matched: the best result's relevance {best:.2f} is below {threshold}{why}")
     elif len(kept) < len(nodes):
-        qc.notes.append(
-            f"relevance: {len(nodes) - len(kept)} answer node(s) below {NOTHING_MATCHED_BELOW} left out"
-        )
+        qc.notes.append(f"relevance: {len(nodes) - len(kept)} answer node(s) below {threshold} left out")
     return out
