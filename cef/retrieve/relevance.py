@@ -82,7 +82,8 @@ FLOOR = RelevanceSettings().floor
 _OPENERS = frozenset(
     ["the", "a", "an", "our", "my", "your", "his", "her", "its", "their", "this", "these", "those",
      "which", "what", "whose", "each", "every", "any", "some", "all", "no", "per", "about", "after",
-     "before", "during", "into", "over", "under", "between", "without", "within", "through"]
+     "before", "during", "into", "over", "under", "between", "without", "within", "through",
+     "many", "much", "few", "several", "more", "most", "enough"]
 ) | PREPOSITIONS  # fmt: skip
 #: calendar words (months, weekdays, seasons): when a question asks, not what it is about
 _CALENDAR = frozenset(
@@ -90,6 +91,14 @@ _CALENDAR = frozenset(
     + [d.lower() for d in calendar.day_name]
     + ["spring", "summer", "autumn", "winter"]
 )
+#: auxiliaries and modals: in a question, the clause after one ends with its main verb
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must"]
+)
+#: the interrogative determiners ("*which* team", "*what* drug class")
+_WH_DETERMINERS = frozenset(["what", "which", "whose"])
+#: subordinating conjunctions that open a clause after a verb ("what happens *when*")
+_CONJUNCTIONS = frozenset(["when", "if", "while", "where", "whenever", "because", "after", "before"])
 #: the prepositions that open English complex prepositions ("in charge of", "on behalf of", "by means of")
 _COMPLEX_FIRST = frozenset(["in", "on", "at", "by"])
 #: English plurals not formed from their singular, which the dictionary lemmatizer keeps as they are
@@ -140,7 +149,9 @@ class _Term:
 
     key: str
     form: str
+    lemma: str
     names_thing: bool
+    instance: bool = False  # it names an instance of a label ("the *loyalty* service"): a node
     df: int | None = None
     weight: float = 1.0
 
@@ -183,11 +194,37 @@ def _inflected_verb(token: str, lemma: str) -> bool:
     return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
 
 
+def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
+    """Where the question's verbs stand by its word order, in general English: the last content
+    word of the clause after an auxiliary ("what did the town council *decide*", "which database
+    does the wishlist service *store* its data in"), and a word between "what" / "which" and a
+    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the")."""
+    out: set[int] = set()
+    n = len(tokens)
+    for i, (_, low, _, _) in enumerate(tokens):
+        if low in _AUXILIARIES:
+            j = i + 1
+            while j < n and j <= i + 2 and not tokens[j][3] and tokens[j][1] not in PREPOSITIONS:
+                j += 1  # the subject's determiner or pronoun
+            last = None
+            while j < n and tokens[j][3]:
+                last = j
+                j += 1
+            if last is not None:
+                out.add(last)
+        elif low in _WH_DETERMINERS and i + 1 < n and tokens[i + 1][3]:
+            after = tokens[i + 2][1] if i + 2 < n else ""
+            if after in _OPENERS or after in _CONJUNCTIONS:
+                out.add(i + 1)
+    return out
+
+
 def _terms(question: str, heads: set[str], phrase_words: int) -> dict[str, _Term]:
     """The question's content words, each marked when it names a thing: it is in a noun phrase
     (up to ``phrase_words`` content words after a determiner, a possessive or a preposition; the
-    phrase ends at a label word of the knowledge base, its head, or at an inflected verb), or it is
-    capitalized inside the question, or it holds a digit (a code). Numbers and calendar words are
+    phrase ends at a label word of the knowledge base, its head, or at a verb), or it is
+    capitalized inside the question, or it holds a digit (a code). The words of a phrase before a
+    label word name an instance of that label ("the *loyalty points* service"): a node must hold them. Numbers and calendar words are
     left out: they say when, and the temporal filters read them."""
     lemmatize = default_lemmatizer()
     tokens: list[tuple[str, str, bool, bool]] = []  # (word as written, lower case, possessive, content)
@@ -204,30 +241,39 @@ def _terms(question: str, heads: set[str], phrase_words: int) -> dict[str, _Term
             or not any(c.isalpha() for c in low)
         )
         tokens.append((raw, low, possessive, content))
+    verbs = _verb_positions(tokens)
     out: dict[str, _Term] = {}
     room = 0  # content words the open noun phrase may still take
+    phrase: list[_Term] = []  # the words of the open noun phrase so far
     for i, (raw, low, possessive, content) in enumerate(tokens):
         if not content:
             room = phrase_words if (low in _OPENERS or possessive) else 0
+            phrase = []
             continue
         pairs = lemmatize(low)
         lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)
         key = stem(lemma)
-        verb = _inflected_verb(low, lemma)
+        verb = i in verbs or _inflected_verb(low, lemma)
         # a participle inside a phrase, before another content word, modifies it ("a punctured tyre")
         modifier = verb and room > 0 and i + 1 < len(tokens) and tokens[i + 1][3]
         name = i > 0 and (raw[:1].isupper() or any(c.isdigit() for c in raw))
         # a bare noun in a complex preposition ("in charge of", "on top of") names no thing
         idiom = 0 < i < len(tokens) - 1 and tokens[i - 1][1] in _COMPLEX_FIRST and tokens[i + 1][1] == "of"
-        names_thing = name or (room > 0 and not verb and not idiom)
+        in_phrase = room > 0 and not verb and not idiom
+        names_thing = name or in_phrase
+        term = out.get(key)
+        if term is None:
+            term = out[key] = _Term(key, low, lemma, names_thing)
+        else:
+            term.names_thing = term.names_thing or names_thing
+        if in_phrase and key in heads:  # "the loyalty points service": the words before name a service
+            for before in phrase:
+                before.instance = True
+        phrase = [*phrase, term] if in_phrase else []
         room = 0 if (verb and not modifier) or key in heads else max(room - 1, 1 if modifier else 0)
         if possessive:
             room = phrase_words
-        term = out.get(key)
-        if term is None:
-            out[key] = _Term(key, low, names_thing)
-        else:
-            term.names_thing = term.names_thing or names_thing
+            phrase = []
     return out
 
 
@@ -295,9 +341,13 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
         if t.key in schema:
             t.df = cap
         else:
-            t.df = len(store.search_text("chunk", t.form, cap, scope=scope)) + len(
-                store.search_text("node", t.form, cap, scope=scope)
-            )
+            t.df = 0
+            for word in dict.fromkeys([t.form, t.lemma]):  # "kidneys": the text may say "kidney"
+                t.df = len(store.search_text("node", word, cap, scope=scope))
+                if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
+                    t.df += len(store.search_text("chunk", word, cap, scope=scope))
+                if t.df:
+                    break
         if t.df > 0:
             t.weight = math.log1p(n / (1 + t.df))
         elif t.names_thing:
