@@ -78,19 +78,25 @@ NOTHING_MATCHED_BELOW = RelevanceSettings().threshold
 #: the default floor (:attr:`~cef.retrieve.presets.RelevanceSettings.floor`)
 FLOOR = RelevanceSettings().floor
 #: words that open a noun phrase in general English: articles, possessive and demonstrative
-#: determiners, quantifiers, the interrogative determiners, and prepositions (their object)
+#: determiners, quantifiers, the interrogative determiners, and prepositions (their object; not
+#: "to", which opens infinitives as often: "to *promote* his venture")
 _OPENERS = frozenset(
     ["the", "a", "an", "our", "my", "your", "his", "her", "its", "their", "this", "these", "those",
-     "which", "what", "whose", "each", "every", "any", "some", "all", "no", "per", "about", "after",
-     "before", "during", "into", "over", "under", "between", "without", "within", "through",
-     "many", "much", "few", "several", "more", "most", "enough"]
-) | PREPOSITIONS  # fmt: skip
+     "which", "what", "whose", "each", "every", "any", "some", "all", "no",
+     "many", "much", "few", "several", "more", "most", "enough",
+     "of", "by", "in", "on", "at", "for", "with", "from", "per", "about", "after", "before", "during",
+     "into", "over", "under", "between", "without", "within", "through", "across", "along", "among",
+     "around", "behind", "below", "beneath", "beside", "beyond", "inside", "near", "onto", "outside",
+     "since", "until", "upon", "via", "toward", "towards", "against", "like", "unlike", "than"]
+)  # fmt: skip
 #: calendar words (months, weekdays, seasons): when a question asks, not what it is about
 _CALENDAR = frozenset(
     [m.lower() for m in calendar.month_name if m]
     + [d.lower() for d in calendar.day_name]
     + ["spring", "summer", "autumn", "winter"]
 )
+#: English adjective endings: a word with one before the head of a noun phrase describes it
+_ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
 #: auxiliaries and modals: in a question, the clause after one ends with its main verb
 _AUXILIARIES = frozenset(
     ["do", "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must"]
@@ -194,6 +200,14 @@ def _inflected_verb(token: str, lemma: str) -> bool:
     return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
 
 
+def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
+    """ "to" before a noun ("allergic to *penicillin*"), not before a verb and its object ("to
+    *promote* his venture")."""
+    if tokens[i][1] != "to" or i + 1 >= len(tokens) or not tokens[i + 1][3]:
+        return False
+    return i + 2 >= len(tokens) or tokens[i + 2][1] not in _OPENERS
+
+
 def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
     """Where the question's verbs stand by its word order, in general English: the last content
     word of the clause after an auxiliary ("what did the town council *decide*", "which database
@@ -243,12 +257,23 @@ def _terms(question: str, heads: set[str], phrase_words: int) -> dict[str, _Term
         tokens.append((raw, low, possessive, content))
     verbs = _verb_positions(tokens)
     out: dict[str, _Term] = {}
+    things: set[str] = set()  # keys with an occurrence that names a thing
+    phrase: list[tuple[_Term, bool]] = []  # the open noun phrase: (word, capitalized or a code)
+
+    def close() -> None:
+        """The head of a noun phrase is its last word and names a thing; so does a noun before it
+        ("the *seabird* monitoring project"), not an adjective that only describes the head ("a
+        *negative* experience": the experience is the thing asked about)."""
+        for n, (term, name) in enumerate(phrase):
+            if n == len(phrase) - 1 or name or term.instance or not term.form.endswith(_ADJECTIVE_ENDINGS):
+                things.add(term.key)
+        phrase.clear()
+
     room = 0  # content words the open noun phrase may still take
-    phrase: list[_Term] = []  # the words of the open noun phrase so far
     for i, (raw, low, possessive, content) in enumerate(tokens):
         if not content:
-            room = phrase_words if (low in _OPENERS or possessive) else 0
-            phrase = []
+            close()
+            room = phrase_words if (low in _OPENERS or possessive or _to_object(tokens, i)) else 0
             continue
         pairs = lemmatize(low)
         lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)
@@ -259,21 +284,27 @@ def _terms(question: str, heads: set[str], phrase_words: int) -> dict[str, _Term
         name = i > 0 and (raw[:1].isupper() or any(c.isdigit() for c in raw))
         # a bare noun in a complex preposition ("in charge of", "on top of") names no thing
         idiom = 0 < i < len(tokens) - 1 and tokens[i - 1][1] in _COMPLEX_FIRST and tokens[i + 1][1] == "of"
-        in_phrase = room > 0 and not verb and not idiom
-        names_thing = name or in_phrase
         term = out.get(key)
         if term is None:
-            term = out[key] = _Term(key, low, lemma, names_thing)
-        else:
-            term.names_thing = term.names_thing or names_thing
-        if in_phrase and key in heads:  # "the loyalty points service": the words before name a service
-            for before in phrase:
-                before.instance = True
-        phrase = [*phrase, term] if in_phrase else []
+            term = out[key] = _Term(key, low, lemma, False)
+        if name:
+            things.add(key)
+        if room > 0 and not verb and not idiom:
+            phrase.append((term, name))
+            if key in heads:  # "the loyalty points service": the words before it name a service
+                for before, _ in phrase[:-1]:
+                    before.instance = True
+        elif not modifier:
+            close()
         room = 0 if (verb and not modifier) or key in heads else max(room - 1, 1 if modifier else 0)
+        if room == 0:
+            close()
         if possessive:
+            close()
             room = phrase_words
-            phrase = []
+    close()
+    for term in out.values():
+        term.names_thing = term.key in things
     return out
 
 
