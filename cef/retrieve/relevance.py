@@ -68,6 +68,7 @@ from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
 from cef.retrieve.pathwords import PREPOSITIONS
 from cef.retrieve.presets import RelevanceSettings, settings_for
+from cef.retrieve.stagestate import Verdict
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem
 
@@ -479,18 +480,16 @@ def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk, settings: 
 
 def _path_named(qc: QueryContext) -> float:
     """How much of the question the best relation path's names explain (the path stage's measure)."""
-    info = qc.metadata.get("paths")
-    named = info.get("named", 0.0) if isinstance(info, dict) else 0.0
-    return float(named) if isinstance(named, int | float) else 0.0
+    info = qc.stages.paths
+    return info.named if info is not None else 0.0
 
 
 def _answer_named(qc: QueryContext, node_id: str) -> float:
     """How much of the question the relation path behind one answer node explains (a weaker path's
     answer does not borrow the best path's measure); the best path's when the stage gave none."""
-    info = qc.metadata.get("paths")
-    per = info.get("answer_named") if isinstance(info, dict) else None
-    named = per.get(node_id) if isinstance(per, dict) else None
-    return float(named) if isinstance(named, int | float) else _path_named(qc)
+    info = qc.stages.paths
+    named = info.answer_named.get(node_id) if info is not None else None
+    return named if named is not None else _path_named(qc)
 
 
 def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: RelevanceSettings) -> float:
@@ -504,7 +503,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
-    verdict in ``qc.metadata["relevance"]`` (and a note when nothing matched)."""
+    verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
     settings = settings_for(RelevanceSettings, qc.query)
     threshold = settings.threshold
     q = _question(qc, settings)
@@ -519,15 +518,15 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     qc.answer_nodes = [] if nothing else kept
     measured = q.asked if q.named else q.stems
     missing = [q.form(s) for s in measured if q.terms[s].df == 0]
-    qc.metadata["relevance"] = {
-        "best": best,
-        "threshold": threshold,
-        "nothing_matched": nothing,
-        "named": [n.node_id for n in q.named],
-        "asked": [q.form(s) for s in measured],
-        "unknown": missing,
-        "weights": {q.form(s): round(q.terms[s].weight, 3) for s in measured},
-    }
+    qc.stages.relevance = Verdict(
+        best=best,
+        threshold=threshold,
+        nothing_matched=nothing,
+        named=[n.node_id for n in q.named],
+        asked=[q.form(s) for s in measured],
+        unknown=missing,
+        weights={q.form(s): round(q.terms[s].weight, 3) for s in measured},
+    )
     if nothing:
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
         qc.notes.append(f"nothing matched: the best result's relevance {best:.2f} is below {threshold}{why}")
