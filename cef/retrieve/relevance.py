@@ -212,7 +212,8 @@ def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
 def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
     """Where the question's verbs stand by its word order, in general English: the last content
     word of the clause after an auxiliary ("what did the town council *decide*", "which database
-    does the wishlist service *store* its data in"), and a word between "what" / "which" and a
+    does the wishlist service *store* its data in") and, in such a question, a last word that
+    follows another content word ("what do the dancers in the photo *represent*"), and a word between "what" / "which" and a
     determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the")."""
     out: set[int] = set()
     n = len(tokens)
@@ -227,6 +228,8 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
                 j += 1
             if last is not None:
                 out.add(last)
+            if n >= 2 and tokens[-1][3] and tokens[-2][3]:  # "... in the photo *represent*?"
+                out.add(n - 1)
         elif low in _WH_DETERMINERS and i + 1 < n and tokens[i + 1][3]:
             after = tokens[i + 2][1] if i + 2 < n else ""
             if after in _OPENERS or after in _CONJUNCTIONS:
@@ -441,7 +444,7 @@ def _relevance(
         return 0.0  # nothing the question says is in the knowledge base
     if not q.named:
         held = _held(q, q.stems)
-        return round(max(_coverage(q, q.stems, evidence, settings), min(named, held)) * held, 4)
+        return round(max(_coverage(q, q.stems, evidence, settings), min(named, held)) * math.sqrt(held), 4)
     tie = max(
         (n.confidence for n in q.named if n.node_id in ties or (n.stems and n.stems <= evidence)), default=0.0
     )
