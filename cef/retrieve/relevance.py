@@ -23,13 +23,19 @@ evidence instead and gives every chunk and answer node a ``relevance``:
   knowledge base does and the word names a thing: a question about a dentist,
   asked of a graph that knows none, is not answered by the nephrologist;
 * **which absent words name things** — an absent word names a thing when it
-  sits in a noun phrase (after a determiner, a possessive or a preposition:
-  "the *loyalty points* service", "Priya Raman's annual *salary*", "which
-  *city*") or is a capitalized name or a code ("the *Security* team",
-  "*Twilio*"); such a word weighs as the rarest word of the knowledge base and
-  counts 0. Any other absent word (a verb, a particle: "who would be *hurt* if
-  it *went down*") is taken as the question's own phrasing: common, counted
-  ``elsewhere``. No tagger and no domain word list: general English only.
+  is the head of a noun phrase or a noun before the head (the phrase opened by
+  a determiner, a quantifier, a possessive or a preposition: "the *loyalty
+  points* service", "Priya Raman's annual *salary*", "which *city*"; an
+  adjective before the head only describes it: "a negative *experience*"), or
+  a capitalized name or a code ("the *Security* team", "*Twilio*"). Words
+  before a label word of the knowledge base name an instance of it, so a node
+  must hold them ("the *product reviews* service": chunks that mention reviews
+  are not that service). Verbs are told by word order (the clause after an
+  auxiliary ends with its verb: "what did the council *decide*") and by
+  inflection ("blamed", "went"). Such a word weighs as the rarest word of the
+  knowledge base and counts 0; any other absent word (a verb, a particle: "who
+  would be *hurt* if it *went down*") is the question's own phrasing: common,
+  counted ``elsewhere``. No tagger and no domain word list: general English only.
 
 A result the relation-path stage found counts at least as much as that stage's
 own measure of how much of the question the path's relation names explain
@@ -38,8 +44,10 @@ an answer node, its own path's, ``metadata["paths"]["answer_named"]``), up to th
 share of what is asked that the knowledge base holds at all (a path that names
 ``hosts`` does not answer "the monthly hosting *cost*").
 
-With named things: ``relevance = tie confidence × (floor + (1 − floor) × asked)``;
-without: the coverage of all the question's content words, counted the same way.
+With named things: ``relevance = tie confidence × (floor + (1 − floor) × asked) × held``,
+``held`` the weighted share of what is asked that names nothing absent; without: the coverage of
+all the question's content words, counted the same way, × √held (a question that names nothing
+is read more loosely: conversations and notes say in other words what a question asks).
 A query's own hints count as naming: its ``targets`` name things, its
 ``traversal.relation_types`` say what it asks. The weights and the threshold
 are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
