@@ -324,9 +324,11 @@ class DialogueSettings(_Settings):
 
 class RelevanceSettings(_Settings):
     """How relevance (:mod:`cef.retrieve.relevance`) weighs the evidence, and where "nothing matched"
-    starts. Values were chosen on the seen dev sets: ``bench/offtopic/questions.yaml`` (off-topic,
-    clinical and services) against ``examples/clinical`` and ``examples/services`` questions
-    (on-topic), with ``bench/bench_relevance.py``; the unit tests add a notes vault's own questions."""
+    starts. Chosen on seen dev sets with ``bench/bench_relevance.py``: the off-topic questions of
+    ``bench/offtopic/questions.yaml`` and the shipped questions of ``examples/clinical`` and
+    ``examples/services``, the notes vault's own questions (``tests/unit/retrieve/
+    notes_questions.yaml``) and the answerable LoCoMo questions of two conversations (none must
+    say "nothing matched"). No value was chosen on a set scored as unseen."""
 
     threshold: float = Field(
         default=0.5,
@@ -334,8 +336,9 @@ class RelevanceSettings(_Settings):
         le=1.0,
         description="below this relevance (best chunk and best answer node) the result says 'nothing "
         "matched' and has no answer nodes; answer nodes below it are dropped. 0.5: a result tied to a "
-        "thing the question names must hold about a third of the specificity of what is asked "
-        "(floor + (1 - floor) x 0.29 = 0.5); chosen on the dev sets (0.35 before: any tie passed)",
+        "thing the question names must hold about 30 % of what is asked (0.3 + 0.7 x 0.29); on the dev "
+        "sets off-topic questions scored at most 0.46 and on-topic ones at least 0.56 (0.35 before, "
+        "when any tie to a named thing passed)",
     )
     floor: float = Field(
         default=0.3,
@@ -343,29 +346,31 @@ class RelevanceSettings(_Settings):
         le=1.0,
         description="what a result tied to a thing the question names is worth when nothing of what is "
         "asked about it is held (the thing is there, what is asked is not); also the weight of the "
-        "coverage of a result tied to nothing the question names",
+        "coverage of a result tied to nothing the question names (kept from the first version)",
     )
     elsewhere: float = Field(
         default=0.5,
         ge=0.0,
         le=1.0,
         description="credit of a question word the result does not hold but the knowledge base holds "
-        "somewhere else (text, names, labels, relation types): the word is in its language",
+        "somewhere else, or of an absent word that names no thing (the question's phrasing): half, "
+        "neither evidence for nor against (kept from the first version)",
     )
     df_cap: int = Field(
         default=20,
         ge=1,
         le=10_000,
-        description="text hits counted to estimate a word's document frequency (its weight is "
-        "ln(1 + N / (1 + df)), N the chunks and nodes): a word in this many records or more is common",
+        description="text hits counted (in chunks, and in nodes) to estimate a word's document "
+        "frequency; its weight is ln(1 + N / (1 + df)), N the chunks and nodes. Words in 20 or more "
+        "records are common alike; a cap bounds the cost of each word's look-up on a large store",
     )
     phrase_words: int = Field(
         default=3,
         ge=0,
         le=20,
         description="content words after a determiner, possessive or preposition read as the noun "
-        "phrase it opens (the phrase ends earlier at a word that is a label of the knowledge base or "
-        "an inflected verb); 3 covers 'the monthly hosting cost', 'the loyalty points service'",
+        "phrase it opens (it ends earlier at a label word of the knowledge base or a verb); 3 holds "
+        "'the monthly hosting cost' and 'the loyalty points service'",
     )
 
 
