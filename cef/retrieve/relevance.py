@@ -74,7 +74,8 @@ import numpy as np
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
-from cef.retrieve.pathwords import PREPOSITIONS
+from cef.retrieve.pathtypes import CLASSIFIER_NOUNS
+from cef.retrieve.pathwords import PREPOSITIONS, stem_match
 from cef.retrieve.presets import RelevanceSettings, settings_for
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.visibility import hidden_nodes
@@ -106,6 +107,16 @@ _CALENDAR = frozenset(
 )
 #: English adjective endings: a word with one before the head of a noun phrase describes it
 _ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
+#: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
+_PRO_FORMS = frozenset(
+    ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
+     "something", "anything", "everything", "nothing"]
+)  # fmt: skip
+#: English classifier nouns and their plurals ("what *kind* of film", "what *types* are"): they ask
+#: for a category, they name no thing
+_CLASSIFIERS = CLASSIFIER_NOUNS | frozenset(
+    w[:-1] + "ies" if w.endswith("y") else w + ("es" if w.endswith("s") else "s") for w in CLASSIFIER_NOUNS
+)
 #: auxiliaries and modals: in a question, the clause after one ends with its main verb
 _AUXILIARIES = frozenset(
     ["do", "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must"]
@@ -262,6 +273,8 @@ def _terms(question: str, heads: set[str], phrase_words: int) -> dict[str, _Term
         low = raw.lower().replace("’", "'")
         content = bool(low) and not (
             low in QUERY_STOP_WORDS
+            or low in _PRO_FORMS
+            or low in _CLASSIFIERS
             or low in _OPENERS
             or low in _CALENDAR
             or not any(c.isalpha() for c in low)
@@ -370,19 +383,22 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
     labels = list(g.labels.names)
     if hidden is not None:
         labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
-    schema: set[str] = set()
-    for label in labels:
-        schema |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
+    schema_text = " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label) for label in labels)
     for rt in g.rel_types.values():
-        schema |= _stems(
-            " ".join([_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""])
+        schema_text += " " + " ".join(
+            [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
         )
+    schema_words = _words(schema_text)
+    schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
+    schema_pairs = {
+        (token, lemma) for token, lemma in default_lemmatizer()(schema_text) if token not in STOP_WORDS
+    }
     store = qc.state.store
     cap = settings.df_cap
     n = _records(qc)
     for t in todo:
-        if t.key in schema:
-            t.df = cap
+        if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
+            t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
         else:
             t.df = 0
             for word in dict.fromkeys([t.form, t.lemma]):  # "kidneys": the text may say "kidney"
