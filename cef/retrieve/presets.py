@@ -364,6 +364,15 @@ class RelevanceSettings(_Settings):
         "frequency; its weight is ln(1 + N / (1 + df)), N the chunks and nodes. Words in 20 or more "
         "records are common alike; a cap bounds the cost of each word's look-up on a large store",
     )
+    synonym: float = Field(
+        default=0.65,
+        ge=0.0,
+        le=1.01,
+        description="an absent word whose embedding reaches this cosine with a label or a relation "
+        "(name or description) means it and is held ('skipper' / captains 0.68, 'agreements' / "
+        "contract 0.71); 0.65 is above every off-topic word of the dev sets (at most 0.61: "
+        "'customer' / service, 'hospital' / doctor); above 1: no synonyms",
+    )
     phrase_words: int = Field(
         default=3,
         ge=0,

@@ -99,24 +99,32 @@ _OPENERS = frozenset(
      "around", "behind", "below", "beneath", "beside", "beyond", "inside", "near", "onto", "outside",
      "since", "until", "upon", "via", "toward", "towards", "against", "like", "unlike", "than"]
 )  # fmt: skip
-#: calendar words (months, weekdays, seasons): when a question asks, not what it is about
+#: calendar and time words (months, weekdays, seasons, time adverbs): when a question asks, not
+#: what it is about
 _CALENDAR = frozenset(
     [m.lower() for m in calendar.month_name if m]
     + [d.lower() for d in calendar.day_name]
     + ["spring", "summer", "autumn", "winter"]
-)
+    # English time adverbs and the nouns of time idioms ("these days", "at the moment", "at the
+    # start of", "back in"): when the question asks, which the temporal filters read
+    + ["today", "tonight", "yesterday", "tomorrow", "moment", "day", "days", "nowadays", "lately",
+       "recently", "currently", "current", "presently", "start", "beginning", "end", "back", "ago",
+       "ever", "anymore", "formerly", "previously", "once", "since"]
+)  # fmt: skip
 #: English adjective endings: a word with one before the head of a noun phrase describes it
 _ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
 #: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
 _PRO_FORMS = frozenset(
     ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
-     "something", "anything", "everything", "nothing"]
+     "something", "anything", "everything", "nothing", "whoever", "whomever", "whatever", "whichever"]
 )  # fmt: skip
 #: English classifier nouns and their plurals ("what *kind* of film", "what *types* are"): they ask
 #: for a category, they name no thing
 _CLASSIFIERS = CLASSIFIER_NOUNS | frozenset(
     w[:-1] + "ies" if w.endswith("y") else w + ("es" if w.endswith("s") else "s") for w in CLASSIFIER_NOUNS
 )
+#: English verb particles: the word before one is a phrasal verb ("make up", "find out")
+_PARTICLES = frozenset(["up", "out", "off", "down", "away"])
 #: auxiliaries and modals: in a question, the clause after one ends with its main verb
 _AUXILIARIES = frozenset(
     ["do", "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must"]
@@ -249,10 +257,15 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
                 out.add(last)
             if n >= 2 and tokens[-1][3] and tokens[-2][3]:  # "... in the photo *represent*?"
                 out.add(n - 1)
+            if n >= 2 and tokens[-1][1] in _OPENERS and tokens[-2][3]:  # a stranded preposition: "*rely* on?"
+                out.add(n - 2)
         elif low in _WH_DETERMINERS and i + 1 < n and tokens[i + 1][3]:
             after = tokens[i + 2][1] if i + 2 < n else ""
             if after in _OPENERS or after in _CONJUNCTIONS:
                 out.add(i + 1)
+    for i in range(n - 1):
+        if tokens[i][3] and tokens[i + 1][1] in _PARTICLES:  # a phrasal verb: "which units *make* up"
+            out.add(i)
     return out
 
 
@@ -383,9 +396,9 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
     labels = list(g.labels.names)
     if hidden is not None:
         labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
-    schema_text = " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label) for label in labels)
+    schema_text = "\n".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label).lower() for label in labels)
     for rt in g.rel_types.values():
-        schema_text += " " + " ".join(
+        schema_text += "\n" + "\n".join(
             [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
         )
     schema_words = _words(schema_text)
@@ -407,12 +420,59 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
                     t.df += len(store.search_text("chunk", word, cap, scope=scope))
                 if t.df:
                     break
-        if t.df > 0:
-            t.weight = math.log1p(n / (1 + t.df))
+    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], schema_text, settings)
+    for t in todo:
+        df = t.df or 0
+        if df > 0:
+            t.weight = math.log1p(n / (1 + df))
         elif t.names_thing:
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+def _synonyms(qc: QueryContext, absent: list[_Term], schema: str, settings: RelevanceSettings) -> None:
+    """An absent word that means a label or a relation of the knowledge base (the embedder's cosine
+    of the word and the label, the relation's name or its description reaches ``synonym``: a
+    "skipper" is a captain) is held like a label or relation word. Without an embedder, no synonyms."""
+    if not absent or qc.state.embedder is None or settings.synonym > 1.0:
+        return
+    phrases = _schema_phrases(schema)
+    known = _phrase_vectors(qc, phrases)
+    words = qc.embed_many([t.form for t in absent])
+    if known is None or words is None or not len(known):
+        return
+    best = (_unit(words) @ known.T).max(axis=1)
+    for t, cos in zip(absent, best, strict=True):
+        if float(cos) >= settings.synonym:
+            t.df = settings.df_cap
+
+
+def _schema_phrases(schema: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
+
+
+#: the unit vectors of a knowledge base's label and relation phrases, by phrases (the schema changes
+#: rarely; each engine's embedder is asked once per schema)
+_PHRASE_VECTORS: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}
+
+
+def _phrase_vectors(qc: QueryContext, phrases: tuple[str, ...]) -> np.ndarray | None:
+    key = (id(qc.state.embedder), phrases)
+    got = _PHRASE_VECTORS.get(key)
+    if got is None:
+        vectors = qc.embed_many(list(phrases))
+        if vectors is None:
+            return None
+        if len(_PHRASE_VECTORS) >= 16:
+            _PHRASE_VECTORS.clear()
+        got = _PHRASE_VECTORS[key] = _unit(vectors)
+    return got
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None) -> str:
