@@ -475,11 +475,12 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
 
 
-def _path_text(qc: QueryContext, path: GraphPath | None) -> str:
+def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
+    """The words of a path: its node names (with ``nodes``), its relations' names and descriptions."""
     if path is None:
         return ""
     g = qc.state.graph
-    parts = list(path.node_names)
+    parts = list(path.node_names) if nodes else []
     for name in path.relation_types:
         parts.append(_relation_words(name))
         rt = g.rel_types.get(name)
@@ -585,7 +586,17 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
-    return _relevance(q, _stems(text), ties, settings, _answer_named(qc, node.id))
+    named = _answer_named(qc, node.id)
+    relevance = _relevance(q, _stems(text), ties, settings, named)
+    info = qc.stages.paths
+    relation_words = _stems(_path_text(qc, rn.path, nodes=False))
+    if info is not None and info.confident and named >= 0.5 and relation_words.intersection(q.asked):
+        # the question names the relation path this answer ends (at least half its hops, from an
+        # anchor it names, a word of what it asks in the path's relations): the path vouches for
+        # the answer whatever other words the question holds
+        tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
+        relevance = max(relevance, round(tie * (settings.floor + (1.0 - settings.floor) * named), 4))
+    return relevance
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
