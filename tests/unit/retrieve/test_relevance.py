@@ -186,3 +186,29 @@ def test_relevance_does_not_reorder_chunks(clinical_kb: cef.KnowledgeBase) -> No
     strict = clinical_kb.retrieve(q)
     lenient = clinical_kb.retrieve(cef.GraphQuery(query=q, options={"relevance": {"threshold": 0.0}}))
     assert [r.chunk.id for r in strict.results] == [r.chunk.id for r in lenient.results]
+
+
+def _league(path: Path, embedder: object) -> cef.KnowledgeBase:
+    kb = cef.open(path, embedder=embedder)  # type: ignore[arg-type]
+    kb.index_batch(
+        cef.Batch(
+            relation_types=[cef.RelationType(name="CAPTAIN", description="the player who leads a club on the pitch")],
+            nodes=[
+                cef.Node(id="rovers", label="Club", properties={"name": "Harbour Rovers"}),
+                cef.Node(id="ann", label="Player", properties={"name": "Ann Quill"}),
+            ],
+            edges=[cef.Edge(id="e1", relation_type="CAPTAIN", source="rovers", target="ann")],
+        )
+    )
+    return kb
+
+
+def test_a_word_that_means_a_relation_is_held(tmp_path: Path, embedder: object) -> None:
+    """"Skipper" is in no record, but the embedder reads it as the captain a relation names."""
+    question = "Who is the skipper of Harbour Rovers?"
+    with _league(tmp_path / "league.db", embedder) as kb:
+        verdict = _verdict(kb.retrieve(question))
+        assert verdict["nothing_matched"] is False and verdict["unknown"] == []
+        literal = kb.retrieve(cef.GraphQuery(query=question, options={"relevance": {"synonym": 1.01}}))
+        assert _verdict(literal)["nothing_matched"] is True and _verdict(literal)["unknown"] == ["skipper"]
+        assert _verdict(kb.retrieve("What is the salary of Harbour Rovers?"))["nothing_matched"] is True
