@@ -192,7 +192,9 @@ def _league(path: Path, embedder: object) -> cef.KnowledgeBase:
     kb = cef.open(path, embedder=embedder)  # type: ignore[arg-type]
     kb.index_batch(
         cef.Batch(
-            relation_types=[cef.RelationType(name="CAPTAIN", description="the player who leads a club on the pitch")],
+            relation_types=[
+                cef.RelationType(name="CAPTAIN", description="the player who leads a club on the pitch")
+            ],
             nodes=[
                 cef.Node(id="rovers", label="Club", properties={"name": "Harbour Rovers"}),
                 cef.Node(id="ann", label="Player", properties={"name": "Ann Quill"}),
@@ -204,7 +206,7 @@ def _league(path: Path, embedder: object) -> cef.KnowledgeBase:
 
 
 def test_a_word_that_means_a_relation_is_held(tmp_path: Path, embedder: object) -> None:
-    """"Skipper" is in no record, but the embedder reads it as the captain a relation names."""
+    """The word "skipper" is in no record, but the embedder reads it as the captain a relation names."""
     question = "Who is the skipper of Harbour Rovers?"
     with _league(tmp_path / "league.db", embedder) as kb:
         verdict = _verdict(kb.retrieve(question))
