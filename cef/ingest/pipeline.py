@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cef.engine.kb import KnowledgeBase
@@ -165,6 +165,13 @@ def _source_key(uri: str) -> str:
     return str(Path(uri).resolve())
 
 
+def _source_name(source_key: str) -> str | None:
+    """The name a source root gives its documents' ids: the folder's (or the URI's last segment's) name."""
+    if "://" in source_key:
+        return PurePosixPath(source_key.split("://", 1)[1]).name or None
+    return Path(source_key).name or None
+
+
 def _manifest_key(source_key: str, path: str) -> str:
     return f"{MANIFEST_PREFIX}{source_key}::{path}"
 
@@ -280,6 +287,7 @@ class _FileJob:
         self.parser: Parser = parser
         self.ctx = ParseContext(
             path=info.path,
+            source=_source_name(self.key),
             uri=f"{self.source.uri.rstrip('/')}/{info.path}",
             content_type=info.content_type,
             options=self.options or ParseOptions(),
