@@ -88,6 +88,8 @@ def test_a_path_is_read_relative_to_its_root_and_never_leaves_it(plugins: Path) 
         ("missing.py", None, "does not exist"),
         ("notes.txt", "hello", "is not a Python file"),
         ("broken.py", "def (:\n", "failed to load: SyntaxError"),
+        ("raises.py", "raise RuntimeError('first\\nsecond')\n", "failed to load: RuntimeError: first second"),
+        ("nul\x00.py", None, "cannot be read"),
         ("empty.py", "x = 1\n", "defines 0 memory extension classes"),
         ("garden.py:Nope", EXTENSION, "'Nope' is not defined in that file"),
         ("kv.py:KeyValueParser", PARSER, "is not a memory extension class"),
