@@ -25,7 +25,7 @@ from cef.model import (
     utcnow,
 )
 from cef.patterns import GraphPattern, PatternResult, QueryCombinator
-from cef.retrieve import pipeline
+from cef.retrieve import pathvectors, pipeline
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import build_reasoning_context
 from cef.retrieve.patterns import at_query_time, runner_for
@@ -351,10 +351,10 @@ class KnowledgeRetriever:
     def prepare_paths(self, limit: int = 10_000) -> int:
         """Embed the texts of the relation paths the schema allows (up to ``limit`` paths; those
         not saved yet) and save them beside the store, so that a query in a new process embeds
-        only its question (see :func:`cef.retrieve.pipeline.path_vectors`). Returns how many
+        only its question (see :func:`cef.retrieve.pathvectors.path_vectors`). Returns how many
         path-text vectors are held; 0 without an embedder or typed relations."""
         with self.state.reading():
-            return pipeline.path_vectors(self.state, embed=limit)
+            return pathvectors.path_vectors(self.state, embed=limit)
 
     def prepare_entities(self, progress: Callable[[str, int, int], None] | None = None) -> bool:
         """Build the entity index of a big graph now and save it beside the store (see
@@ -366,7 +366,7 @@ class KnowledgeRetriever:
 
     def save_caches(self) -> None:
         """Save beside the store the path-text vectors queries embedded since the last save."""
-        pipeline.save_path_vectors(self.state)
+        pathvectors.save_path_vectors(self.state)
 
     def retrieve(
         self,

@@ -53,7 +53,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,8 +90,6 @@ __all__ = ["AskedFor", "PathScorer", "asked_for", "path_scorer"]
 _EXAMPLES = 5
 #: stands in for a question word that names no relation (a content word: it ends a naming)
 _TYPE_TOKEN = "<type>"
-#: paths scored between two calls of :meth:`PathScorer.rank`'s ``check`` (a deadline check)
-CHECK_EVERY = 256
 #: texts of this many paths are kept per graph generation (a schema's paths are far fewer)
 _TEXTS_KEPT = 200_000
 
@@ -325,15 +323,13 @@ class PathScorer(PathTypes):
         explained_out: dict[RelationPath, float] | None = None,
         question_vectors: dict[str, np.ndarray] | None = None,
         others: Sequence[tuple[int, int]] = (),
-        check: Callable[[], None] | None = None,
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
         of its hops a question word names (1.0: the question spells the whole path out; a noun that
         names the type the path ends at names one).
         ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already.
         ``others``: spans of the other things the question names (other anchors' mentions): no
-        noun that says what is asked runs into one.
-        ``check``: called every :data:`CHECK_EVERY` paths (a caller's deadline check raises from it)."""
+        noun that says what is asked runs into one."""
         s = self.settings
         masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
@@ -384,9 +380,7 @@ class PathScorer(PathTypes):
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = self._voiced(paths, tokens, at, strong)
         lexical: list[float] = []
-        for n, p in enumerate(paths):
-            if check is not None and n % CHECK_EVERY == 0:
-                check()
+        for p in paths:
             explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
@@ -412,8 +406,6 @@ class PathScorer(PathTypes):
         if qv is None and has_vectors:
             got = embed([masked])
             qv = np.asarray(got, dtype=np.float32)[0] if got is not None else None
-        if check is not None:
-            check()
         if qv is None:
             out = list(zip(lexical, paths, strict=True))
         else:

@@ -35,6 +35,7 @@ edges or the question names no node that has any.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -248,6 +249,25 @@ def walk_path(
 
 # ----------------------------------------------------------------------------- anchors
 # ----------------------------------------------------------------------------- strategy
+#: paths scored between two deadline checks (see :class:`CheckedPaths`)
+CHECK_EVERY = 256
+
+
+class CheckedPaths(list[RelationPath]):
+    """Candidate paths that check the query's deadline every :data:`CHECK_EVERY` paths iterated: the
+    scorer's loops over them stop near the time limit without knowing of it."""
+
+    def __init__(self, paths: list[RelationPath], check: Callable[[], None]) -> None:
+        super().__init__(paths)
+        self.check = check
+
+    def __iter__(self) -> Iterator[RelationPath]:
+        for n, path in enumerate(super().__iter__()):
+            if n % CHECK_EVERY == 0:
+                self.check()
+            yield path
+
+
 def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> list[RankedChunk] | None:
     """Rank answer nodes and their chunks by the typed relation paths the question asks for.
 
@@ -273,7 +293,8 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     walks = []
     for a in anchors:
         qc.check_deadline("paths")
-        walks.append((a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)))
+        found = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
+        walks.append((a, CheckedPaths(found, lambda: qc.check_deadline("paths"))))
     walks = [(a, paths) for a, paths in walks if paths]
     # the question masked at each anchor's mention, embedded in one batch
     masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))
@@ -291,7 +312,6 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
             explained_out=named,
             question_vectors=vectors,
             others=others,
-            check=lambda: qc.check_deadline("paths"),
         )
         for s, p in ranked:
             scored.append((s + settings.anchor_weight * a.confidence, a, p))
@@ -309,7 +329,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
         named=round(explained.get((best_anchor.pos, best_path), 0.0), 4),
         # the same measure for the path behind each answer (a weaker path's may name less of the question)
         answer_named=answer_named,
-        confident=explained.get((best_anchor.pos, best_path), 0.0) >= 0.5 and best_anchor.confidence >= 0.8,
+        anchor_confidence=best_anchor.confidence,
         best=[
             BestPath(a.node_id, scorer.describe(p), round(s, 4))
             for s, a, p in scored[: settings.report_paths]

@@ -21,7 +21,8 @@ from cef import GraphQuery, SearchStrategy
 from cef.model import Batch, Chunk, Edge, Node, RelationType, ResolutionTarget
 from cef.retrieve import pipeline
 from cef.retrieve.context import DeadlineExceeded, QueryContext
-from cef.retrieve.pathscore import CHECK_EVERY, PathScorer
+from cef.retrieve.pathscore import PathScorer
+from cef.retrieve.relpaths import CHECK_EVERY
 
 RELS = [f"REL_{c}" for c in "ABCDEFGHIJKL"]  # 12 types: up to 24^3 typed paths of 3 hops
 
