@@ -76,7 +76,7 @@ from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
 from cef.retrieve.pathtypes import CLASSIFIER_NOUNS
 from cef.retrieve.pathwords import PREPOSITIONS, stem_match
-from cef.retrieve.presets import RelevanceSettings, settings_for
+from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem
@@ -590,7 +590,12 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     relevance = _relevance(q, _stems(text), ties, settings, named)
     info = qc.stages.paths
     relation_words = _stems(_path_text(qc, rn.path, nodes=False))
-    if info is not None and info.confident and named >= 0.5 and relation_words.intersection(q.asked):
+    if (
+        info is not None
+        and info.confident(settings_for(AutoSettings, qc.query))
+        and named >= 0.5
+        and relation_words.intersection(q.asked)
+    ):
         # the question names the relation path this answer ends (at least half its hops, from an
         # anchor it names, a word of what it asks in the path's relations): the path vouches for
         # the answer whatever other words the question holds
