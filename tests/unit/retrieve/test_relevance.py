@@ -214,3 +214,17 @@ def test_a_word_that_means_a_relation_is_held(tmp_path: Path, embedder: object) 
         literal = kb.retrieve(cef.GraphQuery(query=question, options={"relevance": {"synonym": 1.01}}))
         assert _verdict(literal)["nothing_matched"] is True and _verdict(literal)["unknown"] == ["skipper"]
         assert _verdict(kb.retrieve("What is the salary of Harbour Rovers?"))["nothing_matched"] is True
+
+
+def test_a_relation_path_the_question_names_vouches_for_its_answer(tmp_path: Path) -> None:
+    """The word "firms" is in no record of the hospital graph, but the question names the path's relations
+    (maintenance contracts for equipment): its answers stand."""
+    graph = yaml.safe_load((ROOT / "bench" / "curated" / "hospital" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        result = kb.retrieve("Which firms have maintenance contracts for our life support equipment?")
+        assert _verdict(result)["nothing_matched"] is False and result.nodes
+        assert "firms" in _verdict(result)["unknown"]  # type: ignore[operator]
+        assert _verdict(kb.retrieve("Which firms bake bread for our life support equipment?"))[
+            "nothing_matched"
+        ]
