@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from cef.engine.answer import Answer
     from cef.llm.base import LLMClient
     from cef.patterns import GraphPattern, PatternResult, QueryCombinator
+    from cef.schema.registry import SchemaRegistry
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,14 @@ class KnowledgeBase:
     @property
     def embedder(self) -> Embedder | None:
         return self.state.embedder
+
+    @property
+    def schema(self) -> SchemaRegistry:
+        """The vocabulary of this knowledge base: node types (each label, with its universal kind),
+        relation types, vocabularies. Every write is checked against it; labels written for the first
+        time are registered, relation types are declared (``register_relation_type``, a batch's
+        ``relation_types`` or ``schema.register_edge_type``)."""
+        return self.state.schema
 
     def close(self) -> None:
         """Save the caches queries filled (path-text vectors) beside the store, then close the stores."""

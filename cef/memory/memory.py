@@ -45,7 +45,7 @@ from cef.memory.temporal import FactChange, aware, changed_edges, supersession
 from cef.memory.view import FeedbackOutcome
 from cef.model import Batch, Edge, Node, in_scope, utcnow
 from cef.schema.kinds import NodeKind, universal_relation_types
-from cef.schema.registry import ExtensionRegistry
+from cef.schema.registry import SchemaRegistry
 from cef.schema.specs import SemanticMemoryExtension
 
 if TYPE_CHECKING:
@@ -94,11 +94,12 @@ class SemanticMemory:
         self._extractor_setting = extractor
         self._extractor: EntityExtractor | None = None if extractor == "auto" else extractor
         self._vec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.registry = ExtensionRegistry(kb, owner=self)
-        self.registry.install()
+        #: the knowledge base's own schema registry: the memory's types and extensions register there
+        self.registry: SchemaRegistry = kb.schema
         self.names = NameIndex(kb, self.registry.kind_of)
         self._ensure_relations()
-        self.registry.load(restore=restore_extensions)
+        if restore_extensions:
+            self.registry.restore(owner=self)
         self._ensure_node_types()
         self.registry.register_ingestion_pipeline(
             "text", TextParser(), EntityDecomposer(), extensions=[".txt", ".md"]
@@ -106,7 +107,6 @@ class SemanticMemory:
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        self.registry.uninstall()
         self.names.detach()
         if self._owns_kb:
             self.kb.close()
@@ -132,7 +132,7 @@ class SemanticMemory:
 
     def _ensure_node_types(self) -> None:
         reg = self.registry
-        existing = reg.node_types
+        existing = reg.declared_node_types
         with reg.batch():
             if "document" not in existing:
                 reg.register_node_type("document", NodeKind.INSTANCE, {"path": "string"}, domain="core")
@@ -153,11 +153,13 @@ class SemanticMemory:
         return self._extractor
 
     # ------------------------------------------------------------ registry
-    def get_extension_registry(self) -> ExtensionRegistry:
+    def get_extension_registry(self) -> SchemaRegistry:
+        """The knowledge base's schema registry (``kb.schema``), where extensions register."""
         return self.registry
 
     def register_extension(self, extension: SemanticMemoryExtension) -> None:
-        self.registry.register_extension(extension)
+        """Run ``extension.register(self)`` in one registry batch (all of it is registered, or none)."""
+        self.registry.register_extension(extension, owner=self)
 
     # ------------------------------------------------------------ helpers
     def self_id(self, scope: str | dict[str, str] | None) -> str:
