@@ -158,7 +158,8 @@ def discover_schema(
     records show — what a key bound to these scopes may read. Labels, counts,
     property names and examples come from those nodes; relation types are the
     registered ones with at least one such edge between two such nodes.
-    ``None``: everything, with every registered relation type.
+    ``None``: everything: the labels of the nodes and the declared node types, with every
+    registered relation type.
     """
     if scopes is not None:
         return _scoped_schema(kb, samples, scopes)
@@ -166,8 +167,9 @@ def discover_schema(
         store, registry = kb.store, kb.schema
         node_types = []
         counts = dict(store.labels())
-        # every registered node type, those with nodes first (most first), then the ones without
-        for label in [*counts, *sorted(set(registry.node_types) - set(counts))]:
+        # the labels of the nodes (most first), then the declared node types no node has yet (a label
+        # only ever written leaves the schema with its last node, as it came with its first)
+        for label in [*counts, *sorted(set(registry.declared_node_types) - set(counts))]:
             count = counts.get(label, 0)
             examples = (
                 [n.name for n in kb.find_nodes_by_label(label, limit=samples)] if samples and count else []
