@@ -424,15 +424,21 @@ class KnowledgeIndexer:
                 pos = ids.index(dup[0])
                 raise DuplicateIdError(kind, dup[0], f"{kind}s[{pos}] and another item of the same batch")
             # ids already in the store are refused by the store's unique constraint (one rollback, named id)
-        label_of = self._label_of(scopes)
-        registrations = self.state.schema.check_write(batch, label_of)
+        registrations = self.state.schema.check_write(batch, self._label_of(scopes))
+        g = self.state.graph
         new_nodes = {n.id for n in batch.nodes}
+
+        def present(node_id: str) -> bool:
+            if node_id in new_nodes:
+                return True
+            return g.has_node(node_id) if scopes is None else any(g.sees(node_id, s) for s in scopes)
+
         for i, e in enumerate(batch.edges):
             for end in (e.source, e.target):
-                if end not in new_nodes and label_of(end) is None:
+                if not present(end):
                     raise MissingNodeError(end, f"edge {e.id!r} (edges[{i}])")
         for i, c in enumerate(batch.chunks):
-            if c.node_id is not None and c.node_id not in new_nodes and label_of(c.node_id) is None:
+            if c.node_id is not None and not present(c.node_id):
                 raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
         return registrations
 

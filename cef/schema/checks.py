@@ -53,7 +53,8 @@ class NodeChecks:
     observation: bool = False
 
     @property
-    def empty(self) -> bool:
+    def quiet(self) -> bool:
+        """Nothing to check for a node of this label."""
         return not (self.schemas or self.validations or self.observation)
 
 
@@ -75,16 +76,20 @@ class WriteChecks(TypeLookups):
         inverses = {r.inverse: r for r in relations.values() if r.inverse}
         labels = {n.id: n.label for n in batch.nodes}
         for i, e in enumerate(batch.edges):
-            where = f"edge {e.id!r} (edges[{i}])"
             if e.relation_type not in relations:
                 base = inverses.get(e.relation_type)
                 if base is None:
-                    raise UnknownRelationTypeError(e.relation_type, where, list(relations))
+                    raise UnknownRelationTypeError(
+                        e.relation_type, f"edge {e.id!r} (edges[{i}])", list(relations)
+                    )
                 # written under the inverse name: stored once, under the base relation
                 batch.edges[i] = e = e.model_copy(
                     update={"relation_type": base.name, "source": e.target, "target": e.source}
                 )
-            self._check_ends(e, relations[e.relation_type], lambda n: labels.get(n) or label_of(n), where)
+            rt = relations[e.relation_type]
+            if rt.source_types or rt.target_types:
+                where = f"edge {e.id!r} (edges[{i}])"
+                self._check_ends(e, rt, lambda n: labels.get(n) or label_of(n), where)
         self.validate(batch.nodes, batch.edges)
         return self._new_node_types(batch.nodes)
 
@@ -104,8 +109,11 @@ class WriteChecks(TypeLookups):
     def validate(self, nodes: Sequence[Node], edges: Sequence[Edge], _indexer: Any = None) -> None:
         """Check nodes and edges against their types' property schemas and validations (registers nothing)."""
         s = self._s
+        by_label: dict[str, NodeChecks] = {}
         for i, node in enumerate(nodes):
-            checks = self._checks_of(s, node.label)
+            checks = by_label.get(node.label)
+            if checks is None:
+                checks = by_label[node.label] = self._checks_of(s, node.label)
             if s.strict and node.label not in _KINDS:
                 spec = s.node_types.get(node.label)
                 if spec is None or not spec.declared:
@@ -114,7 +122,7 @@ class WriteChecks(TypeLookups):
                         "registered (strict registry); declare it with kb.schema.register_node_type or use "
                         "a universal kind"
                     )
-            if checks.empty:
+            if checks.quiet:
                 continue
             where = f"node {node.id!r} (nodes[{i}], type {node.label!r})"
             for schema in checks.schemas:
@@ -125,6 +133,8 @@ class WriteChecks(TypeLookups):
                 raise ValidationError(
                     f"{where}: observations are immutable; record a new observation instead"
                 )
+        if not any(spec.properties for spec in s.edge_types.values()):
+            return
         for i, edge in enumerate(edges):
             extra = s.edge_types.get(edge.relation_type)
             if extra is not None and extra.properties:
