@@ -168,6 +168,10 @@ class SchemaRegistry(WriteChecks):
             raise ValidationError(f"{what}: a type name is letters, digits and underscores")
         kinds = {k.value for k in NodeKind}
         s = self._s
+        if name in kinds and parent != name:
+            raise ValidationError(
+                f"{what}: a universal kind is the root of its types, never under {parent!r}"
+            )
         if parent not in kinds and parent not in s.node_types:
             raise UnknownNodeTypeError(
                 f"{what}: parent {parent!r} is neither a universal kind ({', '.join(sorted(kinds))}) "
