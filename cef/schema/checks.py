@@ -27,7 +27,7 @@ from cef.schema.specs import NodeTypeSpec, NodeValidation, PropertySpec, check_p
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["LabelOf", "NodeChecks", "WriteChecks", "node_key"]
+__all__ = ["META_PREFIX", "LabelOf", "NodeChecks", "WriteChecks", "seen_key"]
 
 #: the label of a node an edge names, as the writer may see it (None: no such node for this writer)
 LabelOf = Callable[[str], "str | None"]
@@ -39,8 +39,10 @@ _KINDS = frozenset(k.value for k in NodeKind)
 _OBSERVATION = NodeKind.OBSERVATION.value
 
 
-def node_key(label: str) -> str:
-    return f"{META_PREFIX}node.{label}"
+def seen_key(label: str) -> str:
+    """Where a label registered by its first write is kept: apart from declarations
+    (``schema.node.<label>``), so a write racing a declaration in another process never replaces it."""
+    return f"{META_PREFIX}seen.{label}"
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,7 @@ class WriteChecks(TypeLookups):
         for label in dict.fromkeys(n.label for n in nodes if n.label not in known):
             kind = infer_kind(label)
             spec = NodeTypeSpec(name=label, parent=kind.value if kind else UNKNOWN_KIND, declared=False)
-            meta[node_key(label)] = spec.model_dump(mode="json", exclude_defaults=True)
+            meta[seen_key(label)] = spec.model_dump(mode="json", exclude_defaults=True)
         if meta:
             meta[META_PREFIX + "version"] = self._version + 1
         return meta

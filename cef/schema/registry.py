@@ -84,6 +84,8 @@ class SchemaHost(Protocol):
 
     def sync(self) -> None: ...
 
+    def reading(self) -> AbstractContextManager[None]: ...
+
     def commit(self, writes: WriteSet) -> None: ...
 
 
@@ -477,8 +479,12 @@ class SchemaRegistry(WriteChecks):
     def _read_entry(self, state: RegistryState, key: str, value: Any) -> None:
         kind, _, name = key.partition(".")
         try:
-            if kind == "node":
+            if kind == "node":  # a declaration
                 state.node_types[name] = NodeTypeSpec.model_validate(value)
+            elif kind == "seen":  # a first write: never over a declaration
+                known = state.node_types.get(name)
+                if known is None or not known.declared:
+                    state.node_types[name] = NodeTypeSpec.model_validate(value)
             elif kind == "edge":
                 state.edge_types[name] = EdgeTypeSpec.model_validate(value)
             elif kind == "vocab":
@@ -496,8 +502,8 @@ class SchemaRegistry(WriteChecks):
 
     def refresh(self) -> None:
         """Catch up with registrations other processes made (they come with the change feed)."""
-        with self.host.lock:
-            self.host.sync()
+        with self.host.reading():
+            pass
 
     def restore(self, owner: Any = None) -> None:
         """Register the persisted extensions again (their callables come back) and re-create the

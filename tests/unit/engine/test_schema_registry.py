@@ -184,6 +184,22 @@ def test_another_process_sees_registrations_through_the_change_feed(tmp_path: Pa
         assert two.schema.node_type("Valve") is not None
 
 
+def test_a_first_write_racing_a_declaration_never_replaces_it(tmp_path: Path) -> None:
+    from cef.schema.checks import seen_key
+    from cef.store.base import WriteSet
+
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.schema.register_node_type("Pump", NodeKind.INSTANCE, description="moves water")
+        # what another process that had not yet seen the declaration commits for its first Pump
+        kb.state.commit(
+            WriteSet(meta={seen_key("Pump"): {"name": "Pump", "parent": "unknown", "declared": False}})
+        )
+        assert kb.schema.node_type("Pump").declared  # type: ignore[union-attr]
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        assert kb.schema.node_type("Pump").description == "moves water"  # type: ignore[union-attr]
+        assert kb.schema.kind_of("Pump") is NodeKind.INSTANCE
+
+
 def test_registrations_kept_by_earlier_versions_are_read(tmp_path: Path) -> None:
     from cef.store.base import WriteSet
 
