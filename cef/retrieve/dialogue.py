@@ -43,6 +43,7 @@ from cef.retrieve.context import QueryContext
 from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import DialogueSettings, settings_for
 from cef.retrieve.search import bm25_hits
+from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
 from cef.text import QUERY_STOP_WORDS, words
 
 __all__ = ["SESSION_LABEL", "TURN_KIND", "dialogue_search", "is_turn"]
@@ -164,14 +165,11 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             score *= 1.0 + s.date
         scored[cid] = score
     order = sorted(scored, key=lambda c: (-scored[c], c))[: q.top_k]
-    qc.metadata["route"] = {
-        "sources": {
-            "vector": {"weight": s.vector, "results": len(dense)},
-            "bm25": {"weight": s.bm25, "results": len(words_)},
-        },
-        "dialogue": {"sessions": len(session_score), "speaker": named},
-        "hints": [],
-    }
+    qc.stages.route = RouteInfo(
+        sources={"vector": RouteSource(s.vector, len(dense)), "bm25": RouteSource(s.bm25, len(words_))},
+        hints=[],
+        dialogue=DialogueInfo(len(session_score), named),
+    )
     chunks = qc.chunks(order)
     out = []
     for cid in order:
