@@ -27,6 +27,7 @@ by import path and are restored when they can be imported.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
@@ -95,7 +96,7 @@ class SchemaRegistry(WriteChecks):
     def __init__(self, host: SchemaHost) -> None:
         self.host = host
         self._state = RegistryState()
-        self._pending: PendingRegistrations | None = None
+        self._local = threading.local()  # a registration batch belongs to the thread that opened it
         self._is_a_cache: dict[tuple[str, str], bool] = {}
         self._synonym_index: dict[str, set[str]] | None = None
         self._node_checks = {}
@@ -103,6 +104,15 @@ class SchemaRegistry(WriteChecks):
 
     def _relations(self) -> Mapping[str, RelationType]:
         return self.host.graph.rel_types
+
+    @property
+    def _pending(self) -> PendingRegistrations | None:
+        """This thread's open registration batch (a write in another thread never reads it)."""
+        return getattr(self._local, "pending", None)
+
+    @_pending.setter
+    def _pending(self, value: PendingRegistrations | None) -> None:
+        self._local.pending = value
 
     # ------------------------------------------------------------ batching
     @contextmanager
@@ -127,9 +137,13 @@ class SchemaRegistry(WriteChecks):
                 declared = list(pending.relation_types.values())
                 self.check_relation_types(declared)
                 meta = {**pending.meta, META_PREFIX + "version": self._version + 1}
-                host.commit(WriteSet(relation_types=declared, meta=meta))
+                host.commit(WriteSet(relation_types=declared, meta=meta))  # the engine absorbs the meta
                 self._version = meta[META_PREFIX + "version"]
-        self._state = pending.state
+        # what was written is in the state now (with any other thread's commits); add the live objects
+        state = self._state.copy()
+        state.validations.update(pending.state.validations)
+        state.parsers.update(pending.state.parsers)
+        self._state = state
         self._changed()
 
     def _changed(self) -> None:

@@ -200,6 +200,33 @@ def test_a_first_write_racing_a_declaration_never_replaces_it(tmp_path: Path) ->
         assert kb.schema.kind_of("Pump") is NodeKind.INSTANCE
 
 
+def test_an_open_registration_batch_is_invisible_to_writes_of_other_threads(kb: cef.KnowledgeBase) -> None:
+    import threading
+
+    inside, done = threading.Event(), threading.Event()
+
+    def declare() -> None:
+        with kb.schema.batch():
+            kb.schema.register_node_type(
+                "Gauge", NodeKind.INSTANCE, {"bar": {"type": "float", "required": True}}
+            )
+            inside.set()
+            done.wait(10)
+
+    t = threading.Thread(target=declare)
+    t.start()
+    assert inside.wait(10)
+    try:
+        kb.index_node(Node(id="g1", label="Gauge"))  # not yet declared: nothing required
+        assert not kb.schema.node_type("Gauge").declared  # type: ignore[union-attr]
+    finally:
+        done.set()
+        t.join(10)
+    assert kb.schema.node_type("Gauge").declared  # type: ignore[union-attr]  # the declaration wins
+    with pytest.raises(InvalidPropertyError, match="required property 'bar'"):
+        kb.index_node(Node(id="g2", label="Gauge"))
+
+
 def test_registrations_kept_by_earlier_versions_are_read(tmp_path: Path) -> None:
     from cef.store.base import WriteSet
 
