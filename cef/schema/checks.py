@@ -63,7 +63,8 @@ class NodeChecks:
 class WriteChecks(TypeLookups):
     """The write checks of the registry (mixed into :class:`~cef.schema.registry.SchemaRegistry`)."""
 
-    _node_checks: dict[str, NodeChecks]
+    #: the checks of each label, for one state (a new state, as every change makes, starts afresh)
+    _node_checks: tuple[RegistryState, dict[str, NodeChecks]]
     _version: int
 
     # ------------------------------------------------------------------ the one check
@@ -161,8 +162,13 @@ class WriteChecks(TypeLookups):
             )
 
     def _checks_of(self, s: RegistryState, label: str) -> NodeChecks:
-        if self._pending is None:
-            hit = self._node_checks.get(label)
+        cache: dict[str, NodeChecks] | None = None
+        if self._pending is None:  # a batch's state changes in place: never cached
+            owner, cache = self._node_checks
+            if owner is not s:
+                cache = {}
+                self._node_checks = (s, cache)
+            hit = cache.get(label)
             if hit is not None:
                 return hit
         schemas: list[Mapping[str, PropertySpec]] = []
@@ -180,8 +186,8 @@ class WriteChecks(TypeLookups):
             observation = observation or cur == _OBSERVATION
             cur = self._parent(s, cur)
         found = NodeChecks(tuple(schemas), tuple(validations), observation)
-        if self._pending is None:
-            self._node_checks[label] = found
+        if cache is not None:
+            cache[label] = found
         return found
 
     def _new_node_types(self, nodes: Sequence[Node]) -> dict[str, Any]:

@@ -99,7 +99,7 @@ class SchemaRegistry(WriteChecks):
         self._local = threading.local()  # a registration batch belongs to the thread that opened it
         self._is_a_cache: dict[tuple[str, str], bool] = {}
         self._synonym_index: dict[str, set[str]] | None = None
-        self._node_checks = {}
+        self._node_checks = (self._state, {})
         self._version = 0
 
     def _relations(self) -> Mapping[str, RelationType]:
@@ -149,7 +149,6 @@ class SchemaRegistry(WriteChecks):
     def _changed(self) -> None:
         self._is_a_cache.clear()
         self._synonym_index = None
-        self._node_checks.clear()
 
     def _put(self, key: str, value: Any) -> None:
         assert self._pending is not None
@@ -475,9 +474,9 @@ class SchemaRegistry(WriteChecks):
         # keep the live objects registered in this process
         state.validations = dict(self._state.validations)
         state.parsers = dict(self._state.parsers)
+        self._restore_validations(state)
         self._state = state
         self._changed()
-        self._restore_validations()
 
     def absorb(self, meta: Mapping[str, Any]) -> None:
         """Take in the registry entries of a commit of this process (the engine calls it)."""
@@ -544,12 +543,13 @@ class SchemaRegistry(WriteChecks):
                 continue
             self._state.parsers[ctype] = (parser, decomposer)
 
-    def _restore_validations(self) -> None:
-        for name, ntype in self._state.node_types.items():
-            if ntype.validation and name not in self._state.validations:
+    @staticmethod
+    def _restore_validations(state: RegistryState) -> None:
+        for name, ntype in state.node_types.items():
+            if ntype.validation and name not in state.validations:
                 try:
                     fn = load_object(ntype.validation)
                     if callable(fn):
-                        self._state.validations[name] = fn
+                        state.validations[name] = fn
                 except Exception as exc:
                     log.warning("validation of node type %r could not be restored: %s", name, exc)
