@@ -21,7 +21,9 @@ The engine's indexer runs :meth:`~cef.schema.checks.WriteChecks.check_write`
 on every write, in its transaction. Registrations persist in the store's meta
 table (``schema.*``, read on open and followed through the change feed, so
 every process sees them); callables (validations, parsers, extensions) persist
-by import path and are restored when they can be imported.
+by import path and come back only through :meth:`SchemaRegistry.restore` (the
+semantic memory opening with ``restore_extensions``): opening a knowledge base
+never runs code named in its store.
 """
 
 from __future__ import annotations
@@ -465,7 +467,10 @@ class SchemaRegistry(WriteChecks):
 
     # -------------------------------------------------------------- loading
     def load(self) -> None:
-        """Read the registrations from the store (on open, and when another process changed them)."""
+        """Read the registrations from the store (on open, and when another process changed them).
+
+        Declarative parts (types, property schemas, vocabularies) apply at once; callables named by
+        import path (validations, parsers, extensions) only once :meth:`restore` imported them."""
         state = RegistryState()
         store = self.host.store
         for prefix in (LEGACY_PREFIX, META_PREFIX):
@@ -474,7 +479,6 @@ class SchemaRegistry(WriteChecks):
         # keep the live objects registered in this process
         state.validations = dict(self._state.validations)
         state.parsers = dict(self._state.parsers)
-        self._restore_validations(state)
         self._state = state
         self._changed()
 
@@ -519,8 +523,14 @@ class SchemaRegistry(WriteChecks):
             pass
 
     def restore(self, owner: Any = None) -> None:
-        """Register the persisted extensions again (their callables come back) and re-create the
-        persisted pipelines' parsers; ``owner`` is what the extensions register through."""
+        """Register the persisted extensions again (their callables come back), re-create the
+        persisted pipelines' parsers and re-import the node types' validations; ``owner`` is what the
+        extensions register through. Only this imports code named in the store (the semantic memory
+        calls it when it opens with ``restore_extensions``); opening a knowledge base never does."""
+        state = self._state.copy()
+        self._restore_validations(state)
+        self._state = state
+        self._changed()
         s = self._state
         for name, path in list(s.extensions.items()):
             if not path:
