@@ -227,6 +227,31 @@ def test_an_open_registration_batch_is_invisible_to_writes_of_other_threads(kb: 
         kb.index_node(Node(id="g2", label="Gauge"))
 
 
+def test_opening_a_knowledge_base_never_runs_code_its_store_names(tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    plugin = tmp_path / "checks.py"
+    plugin.write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('yes')\n"
+        "def no_pumps(node):\n    return 'no pumps here'\n"
+    )
+    spec = {"name": "Pump", "parent": "instance", "validation": f"{plugin}:no_pumps"}
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.schema.register_node_type("Pump", NodeKind.INSTANCE)
+        from cef.store.base import WriteSet
+
+        kb.state.commit(WriteSet(meta={META_PREFIX + "node.Pump": spec}))
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_node(Node(id="p1", label="Pump"))  # declarative checks only: the file is not loaded
+        assert not marker.exists()
+        memory = SemanticMemory(kb, extractor=None)  # restore_extensions: the memory imports it
+        try:
+            assert marker.read_text() == "yes"
+            with pytest.raises(InvalidPropertyError, match="no pumps here"):
+                kb.index_node(Node(id="p2", label="Pump"))
+        finally:
+            memory.close()
+
+
 def test_registrations_kept_by_earlier_versions_are_read(tmp_path: Path) -> None:
     from cef.store.base import WriteSet
 
