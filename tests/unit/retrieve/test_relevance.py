@@ -136,9 +136,9 @@ def test_a_thing_the_notes_do_not_hold_is_named_in_the_note(notes_kb: cef.Knowle
 
 # ------------------------------------------------------------------ how the question's words are read
 def _things(question: str, heads: frozenset[str] = frozenset({"servic", "team"})) -> dict[str, bool]:
-    from cef.retrieve.relevance import _terms
+    from cef.retrieve.questionterms import read_terms
 
-    return {t.form: t.names_thing for t in _terms(question, set(heads), 3).values()}
+    return {t.form: t.names_thing for t in read_terms(question, set(heads), 3).values()}
 
 
 def test_words_in_a_noun_phrase_name_things() -> None:
@@ -165,9 +165,9 @@ def test_verbs_and_idioms_name_nothing() -> None:
 
 
 def test_a_word_before_a_label_word_names_an_instance() -> None:
-    from cef.retrieve.relevance import _terms
+    from cef.retrieve.questionterms import read_terms
 
-    terms = _terms("Who is on call for the product reviews service?", {"servic"}, 3)
+    terms = read_terms("Who is on call for the product reviews service?", {"servic"}, 3)
     assert terms["review"].instance and terms["product"].instance and not terms["servic"].instance
 
 
