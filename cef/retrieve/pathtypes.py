@@ -230,6 +230,8 @@ def _wh_word(token: str) -> str:
 
 #: example answers shown per hop and members per node type (:meth:`PathTypes.type_cards`)
 EXAMPLES = 5
+#: nodes of each type (the most connected first) whose :func:`kind_words` are read, once per graph state
+TYPE_SAMPLE = 20
 #: a string property value of at most this many words may say what the node is (``type: journal``)
 _KIND_VALUE_WORDS = 3
 
@@ -474,7 +476,7 @@ class PathTypes:
 
     def _members_named(self, asked: AskedFor, label: int) -> float:
         """1.0 when the label's own nodes call themselves what is asked: at least two and at least
-        ``member_share`` of a sample of them (``type_sample``) have a :func:`kind_words` word the
+        ``member_share`` of a sample of them (:data:`TYPE_SAMPLE`) have a :func:`kind_words` word the
         asked head word names ("which *units*": "Majors Unit", "Coronary Care Unit"; "which
         *journals*": ``type: journal``); else 0 (one stray name is no kind: "non-steroidal
         anti-inflammatory drug" among drug classes; a question word alone is no node's word)."""
@@ -524,7 +526,7 @@ def fill_example_names(state: EngineState, scorer: PathTypes) -> None:
     lab = labels[by_label]
     sampled: dict[int, list[int]] = {}
     for code in np.unique(lab).tolist():
-        sampled[int(code)] = by_label[lab == code][: scorer.settings.type_sample].tolist()
+        sampled[int(code)] = by_label[lab == code][:TYPE_SAMPLE].tolist()
         scorer._members[int(code)] = sampled[int(code)][:EXAMPLES]
         wanted.update(sampled[int(code)])
     for code in np.unique(rel[alive]).tolist():

@@ -184,35 +184,21 @@ class PathSettings(_Settings):
     answer_type_generic: float = Field(
         default=0.3,
         ge=0.0,
-        description="answer_type when only a question word says what is asked ('who', 'where', 'when': a "
-        "person, a place, a date by general English, no noun): a weaker sign than a noun, so below the cost "
-        "of one unexplained hop (cue × cue_cost = 0.48), it orders equally explained paths but pays for no "
-        "hop no word names (issue-23 dev sets: 'where was the X kept' walked a hop further to a building)",
+        description="answer_type when only a question word says what is asked ('who', 'where'): weaker than "
+        "a noun, below one unexplained hop (0.48), so it orders paths but pays for no hop (issue-23 dev sets)",
     )
     generic_type_temperature: float = Field(
         default=0.15,
         gt=0.0,
-        description="type_temperature when only a question word says what is asked ('who': a person, "
-        "'where': a place): a broad kind several types fit alike (coaches and players, nurses and doctors), "
-        "whose cosines with a single word differ by noise (MiniLM: 'person' vs Coach 0.37, Player 0.62); "
-        "0.15 keeps a gap of 0.1 at half the bonus (issue-23 dev sets)",
+        description="type_temperature for a question word alone: a broad kind several types fit alike (MiniLM "
+        "'person': Coach 0.37, Player 0.62); 0.15 keeps a gap of 0.1 at half the bonus (issue-23 dev sets)",
     )
     member_share: float = Field(
         default=0.25,
         gt=0.0,
         le=1.0,
-        description="a node type fits the asked noun fully when at least two and this share of its sampled "
-        "nodes call themselves by it (a name's or alias's head word, a short property value: 'which units' and "
-        "'Majors Unit', 'which journals' and type: journal); a quarter: one node in four named so is a kind, "
-        "one stray name ('Mobile X-ray Unit' among 11 devices, 'non-steroidal anti-inflammatory drug' among "
-        "drug classes) is not (issue-23 dev sets, clinical)",
-    )
-    type_sample: int = Field(
-        default=20,
-        ge=1,
-        le=1000,
-        description="nodes of each type (the most connected first) read for member_share; read once per "
-        "graph generation",
+        description="a type fits the asked noun when ≥ 2 and this share of its sampled nodes call themselves "
+        "by it ('which units': 'Majors Unit'); one stray name is no kind (issue-23 dev sets, clinical)",
     )
     type_temperature: float = Field(
         default=0.05,
