@@ -319,6 +319,11 @@ class DialogueSettings(_Settings):
         ge=0.0,
         description="turns said on (or naming) a date the question names count 1 + date times",
     )
+    neighbours: float = Field(
+        default=0.25,
+        ge=0.0,
+        description="a turn gains this share of the better fused score of the turns before and after it",
+    )
 
 
 class GraphFirstSettings(_Settings):
