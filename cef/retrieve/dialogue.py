@@ -190,7 +190,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     n = len(turns.ids)
     allowed = set(turns.ids)
     head = bm25_hits(qc, _content_words(q.query), 5)
-    if not head or sum(cid in allowed for cid, _ in head) * 2 <= len(head):
+    if head and sum(cid in allowed for cid, _ in head) * 2 <= len(head):
         return None  # the question finds other text first: not a question about the conversation
     visible = np.ones(n, dtype=bool)
     if qc.wanted_tags:
@@ -201,6 +201,8 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     vec = qc.embed(q.query) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
     if vec is not None:
         dense = np.where(visible, qc.state.chunk_vectors.similarities(vec, turns.ids), -np.inf)
+    elif not head and not lexical.any():
+        return None  # nothing in the conversation, nor elsewhere, says the question's words
     fused = np.zeros(n, dtype=np.float64)
     ranks: dict[str, np.ndarray] = {}
     for name, scores, weight, floor in (("vector", dense, s.vector, -np.inf), ("bm25", lexical, s.bm25, 0.0)):
