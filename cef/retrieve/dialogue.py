@@ -9,7 +9,13 @@ instead of by PageRank over the text graph (mentions in chit-chat are mostly
 the two speakers' names, which seed nothing useful):
 
 * **vector** and **BM25** lists are fused by weighted reciprocal rank
-  (``Σ weight / (fuse_k + rank)``);
+  (``Σ weight / (fuse_k + rank)``). BM25 here scores the Snowball stems of the
+  scope's turns (their own text and the turn they answer), with IDF among those
+  turns: full-text search matches words as written ("paint" does not find
+  "painting") and weighs them by every scope's text;
+* **neighbours**: a turn gains ``neighbours`` × the better fused score of the
+  turns just before and after it in its session (a short turn means what the
+  turns around it say);
 * **session**: a session is scored by the BM25 scores of its best
   ``session_turns`` turns among the ``session_depth`` best BM25 hits, and every
   candidate turn gains ``session`` × (its session's score / the best
@@ -22,8 +28,9 @@ the two speakers' names, which seed nothing useful):
   2023", "in 2022"), turns said on it or naming it (their resolved relative
   dates) count ``1 + date`` times.
 
-The scope's turns (ids, sessions, speakers, dates) are read once per graph
-generation; the vector list is the exact cosine over them.
+The scope's turns (ids, sessions, speakers, dates, neighbours and their BM25
+index) are read once per graph generation; the vector list is the exact cosine
+over them.
 
 The weights are a :class:`~cef.retrieve.presets.DialogueSettings` (query
 option ``dialogue``), fitted leave-one-conversation-out (``bench/fit_locomo.py``).
