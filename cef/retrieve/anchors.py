@@ -129,6 +129,7 @@ def resolve_anchors(qc: QueryContext) -> list[Anchor]:
     if not targets:
         targets = implicit_targets(qc)
     for t in targets:
+        qc.check_deadline("anchors")
         found = resolve_target(qc, t)
         if not found and qc.query.targets:
             qc.notes.append(
@@ -210,7 +211,7 @@ def target_entities(qc: QueryContext) -> list[LinkedEntity]:
 
 def record_entities(qc: QueryContext, linked: Sequence[LinkedEntity]) -> None:
     """Put the query's entities in the result metadata and among the anchors."""
-    qc.metadata["query_entities"] = [e.as_dict() for e in linked]
+    qc.stages.query_entities = list(linked)
     have = {a.pos for a in qc.anchors}
     for e in linked:
         if e.pos not in have:

@@ -15,10 +15,20 @@ from cef.embed.base import BatchedEmbedder
 from cef.graph.filter import EdgeFilter
 from cef.model import Chunk, GraphQuery, Node, RankedChunk, RankedNode, ReasoningContext, in_scope, utcnow
 from cef.retrieve.ports import EngineView
+from cef.retrieve.stagestate import StageState
 
 
 class DeadlineExceeded(Exception):
     """The query's ``deadline_ms`` passed: the pipeline stops graph work and answers by vector search."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__(stage)
+        self.stage = stage
+
+
+class YieldToWriter(Exception):
+    """A write waits for this read: the read lets go of the engine and starts again after it
+    (see :func:`cef.retrieve.pipeline.retrieve`)."""
 
     def __init__(self, stage: str) -> None:
         super().__init__(stage)
@@ -61,10 +71,13 @@ class QueryContext:
     enhanced_query: str | None = None
     notes: list[str] = field(default_factory=list)
     answer_nodes: list[RankedNode] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    #: what each stage tells the next (and the result's metadata is built from)
+    stages: StageState = field(default_factory=StageState)
     linked: dict[tuple[str, ...], Any] = field(default_factory=dict)  # query entity links, per settings
     #: ``time.perf_counter()`` past which graph work stops (the query's ``deadline_ms``); None: no limit
     deadline: float | None = None
+    #: step aside (:class:`YieldToWriter`) at the next check when a write waits for this read
+    yields: bool = False
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_cache: dict[str, Chunk] = field(default_factory=dict)
 
@@ -75,8 +88,16 @@ class QueryContext:
     def expired(self) -> bool:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
+    @property
+    def watched(self) -> bool:
+        """Whether :meth:`check_deadline` can stop this query (stages skip their checks if not)."""
+        return self.deadline is not None or self.yields
+
     def check_deadline(self, stage: str) -> None:
-        """Stop the query's graph work here when its deadline has passed (stages call this in loops)."""
+        """Stop the query's graph work here when its deadline has passed, or step aside when a write
+        waits for this read (stages call this in their loops)."""
+        if self.yields and self.state.writer_waits_on_me():  # first: the write goes before any fallback
+            raise YieldToWriter(stage)
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise DeadlineExceeded(stage)
 

@@ -51,6 +51,7 @@ from cef.retrieve.context import QueryContext
 from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import DialogueSettings, settings_for
 from cef.retrieve.search import bm25_hits
+from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem, words
 
 __all__ = ["SESSION_LABEL", "TURN_KIND", "dialogue_search", "is_turn"]
@@ -251,14 +252,14 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         scored = np.where(on_date, scored * (1.0 + s.date), scored)
     scored = np.where(candidate & visible, scored, -np.inf)
     top = [int(p) for p in np.argsort(-scored, kind="stable")[: q.top_k] if np.isfinite(scored[p])]
-    qc.metadata["route"] = {
-        "sources": {
-            "vector": {"weight": s.vector, "results": int((ranks["vector"] > 0).sum())},
-            "bm25": {"weight": s.bm25, "results": int((ranks["bm25"] > 0).sum())},
+    qc.stages.route = RouteInfo(
+        sources={
+            "vector": RouteSource(s.vector, int((ranks["vector"] > 0).sum())),
+            "bm25": RouteSource(s.bm25, int((ranks["bm25"] > 0).sum())),
         },
-        "dialogue": {"sessions": int((session_score > 0).sum()), "speaker": named},
-        "hints": [],
-    }
+        hints=[],
+        dialogue=DialogueInfo(int((session_score > 0).sum()), named),
+    )
     chunks = qc.chunks([turns.ids[p] for p in top])
     out = []
     for p in top:

@@ -10,6 +10,7 @@ from cef.graph.filter import EdgeFilter, Expansion
 from cef.graph.index import GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
 from cef.retrieve.context import QueryContext
+from cef.retrieve.stagestate import Traversal
 from cef.text import STOP_WORDS
 
 
@@ -89,6 +90,7 @@ def expansion_paths(
             node_names=chain[3],
             weight=chain[4],
             confidence=confidence[i],
+            reversed=[],  # every field given: a default factory costs an inspect.signature call here
         )
         out.append((node, path, edge, fwd))
     return out
@@ -177,12 +179,11 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
         qc.edge_filter,
         max_nodes=qc.query.max_graph_nodes,
         min_path_confidence=t.min_path_confidence,
-        on_hop=(lambda: qc.check_deadline("expansion")) if qc.deadline is not None else None,
+        on_hop=(lambda: qc.check_deadline("expansion")) if qc.watched else None,
     )
     anchor_score = {a.pos: a.score for a in qc.anchors}
     for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):
         qc.reached[p] = (d, c)
-    qc.metadata["expansion"] = exp
-    qc.metadata["anchor_score"] = anchor_score
+    qc.stages.traversal = Traversal(exp, anchor_score)
     qc.reasoning = ctx
     return ctx

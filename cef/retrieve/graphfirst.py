@@ -43,6 +43,7 @@ from cef.retrieve.entities import (
 from cef.retrieve.expand import build_reasoning_context, path_for
 from cef.retrieve.presets import GraphFirstSettings, settings_for
 from cef.retrieve.search import bm25_hits, vector_hits
+from cef.retrieve.stagestate import GraphReach, RelatedEntity
 from cef.schema.textgraph import CO_OCCURS_WITH, MENTIONS
 
 __all__ = ["GraphEvidence", "explore", "graph_first_search"]
@@ -218,7 +219,9 @@ def graph_first_search(qc: QueryContext) -> list[RankedChunk] | None:
     if not linked:
         qc.notes.append("graph: the question names no entity of the graph")
         return []
+    qc.check_deadline("graph entity linking")
     ev = explore(qc, index, linked, s)
+    qc.check_deadline("graph exploration")
     expanded = _expanded_query(qc, ev, linked, index, s.expansion_terms) if s.expand_query else qc.query.query
     if expanded != qc.query.query:
         qc.enhanced_query = expanded
@@ -253,6 +256,7 @@ def graph_first_search(qc: QueryContext) -> list[RankedChunk] | None:
             for c in cands
         }
     ordered = sorted(cands, key=lambda c: (-combined[c], c))[: qc.query.top_k]
+    qc.check_deadline("graph ranking")
     ranks = {
         "vector": _ranks(vsim),
         "graph": _ranks({c: v for c, v in graph.items() if v > 0}),
@@ -277,7 +281,8 @@ def _explained(
 ) -> list[RankedChunk]:
     """Step 7: each result with its passage's entities, the path that found it and its scores."""
     g = qc.state.graph
-    id_names = {g.node_ids[p]: n for p, n in index.names.items()}
+    on_paths = {i for cid in ordered if (p := ev.chunk_path.get(cid)) is not None for i in p.node_ids}
+    id_names = {i: index.names[pos] for i in on_paths if (pos := g.pos(i)) is not None and pos in index.names}
     holders = list(dict.fromkeys(chunks[cid].node_id for cid in ordered if chunks[cid].node_id))
     id_names.update({n.id: n.name for n in qc.state.get_nodes([h for h in holders if h])})
     out = []
@@ -319,20 +324,12 @@ def _record(
     g = qc.state.graph
     seed_pos = {e.pos for e in linked}
     related = [
-        {
-            "node_id": g.node_ids[p],
-            "name": index.names.get(p, g.node_ids[p]),
-            "score": round(r.score, 4),
-            "hops": r.path.length,
-        }
+        RelatedEntity(g.node_ids[p], index.names.get(p, g.node_ids[p]), round(r.score, 4), r.path.length)
         for p, r in sorted(ev.reached.items(), key=lambda kv: (-kv[1].score, kv[0]))
         if p not in seed_pos and p not in index.passage_index
     ][:20]
-    qc.metadata["related_entities"] = related
-    qc.metadata["graph"] = {
-        "entities_reached": len(ev.reached),
-        "chunks_from_graph": len(ev.chunk_score),
-    }
+    qc.stages.related_entities = related
+    qc.stages.graph = GraphReach(len(ev.reached), len(ev.chunk_score))
     if n_results >= max(qc.query.min_results, 1) and qc.query.include_reasoning_context:
         depth = s.depth if s.depth is not None else qc.query.traversal.depth
         flt = _traversal_filter(qc, s)

@@ -40,6 +40,7 @@ from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
 from cef.retrieve.ports import EngineView
 from cef.retrieve.search import bm25_hits
+from cef.retrieve.stagestate import PatternMatches, PatternsInfo
 from cef.store.base import WriteSet
 
 #: chunks of end nodes score in (END_TIER, 1], chunks of other nodes on a path in (0, END_TIER]
@@ -161,18 +162,6 @@ def needs_entry_points(query: PatternQuery) -> bool:
     return any(not (p.start.node_ids or p.start.label or p.steps[0].source_label) for p in heads)
 
 
-@dataclass
-class PatternMatches:
-    """What the query's patterns matched: paths best first (merged over patterns), and per-pattern results."""
-
-    paths: list[MatchedPath]
-    results: list[PatternResult]
-
-    @property
-    def timed_out(self) -> bool:
-        return any(r.timed_out for r in self.results)
-
-
 def _similarity(qc: QueryContext) -> SimilarityFn | None:
     vec = qc.query_vector
     st = qc.state
@@ -234,7 +223,7 @@ def at_query_time(query: PatternQuery, when: datetime) -> PatternQuery:
 
 
 def match_query_patterns(qc: QueryContext, *, anchors_resolved: bool = True) -> PatternMatches:
-    """Run the query's patterns; record the paths in ``qc.reasoning`` and a summary in ``qc.metadata``.
+    """Run the query's patterns; record the paths in ``qc.reasoning`` and in ``qc.stages.patterns``.
 
     Patterns without a start of their own start from the query's anchors;
     ``anchors_resolved=False`` resolves them first when such a pattern needs them.
@@ -266,13 +255,7 @@ def match_query_patterns(qc: QueryContext, *, anchors_resolved: bool = True) -> 
     if qc.reasoning is None:
         qc.reasoning = ReasoningContext()
     qc.reasoning.matched_paths = [to_graph_path(p) for p in matches.paths]
-    qc.metadata["pattern_matches"] = matches
-    qc.metadata["patterns"] = {
-        "paths": len(matches.paths),
-        "end_nodes": len({p.end_node_id for p in matches.paths}),
-        "timed_out": matches.timed_out,
-        "elapsed_ms": round(sum(r.elapsed_ms for r in results), 3),
-    }
+    qc.stages.patterns = PatternsInfo(matches, round(sum(r.elapsed_ms for r in results), 3))
     return matches
 
 
@@ -326,10 +309,10 @@ def _text_scores(qc: QueryContext, chunk_ids: list[str]) -> tuple[dict[str, floa
 
 def pattern_search(qc: QueryContext) -> list[RankedChunk]:
     """The PATTERN strategy: chunks linked to nodes on the matched paths, end nodes first."""
-    matches = qc.metadata.get("pattern_matches")
-    if not isinstance(matches, PatternMatches) or not matches.paths:
+    info = qc.stages.patterns
+    if info is None or not info.matches.paths:
         return []
-    paths = matches.paths
+    paths = info.matches.paths
     owners = _owners(paths)
     linked = qc.state.store.chunks_for_nodes(list(owners))
     chunk_owner: dict[str, str] = {}

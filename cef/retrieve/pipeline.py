@@ -18,13 +18,14 @@ from collections.abc import Callable
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
 from cef.retrieve.anchors import resolve_anchors
-from cef.retrieve.context import DeadlineExceeded, QueryContext
+from cef.retrieve.context import DeadlineExceeded, QueryContext, YieldToWriter
 from cef.retrieve.expand import expand_anchors
 from cef.retrieve.patterns import match_query_patterns
 from cef.retrieve.ports import EngineView
 from cef.retrieve.relevance import assess_relevance
 from cef.retrieve.route import has_hints
 from cef.retrieve.search import bm25_search, vector_search
+from cef.retrieve.stagestate import TokenBudget
 from cef.retrieve.strategies import StrategyRegistry
 from cef.retrieve.visibility import guard_result
 
@@ -41,14 +42,44 @@ def validate_query(state: EngineView, query: GraphQuery) -> None:
             raise UnknownRelationTypeError(name, "traversal.relation_types", list(g.rel_types))
 
 
+#: how often one query steps aside for waiting writes before it holds the engine to its end
+MAX_YIELDS = 3
+
+
 def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry) -> SearchResult:
-    """Run ``query`` along the fallback chain ``strategies`` gives its strategy."""
+    """Run ``query`` along the fallback chain ``strategies`` gives its strategy.
+
+    A write never waits for a long read: reads share the engine and a write needs it alone, so
+    when a write arrives, the read running graph work lets go at its next check (the same checks
+    as the time limit), the write goes, and the read starts again, seeing it. A read steps aside
+    at most :data:`MAX_YIELDS` times, then holds the engine to its end (a stream of writes cannot
+    starve it); its time limit counts from its first hold."""
     t0 = time.perf_counter()
+    deadline: list[float] = []  # when the time limit passes: set at the first hold of the engine
+    for attempt in range(MAX_YIELDS + 1):
+        try:
+            return _retrieve_once(state, query, strategies, t0, deadline, yields=attempt < MAX_YIELDS)
+        except YieldToWriter:
+            continue
+    raise AssertionError("the last attempt does not yield")  # pragma: no cover
+
+
+def _retrieve_once(
+    state: EngineView,
+    query: GraphQuery,
+    strategies: StrategyRegistry,
+    t0: float,
+    deadline: list[float],
+    *,
+    yields: bool,
+) -> SearchResult:
     with state.reading():
         validate_query(state, query)
-        qc = QueryContext(state=state, query=query, started=t0)
+        qc = QueryContext(state=state, query=query, started=t0, yields=yields)
         if query.deadline_ms is not None:  # counted from when the engine is ours, not from the wait
-            qc.deadline = time.perf_counter() + query.deadline_ms / 1000
+            if not deadline:
+                deadline.append(time.perf_counter() + query.deadline_ms / 1000)
+            qc.deadline = deadline[0]
         chain = strategies.chain(query.strategy)
         if SearchStrategy.AUTO in chain or SearchStrategy.PATHS in chain:
             path_vectors(state)  # the saved path-text vectors, read once per engine
@@ -107,10 +138,7 @@ def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry)
         if query.max_token_budget is not None:
             results = _within_budget(qc, results, query.max_token_budget)
         results = assess_relevance(qc, results)  # relevance in [0, 1]; "nothing matched" below the threshold
-        meta = dict(qc.metadata)
-        meta.pop("expansion", None)
-        meta.pop("anchor_score", None)
-        meta.pop("pattern_matches", None)
+        meta = qc.stages.report()  # the one place the stages' records become the result's metadata
         meta["anchors"] = [
             {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target}
             for a in qc.anchors
@@ -140,8 +168,9 @@ def _after_deadline(
     note = f"graph: exploration exceeded the {limit} ms time limit (during {exc.stage}); answered by vector search"
     tried.insert(0, note)
     qc.notes.insert(0, note)
-    qc.metadata["timed_out"] = True
+    qc.stages.timed_out = True
     qc.deadline = None  # the fallback itself runs to the end
+    qc.yields = False
     qc.reached.clear()
     qc.reasoning = None
     qc.enhanced_query = None
@@ -265,7 +294,7 @@ def _within_budget(qc: QueryContext, results: list[RankedChunk], budget: int) ->
             continue
         kept.append(r)
         used += n
-    qc.metadata["token_budget"] = {"budget": budget, "used": used, "dropped": len(results) - len(kept)}
+    qc.stages.token_budget = TokenBudget(budget, used, len(results) - len(kept))
     if len(kept) < len(results):
         qc.notes.append(f"token budget {budget}: kept {len(kept)} of {len(results)} chunks ({used} tokens)")
     return kept

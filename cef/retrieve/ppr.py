@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,6 +51,7 @@ from cef.retrieve.anchors import record_entities, target_entities
 from cef.retrieve.context import QueryContext
 from cef.retrieve.entities import EntityIndex, LinkedEntity, entity_index, link_query_entities
 from cef.retrieve.presets import PPRSettings, settings_for
+from cef.retrieve.stagestate import PprInfo, RelatedEntity
 from cef.retrieve.visibility import hidden_nodes
 
 if TYPE_CHECKING:
@@ -212,7 +213,7 @@ def ppr_search(qc: QueryContext, *, named_top_k: int | None = None) -> list[Rank
         ent_w.append((e.pos, e.confidence * math.log(1.0 + n_pass / max(df, 1.0))))
     total = sum(w for _, w in ent_w)
     named = total > 0 and settings.entity_seed_weight > 0
-    qc.metadata["ppr_seeds"] = {"entities": len(ent_w) if named else 0}
+    qc.stages.ppr_seed_entities = len(ent_w) if named else 0
     if named:
         for pos, w in ent_w:
             seeds[pos] = seeds.get(pos, 0.0) + settings.entity_seed_weight * w / total
@@ -469,7 +470,7 @@ def _explain(
     # related entities: most PPR mass among non-seed entities
     ent_pos = pushed.touched[pushed.touched < len(index.df)]
     ent_pos = ent_pos[index.df[ent_pos] > 0]
-    related: list[dict[str, Any]] = []
+    related: list[RelatedEntity] = []
     if len(ent_pos) and settings.related_entities:
         mass = pr[ent_pos]
         top = ent_pos[top_order(mass, settings.related_entities + len(seed_set))]
@@ -478,29 +479,21 @@ def _explain(
             if p in seed_set:
                 continue
             related.append(
-                {
-                    "node_id": g.node_ids[p],
-                    "name": names.get(p, g.node_ids[p]),
-                    "score": round(float(pr[p]) / peak, 4),
-                }
+                RelatedEntity(g.node_ids[p], names.get(p, g.node_ids[p]), round(float(pr[p]) / peak, 4))
             )
             if len(related) >= settings.related_entities:
                 break
-    qc.metadata["related_entities"] = related
-    qc.metadata["ppr"] = {
-        "seed_entities": seed_ids,
-        "passages": len(index.passages),
-        "bridged": sum(1 for o in via if bonus[o] > 0),
-    }
+    qc.stages.related_entities = related
+    qc.stages.ppr = PprInfo(seed_ids, len(index.passages), sum(1 for o in via if bonus[o] > 0))
     if len(results) >= max(qc.query.min_results, 1) and qc.query.include_reasoning_context:
         roots = st.get_nodes(seed_ids)
-        rel_nodes = st.get_nodes([x["node_id"] for x in related])
+        rel_nodes = st.get_nodes([x.node_id for x in related])
         qc.reasoning = ReasoningContext(
             root_nodes=roots,
             related_nodes=rel_nodes,
             paths=paths,
-            context_keywords=[x["name"] for x in related],
-            semantic_groups={"mentioned_with": [x["node_id"] for x in related]},
+            context_keywords=[x.name for x in related],
+            semantic_groups={"mentioned_with": [x.node_id for x in related]},
             depth=settings.path_depth,
             metadata={"strategy": "ppr", "seeds": len(seed_ids)},
         )

@@ -46,6 +46,7 @@ import numpy as np
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
+from cef.retrieve.stagestate import Verdict
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
 
@@ -228,18 +229,16 @@ def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk) -> float:
 
 def _path_named(qc: QueryContext) -> float:
     """How much of the question the best relation path's names explain (the path stage's measure)."""
-    info = qc.metadata.get("paths")
-    named = info.get("named", 0.0) if isinstance(info, dict) else 0.0
-    return float(named) if isinstance(named, int | float) else 0.0
+    info = qc.stages.paths
+    return info.named if info is not None else 0.0
 
 
 def _answer_named(qc: QueryContext, node_id: str) -> float:
     """How much of the question the relation path behind one answer node explains (a weaker path's
     answer does not borrow the best path's measure); the best path's when the stage gave none."""
-    info = qc.metadata.get("paths")
-    per = info.get("answer_named") if isinstance(info, dict) else None
-    named = per.get(node_id) if isinstance(per, dict) else None
-    return float(named) if isinstance(named, int | float) else _path_named(qc)
+    info = qc.stages.paths
+    named = info.answer_named.get(node_id) if info is not None else None
+    return named if named is not None else _path_named(qc)
 
 
 def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
@@ -253,7 +252,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
-    verdict in ``qc.metadata["relevance"]`` (and a note when nothing matched)."""
+    verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
     q = _question(qc)
     _known(qc, q, q.asked if q.named else q.stems)
     out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc)}) for rc in results]
@@ -262,14 +261,14 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     best = max([0.0, *(r.relevance or 0.0 for r in out), *(n.relevance or 0.0 for n in nodes)])
     nothing = best < NOTHING_MATCHED_BELOW
     qc.answer_nodes = [] if nothing else kept
-    qc.metadata["relevance"] = {
-        "best": best,
-        "threshold": NOTHING_MATCHED_BELOW,
-        "nothing_matched": nothing,
-        "named": [n.node_id for n in q.named],
-        "asked": [q.forms.get(s, s) for s in (q.asked if q.named else q.stems)],
-        "unknown": [q.forms.get(s, s) for s, k in q.known.items() if not k],
-    }
+    qc.stages.relevance = Verdict(
+        best=best,
+        threshold=NOTHING_MATCHED_BELOW,
+        nothing_matched=nothing,
+        named=[n.node_id for n in q.named],
+        asked=[q.forms.get(s, s) for s in (q.asked if q.named else q.stems)],
+        unknown=[q.forms.get(s, s) for s, k in q.known.items() if not k],
+    )
     if nothing:
         missing = [q.forms.get(s, s) for s, k in q.known.items() if not k]
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""

@@ -35,6 +35,7 @@ edges or the question names no node that has any.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,6 +58,7 @@ from cef.retrieve.pathanchors import PathAnchor, path_anchors
 from cef.retrieve.pathscore import PathScorer, path_scorer
 from cef.retrieve.pathwords import Hop, RelationPath, masked_question
 from cef.retrieve.presets import PathSettings, settings_for
+from cef.retrieve.stagestate import BestPath, PathsInfo
 from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
 
 __all__ = [
@@ -247,16 +249,33 @@ def walk_path(
 
 # ----------------------------------------------------------------------------- anchors
 # ----------------------------------------------------------------------------- strategy
-def relation_path_search(
-    qc: QueryContext, *, anchor_chunks: bool = True, roles: dict[str, str] | None = None
-) -> list[RankedChunk] | None:
+#: paths scored between two deadline checks (see :class:`CheckedPaths`)
+CHECK_EVERY = 256
+
+
+class CheckedPaths(list[RelationPath]):
+    """Candidate paths that check the query's deadline every :data:`CHECK_EVERY` paths iterated: the
+    scorer's loops over them stop near the time limit without knowing of it."""
+
+    def __init__(self, paths: list[RelationPath], check: Callable[[], None]) -> None:
+        super().__init__(paths)
+        self.check = check
+
+    def __iter__(self) -> Iterator[RelationPath]:
+        for n, path in enumerate(super().__iter__()):
+            if n % CHECK_EVERY == 0:
+                self.check()
+            yield path
+
+
+def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> list[RankedChunk] | None:
     """Rank answer nodes and their chunks by the typed relation paths the question asks for.
 
     ``anchor_chunks``: also rank the chunks of the anchors themselves (after the answers' and the
     paths'); the ``auto`` route leaves them to the text sources, which find them by the question's words.
-    ``roles`` receives each returned chunk's role: ``answer`` (linked to an answer of the best
-    paths), ``path`` (to a node on an answer's path), ``anchor`` or ``weak answer`` (an answer of a
-    weaker path).
+    What it found goes to ``qc.stages.paths`` (:class:`~cef.retrieve.stagestate.PathsInfo`), with
+    each returned chunk's role: ``answer`` (linked to an answer of the best paths), ``path`` (to a
+    node on an answer's path), ``anchor`` or ``weak answer`` (an answer of a weaker path).
     """
     flt = curated_filter(qc)
     if flt is None:
@@ -271,7 +290,11 @@ def relation_path_search(
     max_hops = settings.max_hops
     scored: list[tuple[float, PathAnchor, RelationPath]] = []
     explained: dict[tuple[int, RelationPath], float] = {}
-    walks = [(a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)) for a in anchors]
+    walks = []
+    for a in anchors:
+        qc.check_deadline("paths")
+        found = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
+        walks.append((a, CheckedPaths(found, lambda: qc.check_deadline("paths"))))
     walks = [(a, paths) for a, paths in walks if paths]
     # the question masked at each anchor's mention, embedded in one batch
     masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))
@@ -297,21 +320,21 @@ def relation_path_search(
         qc.notes.append("paths: no typed relation path leaves the question's anchors")
         return []
     scored.sort(key=lambda x: -x[0])
+    qc.check_deadline("paths")
     answers, answer_named = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
-    qc.metadata["paths"] = {
-        "anchors": [a.node_id for a in anchors],
+    info = qc.stages.paths = PathsInfo(
+        anchors=[a.node_id for a in anchors],
         # the question's words name at least half the hops of the best path, from an anchor it names
-        "named": round(explained.get((best_anchor.pos, best_path), 0.0), 4),
+        named=round(explained.get((best_anchor.pos, best_path), 0.0), 4),
         # the same measure for the path behind each answer (a weaker path's may name less of the question)
-        "answer_named": answer_named,
-        "confident": explained.get((best_anchor.pos, best_path), 0.0) >= 0.5
-        and best_anchor.confidence >= 0.8,
-        "best": [
-            {"anchor": a.node_id, "path": scorer.describe(p), "score": round(s, 4)}
+        answer_named=answer_named,
+        confident=explained.get((best_anchor.pos, best_path), 0.0) >= 0.5 and best_anchor.confidence >= 0.8,
+        best=[
+            BestPath(a.node_id, scorer.describe(p), round(s, 4))
             for s, a, p in scored[: settings.report_paths]
         ],
-    }
+    )
     if not answers:
         qc.notes.append("paths: the best relation paths reach no node")
         return []
@@ -322,7 +345,7 @@ def relation_path_search(
     qc.anchors.extend(
         Anchor(a.pos, a.node_id, a.confidence, a.how, a.name) for a in anchors if a.pos not in known
     )
-    return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=roles)
+    return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=info.roles)
 
 
 def _apart(span: tuple[int, int], other: tuple[int, int] | None) -> bool:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from cef.model import Explanation, GraphQuery, RankedChunk, SearchStrategy
 from cef.retrieve.context import QueryContext
 from cef.retrieve.presets import AutoSettings, PathSettings, settings_for
+from cef.retrieve.stagestate import RouteInfo, RouteSource
 
 __all__ = ["auto_search", "fuse", "has_hints"]
 
@@ -126,18 +127,17 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     sources: dict[str, list[RankedChunk]] = {}
     weights: dict[str, float] = {}
 
-    roles: dict[str, str] = {}
-    paths = relation_path_search(qc, roles=roles)
-    if paths:
+    paths = relation_path_search(qc)
+    info = qc.stages.paths
+    if paths and info is not None:
         # answers' own chunks, and the chunks of the nodes on their paths and of the anchors
         # (supporting context, weighed by the path strategy's path_chunk_factor)
-        info = qc.metadata.get("paths", {})
-        weight = s.fuse_paths_confident if info.get("confident") else s.fuse_paths
-        if not info.get("named"):  # no question word names a relation of the best path: a guess
+        weight = s.fuse_paths_confident if info.confident else s.fuse_paths
+        if not info.named:  # no question word names a relation of the best path: a guess
             weight = s.fuse_paths_unnamed
         factor = settings_for(PathSettings, q).path_chunk_factor
-        answers = [rc for rc in paths if roles.get(rc.chunk.id) == "answer"]
-        context = [rc for rc in paths if roles.get(rc.chunk.id) != "answer"]
+        answers = [rc for rc in paths if info.roles.get(rc.chunk.id) == "answer"]
+        context = [rc for rc in paths if info.roles.get(rc.chunk.id) != "answer"]
         if answers:
             sources["paths"], weights["paths"] = answers, weight
         if context:
@@ -159,7 +159,7 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     # (its top-k is the fusion's): it reads and explains only that many chunks.
     alone = None if sources else q.top_k
     ppr = _run(lambda sub: ppr_search(sub, named_top_k=alone), qc, deep)
-    text_led = bool(ppr) and qc.metadata.get("ppr_seeds", {}).get("entities", 0) > 0
+    text_led = bool(ppr) and (qc.stages.ppr_seed_entities or 0) > 0
     if ppr:
         sources["ppr"] = ppr
         weights["ppr"] = s.fuse_ppr if text_led else s.fuse_ppr_dense
@@ -180,10 +180,10 @@ def _fused(
     qc: QueryContext, sources: dict[str, list[RankedChunk]], weights: dict[str, float], s: AutoSettings
 ) -> list[RankedChunk]:
     """The fusion, with the route (sources, weights, hints) recorded in the result metadata."""
-    qc.metadata["route"] = {
-        "sources": {name: {"weight": weights[name], "results": len(sources[name])} for name in sources},
-        "hints": _hint_names(qc),
-    }
+    qc.stages.route = RouteInfo(
+        sources={name: RouteSource(weights[name], len(sources[name])) for name in sources},
+        hints=_hint_names(qc),
+    )
     return fuse(sources, weights, s.fuse_k, qc.query.top_k)
 
 

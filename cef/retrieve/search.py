@@ -121,8 +121,10 @@ def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedCh
         hits = bm25_hits(qc, qc.query.query, max(200, qc.query.top_k * 20))
         top = hits[0][1] if hits else 1.0
         bm25 = {cid: s / top for cid, s in hits} if top > 0 else {}
-    exp = qc.metadata["expansion"]
-    anchor_score: dict[int, float] = qc.metadata["anchor_score"]
+    traversal = qc.stages.traversal
+    if traversal is None:
+        raise RuntimeError("hybrid search runs after the anchored traversal (expand_anchors)")
+    exp, anchor_score = traversal.walk, traversal.anchor_score
     scored = []
     for i, cid in enumerate(candidates):
         pos = pos_of[owner[cid]]
