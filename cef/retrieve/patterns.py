@@ -222,17 +222,18 @@ def at_query_time(query: PatternQuery, when: datetime) -> PatternQuery:
     return query.model_copy(update={"valid_at": when})
 
 
-def match_query_patterns(qc: QueryContext, *, anchors_resolved: bool = True) -> PatternMatches:
+def match_query_patterns(qc: QueryContext) -> PatternMatches:
     """Run the query's patterns; record the paths in ``qc.reasoning`` and in ``qc.stages.patterns``.
 
     Patterns without a start of their own start from the query's anchors;
-    ``anchors_resolved=False`` resolves them first when such a pattern needs them.
+    they are resolved here when such a pattern needs them and no stage resolved them yet.
     Like the rest of retrieval, patterns walk the edges valid at the query's
     ``as_of`` (default: now) unless they set their own ``valid_at``.
     """
     runner = runner_for(qc.state)
-    if not anchors_resolved and any(needs_entry_points(pq) for pq in qc.query.patterns):
+    if not qc.stages.anchors_resolved and any(needs_entry_points(pq) for pq in qc.query.patterns):
         resolve_anchors(qc)
+        qc.stages.anchors_resolved = True
     entry = [a.node_id for a in qc.anchors]
     sim: SimilarityFn | None = None
     results: list[PatternResult] = []

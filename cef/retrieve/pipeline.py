@@ -2,37 +2,32 @@
 
 Strategies are plain functions ``(QueryContext) -> list[RankedChunk]`` in the
 knowledge base's :class:`~cef.retrieve.strategies.StrategyRegistry`, so new ones
-plug in without touching the template. Each strategy names the chain it falls
-back along when it returns fewer than ``min_results`` chunks. A strategy returns
-``None`` when it does not apply to this knowledge base (PPR where no text was
-turned into a graph): it is skipped without counting as a fallback.
+plug in without touching the template. Each strategy names the stages it needs
+first (anchors and the traversal from them, the path-text vectors, the query's
+patterns) and the chain it falls back along when it returns fewer than
+``min_results`` chunks; the template runs the registry's plan and names no
+strategy. A strategy returns ``None`` when it does not apply to this knowledge
+base (PPR where no text was turned into a graph): it is skipped without counting
+as a fallback. What the stages tell each other lives in ``qc.stages``
+(:mod:`cef.retrieve.stagestate`); the result's metadata is built from it here.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-import weakref
 from collections.abc import Callable
 
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
-from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import DeadlineExceeded, QueryContext, YieldToWriter
-from cef.retrieve.expand import expand_anchors
-from cef.retrieve.patterns import match_query_patterns
+from cef.retrieve.pathvectors import path_vectors, typed_relations
 from cef.retrieve.ports import EngineView
+from cef.retrieve.presets import AutoSettings, settings_for
 from cef.retrieve.relevance import assess_relevance
-from cef.retrieve.route import has_hints
 from cef.retrieve.search import bm25_search, vector_search
 from cef.retrieve.stagestate import TokenBudget
 from cef.retrieve.strategies import StrategyRegistry
 from cef.retrieve.visibility import guard_result
-
-
-def _needs_prepare(strategies: StrategyRegistry, strategy: SearchStrategy, qc: QueryContext) -> bool:
-    """Anchors and traversal run before graph strategies, and before ``auto`` when the query has hints."""
-    return strategies.needs_graph(strategy) or (strategy is SearchStrategy.AUTO and has_hints(qc))
 
 
 def validate_query(state: EngineView, query: GraphQuery) -> None:
@@ -80,43 +75,20 @@ def _retrieve_once(
             if not deadline:
                 deadline.append(time.perf_counter() + query.deadline_ms / 1000)
             qc.deadline = deadline[0]
-        chain = strategies.chain(query.strategy)
-        if SearchStrategy.AUTO in chain or SearchStrategy.PATHS in chain:
-            path_vectors(state)  # the saved path-text vectors, read once per engine
-        graph_chain = any(_needs_prepare(strategies, s, qc) for s in chain)
-        prepared = False
-
-        def prepare() -> None:
-            """Anchors and traversal, once, right before the first strategy that needs them."""
-            nonlocal prepared
-            if prepared:
-                return
-            prepared = True
-            resolve_anchors(qc)
-            qc.check_deadline("anchors")
-            ctx = expand_anchors(qc)
-            qc.check_deadline("expansion")
-            if ctx is not None and ctx.context_keywords:
-                extra = [k for k in ctx.context_keywords if k not in query.query.lower()][:10]
-                qc.enhanced_query = f"{query.query} {' '.join(extra)}".strip() if extra else query.query
-
-        results: list[RankedChunk] = []
+        plan = strategies.plan(query)
+        done: set[str] = set()
         tried: list[str] = []
-        used = chain[0]
+        used = strategies.chain(query.strategy)[0]
         best: tuple[list[RankedChunk], SearchStrategy] | None = None
         try:
-            if query.patterns:  # matched paths rank first; the requested chain is the fallback
-                if graph_chain:
-                    prepare()
-                chain = [SearchStrategy.PATTERN, *(s for s in chain if s is not SearchStrategy.PATTERN)]
-                match_query_patterns(qc, anchors_resolved=graph_chain)
-                qc.check_deadline("patterns")
-            for strategy in chain:
+            for strategy, stages in plan:
                 fn = strategies.function(strategy)
                 if fn is None:
                     continue
-                if _needs_prepare(strategies, strategy, qc):
-                    prepare()
+                for stage in stages:  # each once, right before the first strategy that needs it
+                    if stage.name not in done and stage.applies(qc):
+                        done.add(stage.name)
+                        stage.run(qc)
                 attempt = fn(qc)
                 if attempt is None:  # does not apply to this knowledge base: not a fallback
                     continue
@@ -132,13 +104,15 @@ def _retrieve_once(
                 qc.notes.append("no strategy reached min_results; returning the largest result set")
         except DeadlineExceeded as exc:
             best = _after_deadline(qc, exc, tried)
+        results: list[RankedChunk] = []
         if best is not None:
             results, used = best
         results = _dedupe(results)[: query.top_k]
         if query.max_token_budget is not None:
             results = _within_budget(qc, results, query.max_token_budget)
         results = assess_relevance(qc, results)  # relevance in [0, 1]; "nothing matched" below the threshold
-        meta = qc.stages.report()  # the one place the stages' records become the result's metadata
+        # the one place the stages' records become the result's metadata
+        meta = qc.stages.report(settings_for(AutoSettings, query))
         meta["anchors"] = [
             {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target}
             for a in qc.anchors
@@ -202,7 +176,7 @@ def warm(state: EngineView, *, path_texts: int = 10_000) -> dict[str, float]:
         index.resolver  # noqa: B018 - the misspelled / partial name tiers, made on first use
         index.written_names()
         out["entities"] = time.perf_counter() - t
-        if _typed_relations(state):
+        if typed_relations(state):
             t = time.perf_counter()
             default_lemmatizer()
             path_vectors(state, embed=path_texts)
@@ -222,62 +196,6 @@ def prepare_entities(state: EngineView, progress: Callable[[str, int, int], None
     entities.entity_index(state)
     if progress is not None:
         progress("indexing entity names", 1, 1)
-    return True
-
-
-#: per engine, how many relation-path text vectors its path scorer held after the last read or
-#: save of ``<db>-path-text-vectors`` (see :func:`path_vectors`)
-_paths_on_disk: weakref.WeakKeyDictionary[EngineView, int] = weakref.WeakKeyDictionary()
-_paths_lock = threading.Lock()
-
-
-def _typed_relations(state: EngineView) -> bool:
-    """Whether the schema has relations of its own (beyond the text graph's), i.e. relation paths."""
-    from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
-
-    return any(name not in TEXT_GRAPH_RELATIONS for name in state.graph.relations.names)
-
-
-def path_vectors(state: EngineView, *, embed: int = 0) -> int:
-    """Give the relation-path scorer the path-text vectors saved beside the store
-    (``<db>-path-text-vectors``, read once per engine), so that a query in a new process embeds
-    its question and not the schema's paths. With ``embed`` > 0, the texts of up to that many
-    paths the schema allows are embedded now (those not saved yet) and saved. Returns how many
-    text vectors the scorer holds (0: no embedder or no typed relations). Call it while holding
-    ``state.reading()``."""
-    from cef.retrieve.pathscore import path_scorer
-
-    emb = state.embedder
-    if emb is None or not _typed_relations(state):
-        return 0
-    scorer = path_scorer(state)
-    saved = state.vectors_path("path-text")
-    with _paths_lock:
-        if state not in _paths_on_disk:
-            _paths_on_disk[state] = scorer.load_vectors(saved, emb.name) if saved is not None else 0
-    if embed > 0:
-        scorer.prepare(lambda texts: emb.embed(list(texts)), limit=embed)
-        save_path_vectors(state)
-    return len(scorer.vectors)
-
-
-def save_path_vectors(state: EngineView) -> bool:
-    """Save the path-text vectors beside the store when the scorer holds more than were read or
-    saved last (questions embed the paths they reach that were not saved); False: nothing to do."""
-    from cef.retrieve.pathscore import path_scorer
-
-    emb, saved = state.embedder, state.vectors_path("path-text")
-    with _paths_lock:
-        known = _paths_on_disk.get(state)
-    if emb is None or saved is None or known is None:
-        return False  # this engine never read them: nothing of the scorer's came from or goes to disk
-    with state.reading():
-        scorer = path_scorer(state)
-    held = len(scorer.vectors)
-    if held <= known or not scorer.save_vectors(saved, emb.name):
-        return False
-    with _paths_lock:
-        _paths_on_disk[state] = held
     return True
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "DialogueSettings",
     "EntityLinkingSettings",
     "GraphFirstSettings",
+    "HybridSettings",
     "PPRSettings",
     "PathSettings",
     "RetrievalPreset",
@@ -271,17 +272,38 @@ class PathSettings(_Settings):
     linking: EntityLinkingSettings = Field(default_factory=EntityLinkingSettings)
 
 
+class HybridSettings(_Settings):
+    """The ``hybrid`` strategy: chunks linked to the nodes the anchored traversal reached, each scored
+    ``text_weight × text similarity + (1 − text_weight) × graph score``, where the graph score is the
+    anchor's score × the path's confidence × ``hop_decay`` per hop."""
+
+    text_weight: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="the text similarity's share (vector, or BM25 without one)"
+    )
+    hop_decay: float = Field(default=0.7, gt=0.0, le=1.0, description="the graph score's factor per hop")
+
+
 class AutoSettings(_Settings):
     """The ``auto`` route (see :mod:`cef.retrieve.route`): each source's weight in the reciprocal-rank
     fusion ``Σ weight / (fuse_k + rank)``, and how deep each source's list is read (``fuse_depth``).
 
-    ``fuse_paths_confident`` replaces ``fuse_paths`` when question words name at least half the
-    hops of the best relation path (from an anchor the question names): a curated graph that
-    answers the question outright leads the fusion.
+    ``fuse_paths_confident`` replaces ``fuse_paths`` when the path answer is confident: question
+    words name at least ``confident_named`` of the hops of the best relation path, from an anchor
+    linked with at least ``confident_anchor`` confidence (a curated graph that answers the
+    question outright leads the fusion); ``fuse_paths_unnamed`` when they name none.
     """
 
     fuse_paths: float = Field(default=1.0, ge=0.0)
     fuse_paths_confident: float = Field(default=3.0, ge=0.0)
+    confident_named: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="share of the best path's hops the question must name to lead",
+    )
+    confident_anchor: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="how surely the best path's anchor must be linked to lead"
+    )
     fuse_paths_unnamed: float = Field(
         default=0.25,
         ge=0.0,
@@ -376,6 +398,7 @@ class RetrievalPreset(_Settings):
     graph_first: GraphFirstSettings = Field(default_factory=GraphFirstSettings)
     ppr: PPRSettings = Field(default_factory=PPRSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
+    hybrid: HybridSettings = Field(default_factory=HybridSettings)
     auto: AutoSettings = Field(default_factory=AutoSettings)
     dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
     description: str = ""
@@ -444,6 +467,7 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     PPRSettings: ("ppr", "ppr"),
     GraphFirstSettings: ("graph_first", "graph"),
     PathSettings: ("paths", "paths"),
+    HybridSettings: ("hybrid", "hybrid"),
     AutoSettings: ("auto", "auto"),
     DialogueSettings: ("dialogue", "dialogue"),
 }
@@ -451,6 +475,7 @@ _ATTR = {
     PPRSettings: "ppr",
     GraphFirstSettings: "graph_first",
     PathSettings: "paths",
+    HybridSettings: "hybrid",
     AutoSettings: "auto",
     DialogueSettings: "dialogue",
 }

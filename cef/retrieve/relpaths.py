@@ -329,7 +329,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
         named=round(explained.get((best_anchor.pos, best_path), 0.0), 4),
         # the same measure for the path behind each answer (a weaker path's may name less of the question)
         answer_named=answer_named,
-        confident=explained.get((best_anchor.pos, best_path), 0.0) >= 0.5 and best_anchor.confidence >= 0.8,
+        anchor_confidence=best_anchor.confidence,
         best=[
             BestPath(a.node_id, scorer.describe(p), round(s, 4))
             for s, a, p in scored[: settings.report_paths]

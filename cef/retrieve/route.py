@@ -23,7 +23,8 @@ Each source ranks chunks; a chunk's fused score is
 ``Σ weight(source) / (fuse_k + rank in source)``. The weights say what the
 graph holds: a source that does not apply (no typed edges, no text graph, no
 hints) weighs nothing, and when a curated graph gave a confident path answer
-(every hop named by the question) the paths source weighs ``fuse_paths_confident``.
+(:meth:`~cef.retrieve.stagestate.PathsInfo.confident`: the question names the best path, by
+:class:`~cef.retrieve.presets.AutoSettings`) the paths source weighs ``fuse_paths_confident``.
 Every fused chunk's explanation carries the route (``strategy=auto``), its
 rank in each source (``rank_sources``) and each source's share of its score
 (``shares``); the path and anchors come from the source that explains it best
@@ -132,7 +133,7 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
     if paths and info is not None:
         # answers' own chunks, and the chunks of the nodes on their paths and of the anchors
         # (supporting context, weighed by the path strategy's path_chunk_factor)
-        weight = s.fuse_paths_confident if info.confident else s.fuse_paths
+        weight = s.fuse_paths_confident if info.confident(s) else s.fuse_paths
         if not info.named:  # no question word names a relation of the best path: a guess
             weight = s.fuse_paths_unnamed
         factor = settings_for(PathSettings, q).path_chunk_factor

@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING
 from cef.model import Explanation, RankedChunk, SearchStrategy
 from cef.retrieve.context import QueryContext
 from cef.retrieve.expand import path_for
+from cef.retrieve.presets import HybridSettings, settings_for
 
 if TYPE_CHECKING:
     import numpy as np
 
     from cef.store.base import VectorIndex
-
-#: graph score decays by this factor per hop away from an anchor
-HOP_DECAY = 0.7
 
 
 def search_visible(
@@ -97,10 +95,13 @@ def bm25_search(qc: QueryContext) -> list[RankedChunk]:
     )
 
 
-def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedChunk]:
-    """Vector ranking restricted to chunks linked to the reasoning context, blended with graph proximity."""
+def hybrid_search(qc: QueryContext) -> list[RankedChunk]:
+    """Vector ranking restricted to chunks linked to the reasoning context, blended with graph proximity
+    (:class:`~cef.retrieve.presets.HybridSettings`)."""
     if not qc.reached:
         return []
+    settings = settings_for(HybridSettings, qc.query)
+    vector_weight, hop_decay = settings.text_weight, settings.hop_decay
     st = qc.state
     g = st.graph
     pos_of = {g.node_ids[p]: p for p in qc.reached}
@@ -131,7 +132,7 @@ def hybrid_search(qc: QueryContext, vector_weight: float = 0.6) -> list[RankedCh
         depth, conf = qc.reached[pos]
         path = path_for(g, exp, pos)
         anchor = path.node_ids[0]
-        graph_score = anchor_score.get(g.pos(anchor) or -1, 1.0) * conf * HOP_DECAY**depth
+        graph_score = anchor_score.get(g.pos(anchor) or -1, 1.0) * conf * hop_decay**depth
         vscore = float(sims[i]) if sims is not None else bm25.get(cid, 0.0)
         score = vector_weight * vscore + (1 - vector_weight) * graph_score
         scored.append(

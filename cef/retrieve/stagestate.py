@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cef.retrieve.presets import AutoSettings
+
 if TYPE_CHECKING:
     from cef.graph.filter import Expansion
     from cef.patterns import MatchedPath, PatternResult
@@ -67,18 +69,23 @@ class PathsInfo:
     named: float
     #: the same measure for the path behind each answer node (by node id)
     answer_named: dict[str, float]
-    #: the question names the best path (at least half its hops) from an anchor it names
-    confident: bool
+    #: how surely the best path's anchor was linked to the question
+    anchor_confidence: float
     best: list[BestPath]
     #: each returned chunk's role: ``answer``, ``path``, ``anchor`` or ``weak answer`` (by chunk id)
     roles: dict[str, str] = field(default_factory=dict)
 
-    def report(self) -> dict[str, Any]:
+    def confident(self, auto: AutoSettings) -> bool:
+        """The question names the best path from an anchor it surely names: paths lead the ``auto``
+        route (``AutoSettings.confident_named`` and ``confident_anchor`` say how surely)."""
+        return self.named >= auto.confident_named and self.anchor_confidence >= auto.confident_anchor
+
+    def report(self, auto: AutoSettings) -> dict[str, Any]:
         return {
             "anchors": self.anchors,
             "named": self.named,
             "answer_named": self.answer_named,
-            "confident": self.confident,
+            "confident": self.confident(auto),
             "best": [b.report() for b in self.best],
         }
 
@@ -227,6 +234,8 @@ class Verdict:
 class StageState:
     """What the stages of one retrieval told each other (None: the stage did not run or found nothing)."""
 
+    #: the query's anchors were resolved (the anchors stage ran, or a pattern needed them)
+    anchors_resolved: bool = False
     #: the entities linked in the question (PPR, graph-first)
     query_entities: list[LinkedEntity] | None = None
     #: the anchored traversal, read by the hybrid strategy
@@ -244,13 +253,14 @@ class StageState:
     token_budget: TokenBudget | None = None
     relevance: Verdict | None = None
 
-    def report(self) -> dict[str, Any]:
-        """The result's metadata entries of these records (the pipeline adds anchors and notes)."""
+    def report(self, auto: AutoSettings) -> dict[str, Any]:
+        """The result's metadata entries of these records (the pipeline adds anchors and notes);
+        ``auto``: the query's ``auto`` route settings (when a path answer is confident)."""
         out: dict[str, Any] = {}
         if self.patterns is not None:
             out["patterns"] = self.patterns.report()
         if self.paths is not None:
-            out["paths"] = self.paths.report()
+            out["paths"] = self.paths.report(auto)
         if self.query_entities is not None:
             out["query_entities"] = [e.as_dict() for e in self.query_entities]
         if self.ppr_seed_entities is not None:

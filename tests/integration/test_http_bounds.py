@@ -162,7 +162,7 @@ def test_every_strategy_is_bounded_by_the_servers_time_limit_on_every_door(
             fn = built_in.function(strategy)
             assert fn is not None
             clinical_kb.strategies.register(
-                strategy, fn, built_in.chain(strategy), graph=built_in.needs_graph(strategy)
+                strategy, fn, built_in.chain(strategy), graph=False, stages=built_in.stages(strategy)
             )
 
 

@@ -112,3 +112,34 @@ def test_default_chain_must_not_be_empty(text_kb: cef.KnowledgeBase) -> None:
 
     with pytest.raises(ValueError, match="at least one strategy"):
         text_kb.strategies.set_default_chain([])
+
+
+def test_the_template_runs_each_strategys_stages_once(text_kb: cef.KnowledgeBase) -> None:
+    """The registry says what runs before each strategy; the template names no strategy."""
+    from cef.model import RankedChunk
+    from cef.retrieve.context import QueryContext
+    from cef.retrieve.strategies import ANCHORS, PATH_VECTORS, Stage
+
+    reg = text_kb.strategies
+    assert reg.stages(SearchStrategy.HYBRID) == (ANCHORS,)
+    assert PATH_VECTORS in reg.stages(SearchStrategy.AUTO) and PATH_VECTORS in reg.stages(
+        SearchStrategy.PATHS
+    )
+    ran: list[str] = []
+
+    def mark(qc: QueryContext) -> None:
+        ran.append(qc.query.query)
+
+    def one(qc: QueryContext) -> list[RankedChunk]:
+        return []
+
+    stage = Stage("mark", mark)
+    reg.register(
+        SearchStrategy.GRAPH, one, [SearchStrategy.GRAPH, SearchStrategy.PPR], graph=False, stages=[stage]
+    )
+    reg.register(SearchStrategy.PPR, one, graph=False, stages=[stage])
+    res = text_kb.retrieve(GraphQuery(query="paprika", strategy=SearchStrategy.GRAPH, min_results=1))
+    assert ran == ["paprika"]  # asked for by both strategies of the chain, run once
+    assert res.fallbacks == ["graph: 0 result(s) < min_results 1", "ppr: 0 result(s) < min_results 1"]
+    plan = reg.plan(GraphQuery(query="x", strategy=SearchStrategy.GRAPH))
+    assert [s for s, _ in plan] == [SearchStrategy.GRAPH, SearchStrategy.PPR]
