@@ -19,10 +19,13 @@ import numpy as np
 from cef.memory.constraints import Reached, Run
 from cef.model import in_scope
 from cef.retrieve.anchors import node_vector_hits, node_visible
-from cef.retrieve.search import HOP_DECAY, search_visible  # priority kept per hop from an anchor
+from cef.retrieve.search import search_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
+
+#: priority kept per hop away from an anchor (before edge confidence and relevance)
+HOP_DECAY = 0.7
 
 #: a relation the question does not name keeps this share of the priority (named: up to 1)
 UNNAMED_RELATION = 0.5
