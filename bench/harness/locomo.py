@@ -152,7 +152,9 @@ def format_report(
     turns = sum(x.turns for x in ingests)
     lines = [
         f"**{dataset}** — {len(ingests)} conversations, {turns:,} turns; ingest "
-        + ", ".join(f"{x.scope} {x.turns} turns {x.seconds:.1f} s ({x.cpu_seconds:.1f} s CPU)" for x in ingests),
+        + ", ".join(
+            f"{x.scope} {x.turns} turns {x.seconds:.1f} s ({x.cpu_seconds:.1f} s CPU)" for x in ingests
+        ),
         "",
         "| strategy | Recall@5 | Recall@10 | session Hit@1 | MRR | p50 ms | p95 ms |",
         "|---|---:|---:|---:|---:|---:|---:|",
