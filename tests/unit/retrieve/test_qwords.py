@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import cef
+from cef import Batch, Node
 from cef.retrieve import pathwords, qwords
 
 
@@ -48,3 +50,24 @@ def test_the_path_scorer_uses_this_matcher() -> None:
 @given(st.text(alphabet="abcdefgo-", min_size=1, max_size=12))
 def test_a_word_names_itself(word: str) -> None:
     assert qwords.names(word, word)
+
+
+def test_the_graph_context_provider_takes_a_type_named_by_the_one_matcher(kb: cef.KnowledgeBase) -> None:
+    """The provider adds every node of a type the question names, named as the path scorer names
+    relation words: "lab tests" names ``LabTest``; "state" does not name ``Statement`` (it is a
+    prefix of it, which the provider's own matcher counted as a naming)."""
+    from cef.context import GraphContextProvider, KnowledgeContextOptions
+
+    kb.index_batch(
+        Batch(
+            nodes=[
+                Node(id="t1", label="LabTest", properties={"name": "CBC panel"}),
+                Node(id="t2", label="LabTest", properties={"name": "lipid panel"}),
+                Node(id="s1", label="Statement", properties={"name": "invoice 42"}),
+            ]
+        )
+    )
+    provider = GraphContextProvider(kb, "cl100k")
+    opts = KnowledgeContextOptions(max_tokens=800)
+    assert {e.id for e in provider.get_context("Which lab tests exist?", opts).entities} == {"t1", "t2"}
+    assert not provider.get_context("Which state is it in?", opts).entities
