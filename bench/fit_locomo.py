@@ -36,8 +36,8 @@ _DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "lo
 
 GRID: dict[str, tuple[float, ...]] = {
     "session": (0.5, 1.0),
-    "speaker": (0.5, 1.0),
-    "date": (0.0, 1.0),
+    "session_turns": (3, 5),
+    "neighbours": (0.25, 0.5),
 }
 
 

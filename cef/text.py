@@ -31,7 +31,6 @@ __all__ = [
     "STOP_WORDS",
     "stem",
     "stem_phrase",
-    "stems_match",
     "terms",
     "words",
 ]
@@ -185,14 +184,6 @@ def stem(word: str) -> str:
 def stem_phrase(phrase: str) -> str:
     """Every word of ``phrase`` stemmed, joined by single spaces."""
     return " ".join(stem(w) for w in phrase.lower().split())
-
-
-def stems_match(a: str, b: str, min_prefix: int = 5) -> bool:
-    """Two stems name the same word: equal, or one a prefix (at least ``min_prefix`` letters) of the other."""
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    return len(short) >= min_prefix and long_.startswith(short)
 
 
 def terms(text: str, stop: Iterable[str] = STOP_WORDS, *, min_chars: int = 1) -> list[str]:

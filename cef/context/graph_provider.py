@@ -56,7 +56,7 @@ from cef.context.knowledge import (
     RankedEntity,
 )
 from cef.context.provider import resolve_counter
-from cef.context.ranking import EntityRelevanceRanker, matches_term, query_terms
+from cef.context.ranking import EntityRelevanceRanker, query_terms
 from cef.context.rules import (
     META_LABELS,
     RULE_RELATIONS,
@@ -65,12 +65,12 @@ from cef.context.rules import (
     find_axioms,
     find_claims,
     unique,
-    words,
 )
 from cef.context.tokens import TokenCounter
 from cef.errors import EmbeddingError, StoreError
 from cef.model import Chunk, Edge, Node, in_scope, utcnow
 from cef.retrieve.anchors import node_vector_hits
+from cef.retrieve.qwords import names_type
 
 if TYPE_CHECKING:
     from cef.engine.kb import KnowledgeBase
@@ -294,8 +294,7 @@ class GraphContextProvider:
             for label in list(g.labels.names):
                 if label in META_LABELS or not terms:
                     continue
-                vocab = words(label)
-                if vocab and all(any(matches_term(t, {w}) for t in terms) for w in vocab):
+                if names_type(terms, label):
                     for p in g.nodes_with_label(label)[:k]:
                         ids[g.node_ids[int(p)]] = None
             nodes = st.store.get_nodes(list(ids))

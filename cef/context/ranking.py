@@ -12,6 +12,7 @@ from cef.context.rules import (
     words,
 )
 from cef.model import Node
+from cef.retrieve.qwords import names, relation_words
 from cef.text import STOP_WORDS, stem
 
 __all__ = ["EntityRelevanceRanker", "matches_term", "query_terms"]
@@ -61,7 +62,7 @@ class EntityRelevanceRanker:
 
     def score(self, terms: Sequence[str], node: Node, similarity: float | None = None) -> RankedEntity:
         name_vocab = set(words(" ".join([node.name, *node.aliases])))
-        type_vocab = set(words(node.label))
+        type_vocab = relation_words(node.label)
         prop_vocab: set[str] = set()
         for key, value in node.properties.items():
             if key in ("name", "title", "label_text", "aliases"):
@@ -77,7 +78,7 @@ class EntityRelevanceRanker:
             if matches_term(term, name_vocab):
                 total += self.name_weight
                 hit = True
-            if matches_term(term, type_vocab):
+            if any(names(term, w) for w in type_vocab):  # the question names the node's type
                 total += self.type_weight
                 hit = True
             if matches_term(term, prop_vocab):

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from cef.extract.normalize import normalize_name
 from cef.memory.temporal import TemporalHint, parse_temporal_hints
+from cef.retrieve.qwords import names, relation_share
 from cef.schema.kinds import NodeKind
-from cef.text import FUNCTION_WORDS, QUERY_STOP_WORDS, stem, stem_phrase, stems_match
+from cef.text import QUERY_STOP_WORDS, stem, stem_phrase
 
 if TYPE_CHECKING:
     from cef.memory.view import MemoryReader
@@ -126,8 +127,8 @@ def understand_query(
     reg = memory.registry
     u = QueryUnderstanding(query=query, temporal=parse_temporal_hints(query, now))
     words = [w.lower() for w in _WORD.findall(query)]
-    stems = [stem(w) for w in words if w not in QUERY_STOP_WORDS]
-    u.keywords = list(dict.fromkeys(stems))
+    content = [w for w in words if w not in QUERY_STOP_WORDS]
+    u.keywords = list(dict.fromkeys(stem(w) for w in content))
 
     # synonyms → canonical terms; rewrite the question with them for name lookup
     vocab = reg.vocabulary_words()
@@ -148,15 +149,13 @@ def understand_query(
 
     # type hints: registered node types named directly or through a synonym
     type_names = {normalize_name(t).replace(" ", "_"): t for t in reg.declared_node_types}
-    type_stems = {t: stem(t.replace("_", " ").split()[-1]) for t in type_names}
     for w in [*words, *(c for c in canonical_seen)]:
         key = normalize_name(w).replace(" ", "_")
         if key in type_names:
             u.type_hints.append(type_names[key])
             continue
-        s = stem(w)
-        for t, ts in type_stems.items():
-            if "_" not in t and s == ts:
+        for t in type_names:
+            if "_" not in t and names(w, t):
                 u.type_hints.append(type_names[t])
     # class extensions: a term placed under a class hints at that class ("metformin" → medication)
     for gram in _ngrams(words):
@@ -170,13 +169,9 @@ def understand_query(
     # relation hints: relation names whose words the question uses
     graph = memory.kb.state.graph
     for name in list(graph.rel_types):
-        parts = [p for p in name.lower().split("_") if p and p not in FUNCTION_WORDS]
-        if not parts:
-            continue
-        pstems = [stem(p) for p in parts]
-        hit = sum(1 for ps in pstems if any(stems_match(ps, qs) for qs in stems))
-        if hit:
-            u.relation_hints[name] = hit / len(pstems)
+        share = relation_share(content, name)
+        if share:
+            u.relation_hints[name] = share
         spec = reg.edge_type(name)
         if spec is not None and u.type_hints:
             ends = {*spec.source_types, *spec.target_types}
@@ -204,7 +199,7 @@ def understand_query(
                 if w in _DEMONSTRATIVE:
                     nxt = words[i + 1]
                     for t in reg.ancestors(self_label):
-                        if stem(nxt) == stem(t.replace("_", " ").split()[-1]) and t not in {
+                        if names(nxt, t.replace("_", " ").split()[-1]) and t not in {
                             k.value for k in NodeKind
                         }:
                             refers = True

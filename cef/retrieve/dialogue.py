@@ -9,7 +9,13 @@ instead of by PageRank over the text graph (mentions in chit-chat are mostly
 the two speakers' names, which seed nothing useful):
 
 * **vector** and **BM25** lists are fused by weighted reciprocal rank
-  (``Σ weight / (fuse_k + rank)``);
+  (``Σ weight / (fuse_k + rank)``). BM25 here scores the Snowball stems of the
+  scope's turns (their own text and the turn they answer), with IDF among those
+  turns: full-text search matches words as written ("paint" does not find
+  "painting") and weighs them by every scope's text;
+* **neighbours**: a turn gains ``neighbours`` × the better fused score of the
+  turns just before and after it in its session (a short turn means what the
+  turns around it say);
 * **session**: a session is scored by the BM25 scores of its best
   ``session_turns`` turns among the ``session_depth`` best BM25 hits, and every
   candidate turn gains ``session`` × (its session's score / the best
@@ -22,8 +28,9 @@ the two speakers' names, which seed nothing useful):
   2023", "in 2022"), turns said on it or naming it (their resolved relative
   dates) count ``1 + date`` times.
 
-The scope's turns (ids, sessions, speakers, dates) are read once per graph
-generation; the vector list is the exact cosine over them.
+The scope's turns (ids, sessions, speakers, dates, neighbours and their BM25
+index) are read once per graph generation; the vector list is the exact cosine
+over them.
 
 The weights are a :class:`~cef.retrieve.presets.DialogueSettings` (query
 option ``dialogue``), fitted leave-one-conversation-out (``bench/fit_locomo.py``).
@@ -34,6 +41,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +52,7 @@ from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import DialogueSettings, settings_for
 from cef.retrieve.search import bm25_hits
 from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
-from cef.text import QUERY_STOP_WORDS, words
+from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem, words
 
 __all__ = ["SESSION_LABEL", "TURN_KIND", "dialogue_search", "is_turn"]
 
@@ -57,15 +65,63 @@ def is_turn(chunk: Chunk) -> bool:
     return chunk.metadata.get("kind") == TURN_KIND
 
 
+class _Lexicon:
+    """BM25 over the stems of a scope's turns (``k1`` 1.2, ``b`` 0.75; IDF among those turns)."""
+
+    K1 = 1.2
+    B = 0.75
+
+    def __init__(self, texts: list[str]) -> None:
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        lengths = np.zeros(len(texts), dtype=np.float32)
+        for i, text in enumerate(texts):
+            counts = Counter(_stems(text))
+            lengths[i] = sum(counts.values())
+            for term, tf in counts.items():
+                docs, tfs = postings.setdefault(term, ([], []))
+                docs.append(i)
+                tfs.append(tf)
+        n = len(texts)
+        norm = self.K1 * (1 - self.B + self.B * lengths / max(float(lengths.mean()) if n else 1.0, 1.0))
+        self.size = n
+        #: term -> (turn positions, that term's BM25 contribution to each)
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (docs, tfs) in postings.items():
+            idx = np.asarray(docs, dtype=np.int64)
+            freq = np.asarray(tfs, dtype=np.float32)
+            idf = np.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+            self.postings[term] = (idx, (idf * freq * (self.K1 + 1) / (freq + norm[idx])).astype(np.float32))
+
+    def scores(self, question: str) -> np.ndarray:
+        """Every turn's BM25 score for the question's content words (0: none of them)."""
+        out = np.zeros(self.size, dtype=np.float32)
+        for term in dict.fromkeys(_stems(question, QUERY_STOP_WORDS)):
+            hit = self.postings.get(term)
+            if hit is not None:
+                out[hit[0]] += hit[1]
+        return out
+
+
+def _stems(text: str, stop: frozenset[str] = STOP_WORDS) -> list[str]:
+    return [stem(w) for w in words(text) if w not in stop]
+
+
 @dataclass(frozen=True)
 class _Turns:
-    """The conversation turns a scope sees: ids, and each turn's session node and speaker."""
+    """The conversation turns a scope sees (in conversation order): ids, and each turn's session
+    node, speaker, dates and neighbours, and the BM25 index of their stems."""
 
     ids: list[str]
     session: dict[str, str]
     speaker: dict[str, str]
     #: the days a turn is about: the day it was said and the dates it names (ISO, at their precision)
     dates: dict[str, list[str]]
+    #: per position: the session's index (sessions numbered in order of appearance) and the speaker
+    session_of: np.ndarray
+    #: per position: the positions of the turns before and after it in its session (-1: none)
+    previous: np.ndarray
+    next: np.ndarray
+    lexicon: _Lexicon
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -96,6 +152,8 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
     session: dict[str, str] = {}
     speaker: dict[str, str] = {}
     dates: dict[str, list[str]] = {}
+    order: dict[str, tuple[str, int]] = {}
+    content: dict[str, str] = {}
     for c in st.store.get_chunks(ids):
         if is_turn(c) and in_scope(c.scope, scope):
             session[c.id] = str(c.node_id)
@@ -103,7 +161,21 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
             said = str(c.metadata.get("date") or "")[:10]
             named = [str(d.get("date")) for d in c.metadata.get("dates") or [] if isinstance(d, dict)]
             dates[c.id] = [d for d in (said, *named) if d]
-    out = _Turns([i for i in ids if i in session], session, speaker, dates)
+            turn = c.metadata.get("turn")
+            order[c.id] = (str(c.metadata.get("conversation") or ""), turn if isinstance(turn, int) else 0)
+            content[c.id] = c.content
+    kept = sorted((i for i in ids if i in session), key=lambda i: (order[i], i))
+    numbers = {k: n for n, k in enumerate(dict.fromkeys(session[i] for i in kept))}
+    session_of = np.asarray([numbers[session[i]] for i in kept], dtype=np.int64)
+    same = session_of[1:] == session_of[:-1] if len(kept) > 1 else np.zeros(0, dtype=bool)
+    positions = np.arange(len(kept))
+    previous = np.full(len(kept), -1, dtype=np.int64)
+    nxt = np.full(len(kept), -1, dtype=np.int64)
+    previous[1:][same] = positions[:-1][same]
+    nxt[:-1][same] = positions[1:][same]
+    out = _Turns(
+        kept, session, speaker, dates, session_of, previous, nxt, _Lexicon([content[i] for i in kept])
+    )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
     return out
@@ -123,71 +195,100 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         return None
     s = settings_for(DialogueSettings, qc.query)
     q = qc.query
-    ids = turns.ids
-    if qc.wanted_tags:
-        visible = qc.chunks(ids)
-        ids = [i for i in ids if i in visible]
-    allowed = set(ids)
-    words_ = [(cid, sc) for cid, sc in bm25_hits(qc, _content_words(q.query), max(s.session_depth, s.depth))]
-    head = words_[:5]
-    if not head or sum(cid in allowed for cid, _ in head) * 2 <= len(head):
+    n = len(turns.ids)
+    allowed = set(turns.ids)
+    head = bm25_hits(qc, _content_words(q.query), 5)
+    if head and sum(cid in allowed for cid, _ in head) * 2 <= len(head):
         return None  # the question finds other text first: not a question about the conversation
-    words_ = [(cid, sc) for cid, sc in words_ if cid in allowed]
-    dense: list[tuple[str, float]] = []
+    visible = np.ones(n, dtype=bool)
+    if qc.wanted_tags:
+        seen = qc.chunks(turns.ids)
+        visible = np.fromiter((i in seen for i in turns.ids), dtype=bool, count=n)
+    lexical = np.where(visible, turns.lexicon.scores(q.query), 0.0)
+    dense = np.full(n, -np.inf, dtype=np.float32)
     vec = qc.embed(q.query) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
-    if vec is not None and ids:
-        sims = qc.state.chunk_vectors.similarities(vec, ids)
-        top = np.argsort(-sims, kind="stable")[: s.depth]
-        dense = [(ids[int(i)], float(sims[int(i)])) for i in top]
-    fused: dict[str, float] = {}
-    ranks: dict[str, dict[str, int]] = {}
-    for name, hits, weight in (("vector", dense, s.vector), ("bm25", words_[: s.depth], s.bm25)):
-        for rank, (cid, _) in enumerate(hits, 1):
-            fused[cid] = fused.get(cid, 0.0) + weight / (s.fuse_k + rank)
-            ranks.setdefault(cid, {})[name] = rank
-    per_session: dict[str, list[float]] = {}
-    for cid, score in words_:
-        per_session.setdefault(turns.session[cid], []).append(score)
-    session_score = {k: sum(sorted(v, reverse=True)[: s.session_turns]) for k, v in per_session.items()}
-    best_session = max(session_score.values(), default=0.0)
-    top_fused = max(fused.values(), default=0.0)
-    candidates = list(dict.fromkeys([*fused, *(cid for cid, _ in words_)]))
-    named = _named_speaker(q.query, {turns.speaker[c] for c in candidates})
+    if vec is not None:
+        dense = np.where(visible, qc.state.chunk_vectors.similarities(vec, turns.ids), -np.inf)
+    elif not head and not lexical.any():
+        return None  # nothing in the conversation, nor elsewhere, says the question's words
+    fused = np.zeros(n, dtype=np.float64)
+    ranks: dict[str, np.ndarray] = {}
+    for name, scores, weight, floor in (("vector", dense, s.vector, -np.inf), ("bm25", lexical, s.bm25, 0.0)):
+        rank = _ranks(scores)
+        listed = (rank <= s.depth) & (scores > floor)
+        fused += np.where(listed, weight / (s.fuse_k + rank), 0.0)
+        ranks[name] = np.where(listed, rank, 0)
+    if s.neighbours > 0:
+        around = np.zeros(n, dtype=np.float64)
+        for side in (turns.previous, turns.next):
+            around = np.maximum(around, np.where(side >= 0, fused[np.maximum(side, 0)], 0.0))
+        fused = fused + s.neighbours * around
+    found = np.argsort(-lexical, kind="stable")[: s.session_depth]
+    found = found[lexical[found] > 0]
+    session_score = np.zeros(int(turns.session_of.max()) + 1 if n else 0, dtype=np.float64)
+    taken = Counter[int]()
+    for p in found:  # best first: each session's best session_turns turns
+        k = int(turns.session_of[p])
+        if taken[k] < s.session_turns:
+            session_score[k] += lexical[p]
+            taken[k] += 1
+    best_session = float(session_score.max()) if len(session_score) else 0.0
+    prior = session_score[turns.session_of] / best_session if best_session > 0 else np.zeros(n)
+    candidate = (fused > 0) | np.isin(np.arange(n), found)
+    scored = fused + s.session * prior * float(fused.max(initial=0.0))
+    speakers = {turns.speaker[turns.ids[int(p)]] for p in np.flatnonzero(candidate)}
+    named = _named_speaker(q.query, speakers)
+    speaker_turns = np.zeros(n, dtype=bool)
+    if named is not None:
+        speaker_turns = np.fromiter((turns.speaker[i] == named for i in turns.ids), dtype=bool, count=n)
+        scored = np.where(speaker_turns, scored * (1.0 + s.speaker), scored)
     asked = _asked_dates(q.query) if s.date > 0 else []
-    scored: dict[str, float] = {}
-    for cid in candidates:
-        base = fused.get(cid, 0.0)
-        prior = session_score.get(turns.session[cid], 0.0) / best_session if best_session > 0 else 0.0
-        score = base + s.session * prior * top_fused
-        if named is not None and turns.speaker[cid] == named:
-            score *= 1.0 + s.speaker
-        if asked and any(_same_date(d, a) for d in turns.dates.get(cid, ()) for a in asked):
-            score *= 1.0 + s.date
-        scored[cid] = score
-    order = sorted(scored, key=lambda c: (-scored[c], c))[: q.top_k]
+    if asked:
+        on_date = np.fromiter(
+            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in asked) for i in turns.ids),
+            dtype=bool,
+            count=n,
+        )
+        scored = np.where(on_date, scored * (1.0 + s.date), scored)
+    scored = np.where(candidate & visible, scored, -np.inf)
+    top = [int(p) for p in np.argsort(-scored, kind="stable")[: q.top_k] if np.isfinite(scored[p])]
     qc.stages.route = RouteInfo(
-        sources={"vector": RouteSource(s.vector, len(dense)), "bm25": RouteSource(s.bm25, len(words_))},
+        sources={
+            "vector": RouteSource(s.vector, int((ranks["vector"] > 0).sum())),
+            "bm25": RouteSource(s.bm25, int((ranks["bm25"] > 0).sum())),
+        },
         hints=[],
-        dialogue=DialogueInfo(len(session_score), named),
+        dialogue=DialogueInfo(int((session_score > 0).sum()), named),
     )
-    chunks = qc.chunks(order)
+    chunks = qc.chunks([turns.ids[p] for p in top])
     out = []
-    for cid in order:
+    for p in top:
+        cid = turns.ids[p]
         c = chunks.get(cid)
         if c is None:
             continue
         notes = [f"dialogue: session {c.metadata.get('session')}, speaker {turns.speaker[cid]}"]
-        if named is not None and turns.speaker[cid] == named:
+        if speaker_turns[p]:
             notes.append(f"the question names the speaker {named}")
         out.append(
             RankedChunk(
                 chunk=c,
-                score=round(scored[cid], 6),
+                score=round(float(scored[p]), 6),
                 explanation=Explanation(
-                    strategy=SearchStrategy.AUTO, rank_sources=ranks.get(cid, {}), notes=notes
+                    strategy=SearchStrategy.AUTO,
+                    rank_sources={k: int(r[p]) for k, r in ranks.items() if r[p] > 0},
+                    notes=notes,
                 ),
             )
         )
+    return out
+
+
+def _ranks(scores: np.ndarray) -> np.ndarray:
+    """1-based rank of every score, best first (ties in position order)."""
+    order = np.argsort(-scores, kind="stable")
+    out = np.empty(len(scores), dtype=np.int64)
+    out[order] = np.arange(1, len(scores) + 1)
     return out
 
 

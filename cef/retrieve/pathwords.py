@@ -1,8 +1,8 @@
 """The words of relation paths and of questions: how a question word names a relation hop.
 
 A question word names a relation when it shares a stem with one of the relation's name words
-(:func:`stem_match`: same lemma or Snowball stem, a stem plus a derivational ending: "acted"/"actors",
-"written"/"writer"; or the head of a compound: "screenwriter"). Hops named outward from the anchor
+(:func:`cef.retrieve.qwords.stem_match`, the one matcher of question words to relation and type
+words). Hops named outward from the anchor
 read in walking order (:func:`hop_order`); a sharing word ("same", "share", "also", "co-") is
 about the relation named next to it (:func:`shared_relation`).
 """
@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
 from cef import text
 from cef.extract.lemmas import Lemmatize, default_lemmatizer, surface_tokens
+from cef.retrieve.qwords import relation_words, stem_match
 
 __all__ = [
     "SHARING_CUE",
@@ -28,6 +27,7 @@ __all__ = [
     "masked_question",
     "relation_words",
     "shared_relation",
+    "stem_match",
     "surface_tokens",
 ]
 
@@ -41,7 +41,6 @@ class Hop:
 
 
 RelationPath = tuple[Hop, ...]
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: words that ask for things sharing a neighbour ("same director", "co-starred", "also appear")
 SHARING_CUE = re.compile(r"\b(?:same|share[sd]?|sharing|also|together|co-\w+)\b", re.IGNORECASE)
 #: function words that name no relation (articles, prepositions, auxiliaries, pronouns, question words)
@@ -53,87 +52,8 @@ WH_WORDS = frozenset(["which", "what", "whose", "whom", "who", "that"])
 MASK = "X"
 
 
-def relation_words(name: str) -> list[str]:
-    """``directed_by`` → ``["directed", "by"]``; ``hasGenre`` → ``["has", "genre"]``."""
-    return [w.lower() for w in _CAMEL.sub("_", name).replace("-", "_").split("_") if w]
-
-
 def content_words(words: Sequence[str]) -> list[str]:
     return [w for w in words if w not in FUNCTION_WORDS and len(w) > 1]
-
-
-def stem_match(a: str, b: str, la: str, lb: str) -> bool:
-    """``a`` (a question word, lemma ``la``) names ``b`` (a relation word, lemma ``lb``).
-
-    General English morphology, no word list: the same lemma or the same Snowball (Porter2) stem
-    ("starred"/"stars", "produced"/"producer"); one stem extended by a derivational ending
-    (:func:`_derived`: "acted"/"actors", "written"/"writer", "specialty"/"specializes"); a compound
-    whose head, its last part, names ``b`` (English compounds are head-final: a "screenwriter" is a
-    writer); a "co-" word names what it joins ("co-wrote" names ``written``). Not a shared first
-    syllable: "relies" does not name ``release``, nor "runs" ``runbook``."""
-    return la == lb or a == b or _names(a, b, la, lb)
-
-
-@lru_cache(maxsize=262_144)
-def _names(a: str, b: str, la: str, lb: str) -> bool:
-    """:func:`stem_match` past equal words and lemmas (kept: a question's words meet the same
-    relation words question after question)."""
-    if la == lb or a == b:
-        return True
-    if a.startswith("co-") and len(a) > 4:
-        return stem_match(a[3:], b, la[3:] if la.startswith("co-") else la, lb)
-    sa, sb = {_stem(a), _stem(la)}, {_stem(b), _stem(lb)}
-    if not sa.isdisjoint(sb) or any(_derived(x, y) or _derived(y, x) for x in sa for y in sb):
-        return True
-    return _compound_head(a, b, lb)
-
-
-@lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    return str(_english_stemmer().stemWord(word))
-
-
-@lru_cache(maxsize=1)
-def _english_stemmer() -> Any:
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
-#: the longest derivational ending :func:`_derived` reads past a stem: one syllable of at most two
-#: letters, what the Snowball stemmer leaves of English suffixes ("-er", "-or", "-ty" as "ti")
-_DERIVED_REST = 2
-
-
-def _derived(short: str, long: str) -> bool:
-    """``long`` is the stem ``short`` (3+ letters) plus a derivational ending the stemmer leaves
-    on: a syllable of at most :data:`_DERIVED_REST` letters ("act" + "or", "special" + "ti"), or
-    an "r" after a final vowel ("write" + "r"). A suffix is a syllable, so it holds a vowel; a
-    lone consonant or a longer rest makes another word or root ("plan" / "plant", "run" /
-    "runbook", "reli" / "releas": the stems differ before the end of either)."""
-    if len(short) < 3 or not long.startswith(short) or long == short:
-        return False
-    rest = long[len(short) :]
-    if len(rest) > _DERIVED_REST:
-        return False
-    return any(c in _VOWELS for c in rest) or (rest == "r" and short[-1] in _VOWELS)
-
-
-_VOWELS = frozenset("aeiouy")
-
-
-def _compound_head(a: str, b: str, lb: str) -> bool:
-    """``a`` is a closed compound whose head (its last part, 4+ letters after a first part of 3+)
-    names ``b``: "screenwriter" names ``written``. The head is matched like a word of its own."""
-    if len(a) < 7 or "-" in a:
-        return False
-    sb = {_stem(b), _stem(lb)}
-    for k in range(3, len(a) - 3):
-        head = a[k:]
-        sh = _stem(head)
-        if sh in sb or any(_derived(sh, y) or _derived(y, sh) for y in sb):
-            return True
-    return False
 
 
 def masked_question(question: str, span: tuple[int, int] | None) -> str:

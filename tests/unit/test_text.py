@@ -13,7 +13,6 @@ from cef.text import (
     STOP_WORDS,
     stem,
     stem_phrase,
-    stems_match,
     terms,
     words,
 )
@@ -45,11 +44,3 @@ def test_terms_never_hold_stop_words_and_are_distinct(text: str) -> None:
     got = terms(text)
     assert len(got) == len(set(got))
     assert all(stem(w) in got for w in words(text) if w not in STOP_WORDS)
-
-
-@given(
-    st.text(alphabet="abcdefg", min_size=1, max_size=12), st.text(alphabet="abcdefg", min_size=1, max_size=12)
-)
-def test_stems_match_is_symmetric(a: str, b: str) -> None:
-    assert stems_match(a, b) == stems_match(b, a)
-    assert stems_match(a, a)

@@ -418,3 +418,67 @@ def test_resolved_expressions_are_spans_of_the_text(text: str) -> None:
     for r in resolve_dates(text, SAID):
         assert r.text and r.text in text
         assert r.period in ("day", "week", "month", "year")
+
+
+def test_rest_and_mcp_return_the_turns_python_does(tmp_path: Path) -> None:
+    """The REST route and the MCP tool (the call the MCP server makes) answer a conversation question
+    with the same turns as Python (the CLI doors are checked above)."""
+    import anyio
+    from fastapi.testclient import TestClient
+
+    from cef.server.http import create_app
+    from cef.server.service import CefService
+    from cef.server.settings import ServerSettings
+
+    question = "What did Biscuit chew?"
+    with cef.open(tmp_path / "memory.db", embedder=None) as kb:
+        ingest_conversation(kb, ALICE, scope="alice", enricher=None)
+        ingest_conversation(kb, CAROL, scope="carol", enricher=None)
+        python = [r.chunk.id for r in kb.retrieve(GraphQuery(query=question, scope="alice", top_k=3)).results]
+        assert python[0] == "alice/D2:1"
+        with TestClient(create_app(kb, ServerSettings())) as client:
+            r = client.post("/api/v1/retrieve", json={"query": question, "scope": "alice", "top_k": 3})
+            assert r.status_code == 200, r.text
+            rest = [x["chunk"]["id"] for x in r.json()["results"]]
+        service = CefService(kb, ServerSettings(), context=False)
+        args = {"query": question, "scope": "alice", "top_k": 3}
+        result = anyio.run(lambda: service.call_tool("retrieve_knowledge", args, writable=False))
+        mcp = [x.chunk.id for x in result.results]  # type: ignore[attr-defined]
+    assert rest == mcp == python
+
+
+def test_a_question_finds_turns_by_the_stems_of_their_words(kb: cef.KnowledgeBase) -> None:
+    """Full-text search matches words as written ("adopts" finds no "adopted"); the dialogue stage
+    matches their stems, among the conversation's own turns."""
+    ingest_conversation(kb, ALICE, scope="alice", enricher=None)
+    ingest_conversation(kb, CAROL, scope="carol", enricher=None)
+    question = "Who adopts beagles?"
+    assert not kb.retrieve(GraphQuery(query=question, scope="alice", strategy="bm25")).results
+    got = [r.chunk.id for r in kb.retrieve(GraphQuery(query=question, scope="alice", top_k=2)).results]
+    # the turn that says it, and the reply that holds it as the turn it answers
+    assert set(got) == {"alice/D1:1", "alice/D1:2"}
+
+
+def test_a_short_turn_gains_from_the_turns_around_it(kb: cef.KnowledgeBase) -> None:
+    """A turn that says little by itself is found by the turns it sits between."""
+    talk = _conversation(
+        "eve",
+        ("Eve", "Finn"),
+        [
+            ["I baked sourdough bread this morning.", "Ha, me too!", "Nice, what flour did you use?"],
+            ["The weather is grey today.", "It is, I stayed inside and read.", "Reading sounds cosy."],
+        ],
+        ["2023-03-01", "2023-03-08"],
+    )
+    ingest_conversation(kb, talk, scope="eve", enricher=None)
+    question = "Who baked sourdough bread?"
+
+    def rank(neighbours: float) -> list[str]:
+        q = GraphQuery(query=question, scope="eve", top_k=6, options={"dialogue": {"neighbours": neighbours}})
+        return [r.chunk.id for r in kb.retrieve(q).results]
+
+    with_context, alone = rank(0.25), rank(0.0)
+    assert with_context[0] == alone[0] == "eve/D1:1"
+    # "Nice, what flour did you use?" shares no word with the question: found by its neighbours only
+    assert "eve/D1:3" in with_context and "eve/D1:3" not in alone
+    assert not any(i.startswith("eve/D2") for i in with_context)
