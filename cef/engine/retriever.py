@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from cef.engine.policy import QueryPolicy
 from cef.engine.state import EngineState
 from cef.errors import NotFoundError, UnknownRelationTypeError
 from cef.graph.filter import EdgeFilter
@@ -281,13 +282,18 @@ class KnowledgeRetriever:
         """Save beside the store the path-text vectors queries embedded since the last save."""
         pathvectors.save_path_vectors(self.state)
 
-    def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
+    def retrieve(
+        self, query: GraphQuery | str, *, policy: QueryPolicy | None = None, **options: Any
+    ) -> SearchResult:
         """The main entry point: anchors → traversal → hybrid search → fallbacks, explained.
 
         ``options`` are :class:`GraphQuery` fields: with a question they build the query; with a
-        ``GraphQuery`` they override its fields (validated, never dropped)."""
+        ``GraphQuery`` they override its fields (validated, never dropped). ``policy``: the calling
+        door's :class:`~cef.engine.policy.QueryPolicy` (its time limit, for every strategy)."""
         if isinstance(query, str):
             q = GraphQuery(query=query, **options)
         else:
             q = GraphQuery.model_validate({**query.model_dump(), **options}) if options else query
+        if policy is not None:
+            q = policy.bound(q)
         return pipeline.retrieve(self.state, q, self.strategies)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -24,6 +24,33 @@ class DeadlineExceeded(Exception):
     def __init__(self, stage: str) -> None:
         super().__init__(stage)
         self.stage = stage
+
+
+T = TypeVar("T")
+
+
+class DeadlineChecked(Sequence[T]):
+    """A sequence that checks a query's deadline every ``every`` items it yields: work that knows no
+    deadline (the path scorer's loops over thousands of paths) stops in time when handed one."""
+
+    def __init__(self, items: Sequence[T], qc: QueryContext, stage: str, every: int = 256) -> None:
+        self._items, self._qc, self._stage, self._every = items, qc, stage, every
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        return self._items[i]
+
+    def __iter__(self) -> Iterator[T]:
+        for n, item in enumerate(self._items):
+            if n % self._every == self._every - 1:
+                self._qc.check_deadline(self._stage)
+            yield item
 
 
 def chunk_tags(metadata: dict[str, Any]) -> list[str]:
@@ -81,6 +108,10 @@ class QueryContext:
         """Stop the query's graph work here when its deadline has passed (stages call this in loops)."""
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise DeadlineExceeded(stage)
+
+    def checked(self, items: Sequence[T], stage: str) -> Sequence[T]:
+        """``items``, checking the deadline as they are read (unchanged when there is no deadline)."""
+        return items if self.deadline is None else DeadlineChecked(items, self, stage)
 
     @cached_property
     def wanted_tags(self) -> frozenset[str]:

@@ -266,12 +266,14 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     anchors = path_anchors(qc, flt)
     if not anchors:
         return None
+    qc.check_deadline("paths")
     scorer = path_scorer(st, settings)
     max_hops = settings.max_hops
     scored: list[tuple[float, PathAnchor, RelationPath]] = []
     explained: dict[tuple[int, RelationPath], float] = {}
     walks = [(a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)) for a in anchors]
     walks = [(a, paths) for a, paths in walks if paths]
+    qc.check_deadline("paths")
     # the question masked at each anchor's mention, embedded in one batch
     masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))
     got = qc.embed_many(masked) if masked else None
@@ -283,7 +285,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
         ranked = scorer.rank(
             qc.query.query,
             a.span,
-            paths,
+            qc.checked(paths, "paths"),  # thousands of paths: the scorer stops at the deadline
             embed=qc.embed_many,
             explained_out=named,
             question_vectors=vectors,
@@ -295,6 +297,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     if not scored:
         qc.notes.append("paths: no typed relation path leaves the question's anchors")
         return []
+    qc.check_deadline("paths")
     scored.sort(key=lambda x: -x[0])
     answers, answer_named = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
