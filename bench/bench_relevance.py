@@ -26,7 +26,7 @@ import cef
 from cef.ingest.pipeline import ingest_sources
 
 
-def read_questions(path: Path, set_name: str | None = None) -> list[str]:
+def read_questions(path: Path, set_name: str | None = None, kind: str = "offtopic") -> list[str]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
         text = f.read()
@@ -35,7 +35,8 @@ def read_questions(path: Path, set_name: str | None = None) -> list[str]:
         data = yaml.safe_load(text)
         if isinstance(data, dict) and "sets" in data:  # {sets: {name: {offtopic: [...]}}}: --set picks one
             chosen = data["sets"][set_name] if set_name else next(iter(data["sets"].values()))
-            return [str(q) for q in chosen.get("offtopic", chosen.get("questions", []))]
+            listed = chosen.get(kind, chosen.get("questions", []))
+            return [str(q["question"]) if isinstance(q, dict) else str(q) for q in listed]
         items = data.get("questions", data) if isinstance(data, dict) else data
         return [q["question"] if isinstance(q, dict) else str(q) for q in items]
     if name.endswith(".jsonl"):
@@ -64,7 +65,12 @@ def main() -> None:
     ap.add_argument("--db", type=Path, help="an existing knowledge base instead of --source")
     ap.add_argument("--on-topic", action="append", default=[], type=Path)
     ap.add_argument("--off-topic", action="append", default=[], type=Path)
-    ap.add_argument("--set", default=None, help="the set of a file with several (sets: {name: {offtopic: [...]}})")
+    ap.add_argument(
+        "--set",
+        default=None,
+        help="the set of a file with several (sets: {name: {offtopic: [...], ontopic: [{question: ...}]}}): "
+        "--off-topic reads its offtopic list, --on-topic its ontopic list",
+    )
     ap.add_argument("--embedder", default="default", help="default (MiniLM) or none")
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions of each file")
@@ -79,7 +85,7 @@ def main() -> None:
                 assert not report.failures, report.failures
             for kind, files in (("on-topic", args.on_topic), ("off-topic", args.off_topic)):
                 for path in files:
-                    qs = read_questions(path, args.set)[: args.limit]
+                    qs = read_questions(path, args.set, kind.replace("-", ""))[: args.limit]
                     rate, best, ms = run(kb, qs, args.top_k, args.show)
                     wanted = "wrongly 'nothing matched'" if kind == "on-topic" else "'nothing matched'"
                     q = statistics.quantiles(best, n=4) if len(best) > 1 else best * 3

@@ -35,6 +35,16 @@ class RWLock:
         """Read holds right now (for tests and diagnostics)."""
         return self._readers
 
+    @property
+    def writers_waiting(self) -> int:
+        """Threads waiting to write right now: a long read may yield to them (see ``YieldToWriter``)."""
+        return self._writers_waiting
+
+    def holds_one_read(self) -> bool:
+        """Whether the calling thread holds exactly one read (and not the write lock): releasing it
+        frees the lock of this thread, so a writer can go."""
+        return self._my_reads() == 1 and self._writer != threading.get_ident()
+
     def held_for_reading(self) -> bool:
         """Whether the calling thread holds a read (or the write) lock."""
         return self._my_reads() > 0 or self._writer == threading.get_ident()

@@ -481,6 +481,10 @@ class EngineState:
         with self.lock.read():
             yield
 
+    def writer_waits_on_me(self) -> bool:
+        """A write waits, and this thread's one read is all it waits for from this thread."""
+        return self.lock.writers_waiting > 0 and self.lock.holds_one_read()
+
     def _needs_sync(self) -> bool:
         if self._stale_mirrors and time.monotonic() >= self._mirror_retry_at:
             return True

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from cef.errors import ConflictError
@@ -47,8 +48,11 @@ __all__ = [
     "is_part",
     "iter_entries",
     "manifest_entries",
+    "manifest_key",
     "owner_file",
     "part_key",
+    "source_key",
+    "source_name",
     "union_ids",
 ]
 
@@ -193,3 +197,22 @@ def claimed_elsewhere(kb: KnowledgeBase, ids: set[str], mkey: str) -> set[str]:
         if file_key(key) != mkey:
             claimed.update(ids.intersection(manifest.get("nodes", [])))
     return claimed
+
+
+def source_key(uri: str) -> str:
+    """What identifies a source in the manifests: its URI, or a local folder's resolved path."""
+    if "://" in uri:
+        return uri.rstrip("/")
+    return str(Path(uri).resolve())
+
+
+def source_name(source_key: str) -> str | None:
+    """The name a source root gives its documents' ids: the folder's (or the URI's last segment's) name."""
+    if "://" in source_key:
+        return PurePosixPath(source_key.split("://", 1)[1]).name or None
+    return Path(source_key).name or None
+
+
+def manifest_key(source_key: str, path: str) -> str:
+    """The store's meta key of one file's manifest."""
+    return f"{MANIFEST_PREFIX}{source_key}::{path}"

@@ -201,6 +201,15 @@ def _key(name: str) -> str:
     return re.sub(r"\s+", " ", name).strip().lower()
 
 
+def _root(node: Any) -> str:
+    """The source root a note was read from (links resolve within it)."""
+    return str(node.properties.get("source") or "")
+
+
+def _in(node: Any, key: str) -> str:
+    return f"{_root(node)}\0{key}"
+
+
 class _Notes:
     """Every note document of the knowledge base, found by path, file name, title or alias."""
 
@@ -208,14 +217,14 @@ class _Notes:
         self.by_path: dict[str, str] = {}
         self.by_name: dict[str, str] = {}
         self.sections: dict[str, dict[str, str]] = {}
-        for node in sorted(docs, key=lambda n: str(n.properties.get("path", ""))):
+        for node in sorted(docs, key=lambda n: (_root(n), str(n.properties.get("path", "")))):
             path = str(node.properties.get("path", ""))
-            self.by_path[path.lower()] = node.id
+            self.by_path[_in(node, path.lower())] = node.id
             stem = posixpath.splitext(posixpath.basename(path))[0]
             names = [stem, str(node.properties.get("title") or ""), *_strings(node.properties.get("aliases"))]
             for name in names:
                 if name.strip():
-                    self.by_name.setdefault(_key(name), node.id)
+                    self.by_name.setdefault(_in(node, _key(name)), node.id)
             sections = node.properties.get("sections")
             self.sections[node.id] = dict(sections) if isinstance(sections, dict) else {}
 
@@ -226,10 +235,12 @@ class _Notes:
             doc: str | None = source.id
         elif link.get("kind") == "path":
             base = posixpath.dirname(str(source.properties.get("path", "")))
-            doc = self.by_path.get(posixpath.normpath(posixpath.join(base, target)).lower())
+            doc = self.by_path.get(_in(source, posixpath.normpath(posixpath.join(base, target)).lower()))
         else:
             name = target[:-3] if target.lower().endswith(".md") else target
-            doc = self.by_path.get(target.lower()) or self.by_name.get(_key(posixpath.basename(name)))
+            doc = self.by_path.get(_in(source, target.lower())) or self.by_name.get(
+                _in(source, _key(posixpath.basename(name)))
+            )
         if doc is None:
             return None
         anchor = link.get("anchor")

@@ -39,7 +39,6 @@ from cef.errors import (
 )
 from cef.ingest.manifest import (
     KINDS,
-    MANIFEST_PREFIX,
     FileManifest,
     check_collisions,
     claimed_elsewhere,
@@ -47,7 +46,10 @@ from cef.ingest.manifest import (
     is_part,
     iter_entries,
     manifest_entries,
+    manifest_key,
     part_key,
+    source_key,
+    source_name,
     union_ids,
 )
 from cef.ingest.merge import merge_extracted
@@ -159,16 +161,6 @@ class IngestReport:
         ]
 
 
-def _source_key(uri: str) -> str:
-    if "://" in uri:
-        return uri.rstrip("/")
-    return str(Path(uri).resolve())
-
-
-def _manifest_key(source_key: str, path: str) -> str:
-    return f"{MANIFEST_PREFIX}{source_key}::{path}"
-
-
 def _open(uri: str) -> tuple[DataSource, list[ResourceInfo], bool]:
     """The source to read and the files to ingest; ``True`` when it is a folder/prefix (deletions apply)."""
     if "://" not in uri:
@@ -219,7 +211,7 @@ def ingest_sources(
                 report.outcomes.append(FileOutcome(uri, "failed", message=str(exc)))
                 continue
             stack.enter_context(source)
-            key = _source_key(uri if is_tree else str(Path(uri).parent))
+            key = source_key(uri if is_tree else str(Path(uri).parent))
             usable = [f for f in files if registry.for_path(f.path) is not None]
             report.outcomes.extend(
                 FileOutcome(f.path, "unsupported", message=f"{f.path}: no parser reads this kind of file")
@@ -270,7 +262,7 @@ class _FileJob:
 
     def run(self) -> FileOutcome:
         info = self.info
-        self.mkey = _manifest_key(self.key, info.path)
+        self.mkey = manifest_key(self.key, info.path)
         self.previous = FileManifest.from_meta(self.mkey, self.kb.store.get_meta(self.mkey))
         prev = self.previous
         if prev is not None and prev.complete and prev.fingerprint == info.fingerprint:
@@ -280,6 +272,7 @@ class _FileJob:
         self.parser: Parser = parser
         self.ctx = ParseContext(
             path=info.path,
+            source=source_name(self.key),
             uri=f"{self.source.uri.rstrip('/')}/{info.path}",
             content_type=info.content_type,
             options=self.options or ParseOptions(),
@@ -545,7 +538,7 @@ def _shared_removals(
 
 
 def _delete_missing(kb: KnowledgeBase, key: str, seen: set[str]) -> list[FileOutcome]:
-    prefix = _manifest_key(key, "")
+    prefix = manifest_key(key, "")
     outcomes = []
     entries = [(k, v) for k, v in manifest_entries(kb) if k.startswith(prefix)]
     for mkey, _ in entries:

@@ -129,6 +129,7 @@ def resolve_anchors(qc: QueryContext) -> list[Anchor]:
     if not targets:
         targets = implicit_targets(qc)
     for t in targets:
+        qc.check_deadline("anchors")
         found = resolve_target(qc, t)
         if not found and qc.query.targets:
             qc.notes.append(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any, TypeVar, overload
+from typing import Any
 
 import numpy as np
 
@@ -26,31 +26,13 @@ class DeadlineExceeded(Exception):
         self.stage = stage
 
 
-T = TypeVar("T")
+class YieldToWriter(Exception):
+    """A write waits for this read: the read lets go of the engine and starts again after it
+    (see :func:`cef.retrieve.pipeline.retrieve`)."""
 
-
-class DeadlineChecked(Sequence[T]):
-    """A sequence that checks a query's deadline every ``every`` items it yields: work that knows no
-    deadline (the path scorer's loops over thousands of paths) stops in time when handed one."""
-
-    def __init__(self, items: Sequence[T], qc: QueryContext, stage: str, every: int = 256) -> None:
-        self._items, self._qc, self._stage, self._every = items, qc, stage, every
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, i: int) -> T: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[T]: ...
-    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
-        return self._items[i]
-
-    def __iter__(self) -> Iterator[T]:
-        for n, item in enumerate(self._items):
-            if n % self._every == self._every - 1:
-                self._qc.check_deadline(self._stage)
-            yield item
+    def __init__(self, stage: str) -> None:
+        super().__init__(stage)
+        self.stage = stage
 
 
 def chunk_tags(metadata: dict[str, Any]) -> list[str]:
@@ -94,6 +76,8 @@ class QueryContext:
     linked: dict[tuple[str, ...], Any] = field(default_factory=dict)  # query entity links, per settings
     #: ``time.perf_counter()`` past which graph work stops (the query's ``deadline_ms``); None: no limit
     deadline: float | None = None
+    #: step aside (:class:`YieldToWriter`) at the next check when a write waits for this read
+    yields: bool = False
     _vec_cache: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_cache: dict[str, Chunk] = field(default_factory=dict)
 
@@ -104,14 +88,18 @@ class QueryContext:
     def expired(self) -> bool:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
+    @property
+    def watched(self) -> bool:
+        """Whether :meth:`check_deadline` can stop this query (stages skip their checks if not)."""
+        return self.deadline is not None or self.yields
+
     def check_deadline(self, stage: str) -> None:
-        """Stop the query's graph work here when its deadline has passed (stages call this in loops)."""
+        """Stop the query's graph work here when its deadline has passed, or step aside when a write
+        waits for this read (stages call this in their loops)."""
+        if self.yields and self.state.writer_waits_on_me():  # first: the write goes before any fallback
+            raise YieldToWriter(stage)
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise DeadlineExceeded(stage)
-
-    def checked(self, items: Sequence[T], stage: str) -> Sequence[T]:
-        """``items``, checking the deadline as they are read (unchanged when there is no deadline)."""
-        return items if self.deadline is None else DeadlineChecked(items, self, stage)
 
     @cached_property
     def wanted_tags(self) -> frozenset[str]:

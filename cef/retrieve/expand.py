@@ -90,6 +90,7 @@ def expansion_paths(
             node_names=chain[3],
             weight=chain[4],
             confidence=confidence[i],
+            reversed=[],  # every field given: a default factory costs an inspect.signature call here
         )
         out.append((node, path, edge, fwd))
     return out
@@ -178,7 +179,7 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
         qc.edge_filter,
         max_nodes=qc.query.max_graph_nodes,
         min_path_confidence=t.min_path_confidence,
-        on_hop=(lambda: qc.check_deadline("expansion")) if qc.deadline is not None else None,
+        on_hop=(lambda: qc.check_deadline("expansion")) if qc.watched else None,
     )
     anchor_score = {a.pos: a.score for a in qc.anchors}
     for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):

@@ -219,7 +219,9 @@ def graph_first_search(qc: QueryContext) -> list[RankedChunk] | None:
     if not linked:
         qc.notes.append("graph: the question names no entity of the graph")
         return []
+    qc.check_deadline("graph entity linking")
     ev = explore(qc, index, linked, s)
+    qc.check_deadline("graph exploration")
     expanded = _expanded_query(qc, ev, linked, index, s.expansion_terms) if s.expand_query else qc.query.query
     if expanded != qc.query.query:
         qc.enhanced_query = expanded
@@ -254,6 +256,7 @@ def graph_first_search(qc: QueryContext) -> list[RankedChunk] | None:
             for c in cands
         }
     ordered = sorted(cands, key=lambda c: (-combined[c], c))[: qc.query.top_k]
+    qc.check_deadline("graph ranking")
     ranks = {
         "vector": _ranks(vsim),
         "graph": _ranks({c: v for c, v in graph.items() if v > 0}),
@@ -278,7 +281,8 @@ def _explained(
 ) -> list[RankedChunk]:
     """Step 7: each result with its passage's entities, the path that found it and its scores."""
     g = qc.state.graph
-    id_names = {g.node_ids[p]: n for p, n in index.names.items()}
+    on_paths = {i for cid in ordered if (p := ev.chunk_path.get(cid)) is not None for i in p.node_ids}
+    id_names = {i: index.names[pos] for i in on_paths if (pos := g.pos(i)) is not None and pos in index.names}
     holders = list(dict.fromkeys(chunks[cid].node_id for cid in ordered if chunks[cid].node_id))
     id_names.update({n.id: n.name for n in qc.state.get_nodes([h for h in holders if h])})
     out = []

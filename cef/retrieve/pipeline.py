@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from cef.errors import UnknownRelationTypeError
 from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
-from cef.retrieve.context import DeadlineExceeded, QueryContext
+from cef.retrieve.context import DeadlineExceeded, QueryContext, YieldToWriter
 from cef.retrieve.pathvectors import path_vectors, typed_relations
 from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import AutoSettings, settings_for
@@ -37,14 +37,44 @@ def validate_query(state: EngineView, query: GraphQuery) -> None:
             raise UnknownRelationTypeError(name, "traversal.relation_types", list(g.rel_types))
 
 
+#: how often one query steps aside for waiting writes before it holds the engine to its end
+MAX_YIELDS = 3
+
+
 def retrieve(state: EngineView, query: GraphQuery, strategies: StrategyRegistry) -> SearchResult:
-    """Run ``query`` along the fallback chain ``strategies`` gives its strategy."""
+    """Run ``query`` along the fallback chain ``strategies`` gives its strategy.
+
+    A write never waits for a long read: reads share the engine and a write needs it alone, so
+    when a write arrives, the read running graph work lets go at its next check (the same checks
+    as the time limit), the write goes, and the read starts again, seeing it. A read steps aside
+    at most :data:`MAX_YIELDS` times, then holds the engine to its end (a stream of writes cannot
+    starve it); its time limit counts from its first hold."""
     t0 = time.perf_counter()
+    deadline: list[float] = []  # when the time limit passes: set at the first hold of the engine
+    for attempt in range(MAX_YIELDS + 1):
+        try:
+            return _retrieve_once(state, query, strategies, t0, deadline, yields=attempt < MAX_YIELDS)
+        except YieldToWriter:
+            continue
+    raise AssertionError("the last attempt does not yield")  # pragma: no cover
+
+
+def _retrieve_once(
+    state: EngineView,
+    query: GraphQuery,
+    strategies: StrategyRegistry,
+    t0: float,
+    deadline: list[float],
+    *,
+    yields: bool,
+) -> SearchResult:
     with state.reading():
         validate_query(state, query)
-        qc = QueryContext(state=state, query=query, started=t0)
+        qc = QueryContext(state=state, query=query, started=t0, yields=yields)
         if query.deadline_ms is not None:  # counted from when the engine is ours, not from the wait
-            qc.deadline = time.perf_counter() + query.deadline_ms / 1000
+            if not deadline:
+                deadline.append(time.perf_counter() + query.deadline_ms / 1000)
+            qc.deadline = deadline[0]
         plan = strategies.plan(query)
         done: set[str] = set()
         tried: list[str] = []
@@ -114,6 +144,7 @@ def _after_deadline(
     qc.notes.insert(0, note)
     qc.stages.timed_out = True
     qc.deadline = None  # the fallback itself runs to the end
+    qc.yields = False
     qc.reached.clear()
     qc.reasoning = None
     qc.enhanced_query = None

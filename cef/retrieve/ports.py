@@ -44,6 +44,11 @@ class EngineView(Protocol):
         """Hold the engine for a consistent read."""
         ...
 
+    def writer_waits_on_me(self) -> bool:
+        """A write is waiting for the read this thread holds, and releasing that one read would let
+        it go (the thread holds no other read and not the write lock)."""
+        ...
+
     def vectors_path(self, kind: str) -> Path | None:
         """Where vectors of ``kind`` are kept between runs beside the store (None: never kept)."""
         ...

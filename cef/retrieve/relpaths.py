@@ -35,6 +35,7 @@ edges or the question names no node that has any.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -248,6 +249,25 @@ def walk_path(
 
 # ----------------------------------------------------------------------------- anchors
 # ----------------------------------------------------------------------------- strategy
+#: paths scored between two deadline checks (see :class:`CheckedPaths`)
+CHECK_EVERY = 256
+
+
+class CheckedPaths(list[RelationPath]):
+    """Candidate paths that check the query's deadline every :data:`CHECK_EVERY` paths iterated: the
+    scorer's loops over them stop near the time limit without knowing of it."""
+
+    def __init__(self, paths: list[RelationPath], check: Callable[[], None]) -> None:
+        super().__init__(paths)
+        self.check = check
+
+    def __iter__(self) -> Iterator[RelationPath]:
+        for n, path in enumerate(super().__iter__()):
+            if n % CHECK_EVERY == 0:
+                self.check()
+            yield path
+
+
 def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> list[RankedChunk] | None:
     """Rank answer nodes and their chunks by the typed relation paths the question asks for.
 
@@ -266,14 +286,16 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     anchors = path_anchors(qc, flt)
     if not anchors:
         return None
-    qc.check_deadline("paths")
     scorer = path_scorer(st, settings)
     max_hops = settings.max_hops
     scored: list[tuple[float, PathAnchor, RelationPath]] = []
     explained: dict[tuple[int, RelationPath], float] = {}
-    walks = [(a, candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)) for a in anchors]
+    walks = []
+    for a in anchors:
+        qc.check_deadline("paths")
+        found = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
+        walks.append((a, CheckedPaths(found, lambda: qc.check_deadline("paths"))))
     walks = [(a, paths) for a, paths in walks if paths]
-    qc.check_deadline("paths")
     # the question masked at each anchor's mention, embedded in one batch
     masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))
     got = qc.embed_many(masked) if masked else None
@@ -285,7 +307,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
         ranked = scorer.rank(
             qc.query.query,
             a.span,
-            qc.checked(paths, "paths"),  # thousands of paths: the scorer stops at the deadline
+            paths,
             embed=qc.embed_many,
             explained_out=named,
             question_vectors=vectors,
@@ -297,8 +319,8 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     if not scored:
         qc.notes.append("paths: no typed relation path leaves the question's anchors")
         return []
-    qc.check_deadline("paths")
     scored.sort(key=lambda x: -x[0])
+    qc.check_deadline("paths")
     answers, answer_named = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
     info = qc.stages.paths = PathsInfo(

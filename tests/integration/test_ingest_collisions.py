@@ -1,5 +1,8 @@
 """Two files that would give the same records never overwrite each other (a reliability probe found
-``cef ingest X Y`` with ``a.md`` in both folders silently replacing X's text, for good)."""
+``cef ingest X Y`` with ``a.md`` in both folders silently replacing X's text, for good).
+
+A document's identity is its source root's name plus its path under that root, so two folders never
+collide; the collision that remains (two roots of the same name) is an error naming both files."""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ import cef
 from cef.ingest.pipeline import ingest_sources
 
 
-def folders(tmp_path: Path) -> tuple[Path, Path]:
-    x, y = tmp_path / "X", tmp_path / "Y"
+def folders(tmp_path: Path, x_name: str = "X", y_name: str = "Y") -> tuple[Path, Path]:
+    x, y = tmp_path / x_name, tmp_path / y_name
     for folder, word in ((x, "Xanthippe"), (y, "Yggdrasil")):
         (folder / "sub").mkdir(parents=True)
         (folder / "a.md").write_text(f"# Notes\n\n{word} wrote this note about lighthouses.\n")
@@ -22,8 +25,30 @@ def contents(kb: cef.KnowledgeBase) -> str:
     return " ".join(r.chunk.content for r in kb.full_text_search("note", top_k=50))
 
 
-def test_the_same_relative_path_in_two_folders_is_an_error_naming_both(tmp_path: Path) -> None:
+def test_the_same_relative_path_in_two_folders_names_two_documents(tmp_path: Path) -> None:
     x, y = folders(tmp_path)
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        report = ingest_sources(kb, [str(x), str(y)], extract=False)
+        assert [o.status for o in report.outcomes] == ["ingested"] * 4
+        assert kb.find_node("doc:X/a.md") is not None and kb.find_node("doc:Y/a.md") is not None
+        text = contents(kb)
+        assert "Xanthippe wrote" in text and "Yggdrasil wrote" in text
+        # deleting Y/a.md and re-ingesting Y removes Y's document only
+        (y / "a.md").unlink()
+        again = ingest_sources(kb, [str(y)], extract=False)
+        assert [o.status for o in again.outcomes].count("deleted") == 1
+        assert kb.find_node("doc:Y/a.md") is None and kb.find_node("doc:X/a.md") is not None
+        text = contents(kb)
+        assert "Xanthippe wrote" in text and "Yggdrasil wrote" not in text
+        # a file ingested alone has the same identity as when its folder is ingested
+        assert all(
+            o.status == "skipped" for o in ingest_sources(kb, [str(x / "a.md")], extract=False).outcomes
+        )
+
+
+def test_two_roots_of_the_same_name_are_an_error_naming_both(tmp_path: Path) -> None:
+    x = folders(tmp_path / "one", "notes", "other")[0]
+    y = folders(tmp_path / "two", "spare", "notes")[1]
     with cef.open(tmp_path / "kb.db", embedder=None) as kb:
         report = ingest_sources(kb, [str(x), str(y)], extract=False)
         failed = [o for o in report.outcomes if o.status == "failed"]

@@ -45,7 +45,7 @@ def test_folder_ingest_is_incremental(tmp_path: Path) -> None:
         assert kb.find_node("x") is None  # nothing of the bad file was written
         assert [n.id for n in kb.get_neighbors("a")] == ["b"]
         apples = kb.full_text_search("apples", 3)
-        assert apples and apples[0].chunk.node_id == "doc:one.md"
+        assert apples and apples[0].chunk.node_id == "doc:docs/one.md"
 
         again = ingest_sources(kb, [str(src)], extract=False)
         assert _statuses(again)["one.md"] == "skipped" and _statuses(again)["graph.yaml"] == "skipped"
@@ -56,9 +56,9 @@ def test_folder_ingest_is_incremental(tmp_path: Path) -> None:
         st = _statuses(third)
         assert st["one.md"] == "replaced" and st["two.md"] == "deleted" and st["graph.yaml"] == "skipped"
         assert kb.full_text_search("apples", 3) == []  # old chunks replaced
-        assert kb.full_text_search("oranges", 3)[0].chunk.node_id == "doc:one.md"
+        assert kb.full_text_search("oranges", 3)[0].chunk.node_id == "doc:docs/one.md"
         assert kb.full_text_search("rivers", 3) == []  # removed file's chunks gone
-        assert kb.find_node("doc:two.md") is None
+        assert kb.find_node("doc:docs/two.md") is None
         assert [n.id for n in kb.get_neighbors("a")] == ["b"]
 
 

@@ -76,7 +76,14 @@ class ParseContext(BaseModel):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="document metadata, copied to the document node's properties"
     )
-    document_id: str | None = Field(default=None, description="id of the document node (default: doc:<path>)")
+    document_id: str | None = Field(
+        default=None, description="id of the document node (default: doc:<source>/<path>)"
+    )
+    source: str | None = Field(
+        default=None,
+        description="name of the source root the path is relative to (its folder's name); part of the "
+        "document's identity, so the same relative path under two folders names two documents",
+    )
 
     @property
     def name(self) -> str:
@@ -89,10 +96,12 @@ class ParseContext(BaseModel):
         return name.split(".", 1)[0] or name
 
     def doc_id(self) -> str:
-        """The document node's id: ``document_id`` if set, else ``doc:<path>`` (hashed if very long)."""
+        """The document node's id: ``document_id`` if set, else ``doc:<source>/<path>`` (``doc:<path>``
+        without a source; hashed if very long)."""
         if self.document_id:
             return self.document_id
-        return stable_id("doc", self.path) if len(self.path) > 400 else f"doc:{self.path}"
+        key = f"{self.source}/{self.path}" if self.source else self.path
+        return stable_id("doc", key) if len(key) > 400 else f"doc:{key}"
 
     def error(self, message: str, line: int | None = None) -> ParseError:
         """A :class:`ParseError` naming this file (and ``line``, 1-based)."""

@@ -67,6 +67,8 @@ def document_node(ctx: ParseContext, title: str, extra: dict[str, Any] | None = 
         properties[key] = value
     properties.update(ctx.metadata)
     properties.update({"title": title, "path": ctx.path})
+    if ctx.source:
+        properties["source"] = ctx.source
     if ctx.uri:
         properties["uri"] = ctx.uri
     if ctx.content_type:

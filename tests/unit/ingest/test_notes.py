@@ -100,29 +100,30 @@ def _links(kb: cef.KnowledgeBase) -> set[tuple[str, str]]:
 
 def test_every_link_syntax_becomes_an_edge(vault: cef.KnowledgeBase) -> None:
     links = _links(vault)
-    expected = {
-        ("doc:Home.md§people", "doc:people/Maria Keller.md"),  # [[Page]]
-        ("doc:people/Maria Keller.md§contacts", "doc:places/Kestrel Lighthouse.md"),  # [[Page|shown]]
-        ("doc:people/Tobias Wren.md§duties", "doc:projects/Storm Log.md§entries"),  # [[Page#Heading|shown]]
-        ("doc:places/Gull Island.md§access", "doc:projects/Seal Survey.md§trips"),  # [[Page#Heading]]
-        ("doc:people/Maria Keller.md§work", "doc:projects/Seal Survey.md"),  # [text](../a%20b.md)
-        ("doc:people/Ines Okafor.md§fieldwork", "doc:projects/Seal Survey.md§methods"),  # [text](a.md#H)
-        ("doc:Reading List.md§tides", "doc:people/Lucas Brandt.md"),  # [text](<a b.md>)
-        ("doc:Reading List.md§seals", "doc:people/Maria Keller.md"),  # [text](people/a%20b.md)
+    in_vault = {  # (source, target) under doc:notes/
+        ("Home.md§people", "people/Maria Keller.md"),  # [[Page]]
+        ("people/Maria Keller.md§contacts", "places/Kestrel Lighthouse.md"),  # [[Page|shown]]
+        ("people/Tobias Wren.md§duties", "projects/Storm Log.md§entries"),  # [[Page#Heading|shown]]
+        ("places/Gull Island.md§access", "projects/Seal Survey.md§trips"),  # [[Page#Heading]]
+        ("people/Maria Keller.md§work", "projects/Seal Survey.md"),  # [text](../a%20b.md)
+        ("people/Ines Okafor.md§fieldwork", "projects/Seal Survey.md§methods"),  # [text](a.md#H)
+        ("Reading List.md§tides", "people/Lucas Brandt.md"),  # [text](<a b.md>)
+        ("Reading List.md§seals", "people/Maria Keller.md"),  # [text](people/a%20b.md)
     }
+    expected = {(f"doc:notes/{a}", f"doc:notes/{b}") for a, b in in_vault}
     assert expected <= links
     assert len(links) == 81
 
 
 def test_notes_are_named_by_title_and_sections_hold_their_chunks(vault: cef.KnowledgeBase) -> None:
-    note = vault.find_node("doc:people/Maria Keller.md")
+    note = vault.find_node("doc:notes/people/Maria Keller.md")
     assert note is not None and note.label == "Note" and note.name == "Maria Keller"
     assert note.aliases == ["Dr. Keller", "Maria"]
-    section = vault.find_node("doc:people/Maria Keller.md§work")
+    section = vault.find_node("doc:notes/people/Maria Keller.md§work")
     assert section is not None and section.label == "Section" and section.name == "Work"
-    assert vault.get_children("doc:people/Maria Keller.md")  # HAS_SECTION is containment
-    chunks = vault.chunk_ids_for_nodes(["doc:people/Maria Keller.md§work"])
-    assert chunks["doc:people/Maria Keller.md§work"] == ["doc:people/Maria Keller.md#1"]
+    assert vault.get_children("doc:notes/people/Maria Keller.md")  # HAS_SECTION is containment
+    chunks = vault.chunk_ids_for_nodes(["doc:notes/people/Maria Keller.md§work"])
+    assert chunks["doc:notes/people/Maria Keller.md§work"] == ["doc:notes/people/Maria Keller.md#1"]
 
 
 def test_link_syntax_never_inside_an_entity(vault: cef.KnowledgeBase) -> None:
@@ -136,7 +137,7 @@ def test_link_syntax_never_inside_an_entity(vault: cef.KnowledgeBase) -> None:
 def test_what_links_to_a_note_is_answered_with_paths_through_links(vault: cef.KnowledgeBase) -> None:
     result = vault.retrieve("What links to Kestrel Lighthouse?")
     answers = {n.node.id: n for n in result.nodes}
-    assert "doc:people/Maria Keller.md§contacts" in answers and "doc:Home.md§people" in answers
+    assert "doc:notes/people/Maria Keller.md§contacts" in answers and "doc:notes/Home.md§people" in answers
     for node in result.nodes[:4]:
         assert node.path is not None and node.path.relation_types == ["LINKED_FROM"]
         assert node.path.node_names[0] == "Kestrel Lighthouse"
@@ -146,7 +147,7 @@ def test_which_notes_mention_two_things(vault: cef.KnowledgeBase) -> None:
     result = vault.retrieve("Which notes mention Gull Island and Ines Okafor?")
     starts = {n.path.node_names[0] for n in result.nodes if n.path is not None and n.path.length}
     assert {"Gull Island", "Ines Okafor"} <= starts
-    assert "doc:Open Questions.md§seals" in {n.node.id for n in result.nodes}  # links to both
+    assert "doc:notes/Open Questions.md§seals" in {n.node.id for n in result.nodes}  # links to both
 
 
 @pytest.mark.parametrize(
@@ -171,14 +172,14 @@ def test_links_follow_edits_in_any_order(tmp_path: Path) -> None:
         report = ingest_sources(kb, [str(notes)], extract=False)
         assert report.failures == [] and report.links == 2
         assert any("[[C]]" in w for w in report.warnings)
-        assert _links(kb) == {("doc:A.md", "doc:B.md"), ("doc:B.md", "doc:A.md")}
+        assert _links(kb) == {("doc:notes/A.md", "doc:notes/B.md"), ("doc:notes/B.md", "doc:notes/A.md")}
         (notes / "C.md").write_text("# C\n\nNew.\n")  # the dangling link now resolves
         (notes / "B.md").write_text("# B\n\nNo links any more.\n")
         ingest_sources(kb, [str(notes)], extract=False)
-        assert _links(kb) == {("doc:A.md", "doc:B.md"), ("doc:A.md", "doc:C.md")}
+        assert _links(kb) == {("doc:notes/A.md", "doc:notes/B.md"), ("doc:notes/A.md", "doc:notes/C.md")}
         (notes / "B.md").unlink()
         ingest_sources(kb, [str(notes)], extract=False)
-        assert _links(kb) == {("doc:A.md", "doc:C.md")}
+        assert _links(kb) == {("doc:notes/A.md", "doc:notes/C.md")}
 
 
 def test_the_vault_ingests_with_the_cli(tmp_path: Path) -> None:
@@ -191,3 +192,18 @@ def test_the_vault_ingests_with_the_cli(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["ingest", str(copy), "--db", str(tmp_path / "kb.db"), "--embedder", "none"])
     assert r.exit_code == 0, r.output
     assert "81 links between notes" in r.output
+
+
+def test_two_vaults_keep_their_links_apart(tmp_path: Path) -> None:
+    """The same note names in two folders are two notes; a link resolves inside its own folder."""
+    for vault in ("work", "home"):
+        (tmp_path / vault).mkdir()
+        (tmp_path / vault / "Index.md").write_text(f"# Index\n\nSee [[Plans]] and [{vault}](Plans.md).\n")
+        (tmp_path / vault / "Plans.md").write_text(f"# Plans\n\nThe {vault} plans.\n")
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        report = ingest_sources(kb, [str(tmp_path / "work"), str(tmp_path / "home")], extract=False)
+        assert report.failures == []
+        assert _links(kb) == {
+            ("doc:work/Index.md", "doc:work/Plans.md"),
+            ("doc:home/Index.md", "doc:home/Plans.md"),
+        }
