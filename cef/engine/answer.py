@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cef.engine.policy import QueryPolicy
 from cef.model import GraphQuery, SearchResult, TraversalHint
 from cef.schema.discovery import KnowledgeSource, discover_schema
 
@@ -120,6 +121,7 @@ def answer_question(
     depth: int = 2,
     max_tokens: int = 512,
     scope: str | None = None,
+    policy: QueryPolicy | None = None,
 ) -> Answer:
     """Retrieve for ``question`` and let ``llm`` answer from the passages, citing their ids.
 
@@ -127,7 +129,8 @@ def answer_question(
     ``scope``) or a ready :class:`GraphQuery`. With ``understand`` (and an LLM)
     the LLM first turns a text question into a graph query over the live schema
     (:class:`cef.llm.understand.QueryUnderstanding`); a failure there falls back
-    to the plain question and says so in ``notes``.
+    to the plain question and says so in ``notes``. ``policy``: the calling door's
+    :class:`~cef.engine.policy.QueryPolicy` (its time limit).
     """
     if isinstance(question, GraphQuery):
         query, text = question, question.query
@@ -136,7 +139,6 @@ def answer_question(
         query = GraphQuery(
             query=text,
             top_k=top_k,
-            min_results=min(3, top_k),
             traversal=TraversalHint(depth=depth),
             scope=scope,
         )
@@ -147,7 +149,9 @@ def answer_question(
 
         got = QueryUnderstanding(llm).understand(text, discover_schema(kb), base=query)
         query, understood, notes = got.query, got.used_llm, list(got.notes)
-    result = kb.retrieve(query)
+    result = kb.retrieve(policy.bound(query) if policy is not None else query)
+    if result.metadata.get("timed_out"):  # the passages are what vector search found: say so
+        notes.append(result.fallbacks[0])
     context = build_context(result)
     reply: str | None = None
     if llm is None:

@@ -28,6 +28,7 @@ from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
     from cef.engine.answer import Answer
+    from cef.engine.policy import QueryPolicy
     from cef.llm.base import LLMClient
     from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 
@@ -162,6 +163,7 @@ class KnowledgeBase:
         depth: int = 2,
         max_tokens: int = 512,
         scope: str | None = None,
+        policy: QueryPolicy | None = None,
     ) -> Answer:
         """Answer ``question`` with ``llm`` from the retrieved chunks, citing their ids.
 
@@ -179,6 +181,7 @@ class KnowledgeBase:
             depth=depth,
             max_tokens=max_tokens,
             scope=scope,
+            policy=policy,
         )
 
     def warm(self) -> dict[str, float]:

@@ -394,7 +394,7 @@ class CefService:
         if self.context is None:
             raise NotFoundError("provide_context is not available: cef.context.provider is not installed")
         if self._provider is None:
-            self._provider = self.context.provider_cls(self.kb)
+            self._provider = self.context.provider_cls(self.kb, policy=self.policy)
         response: BaseModel = await self.run(self._provider.provide_context, request)
         return response
 
@@ -429,6 +429,7 @@ class CefService:
                 depth=req.depth,
                 max_tokens=req.max_tokens,
                 scope=req.scope,
+                policy=self.policy,
             )
         )
 

@@ -110,7 +110,22 @@ def test_rest(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
         assert_bounded(r.json(), unbounded_ms)
         search = client.post("/api/v1/search", json={"query": QUESTION}).json()  # auto runs paths too
         assert search["exploration_summary"]["timed_out"] is True
+        answer = client.post("/api/v1/answer", json={"question": QUESTION})  # no LLM: the passages
+        assert answer.status_code == 200, answer.text
+        assert any(f"{LIMIT_MS} ms time limit (during paths)" in n for n in answer.json()["notes"])
     svc.close()
+
+
+def test_context_provider(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
+    from cef.context.provider import ContextProvider
+    from cef.context.request import ContextRequest, QuerySpec
+
+    provider = ContextProvider(wide_kb, policy=QueryPolicy(time_limit_ms=LIMIT_MS))
+    results, _ = provider.retrieve(
+        ContextRequest(queries=[QuerySpec(query=QUESTION)], strategy=SearchStrategy.PATHS)
+    )
+    assert results[0] is not None
+    assert_bounded(results[0].model_dump(mode="json"), unbounded_ms)
 
 
 def test_mcp(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
