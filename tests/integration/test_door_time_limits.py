@@ -95,6 +95,10 @@ def test_cli(wide_db: Path, unbounded_ms: float) -> None:
     got = CliRunner().invoke(app, [*args, "--time-limit-ms", str(LIMIT_MS), "--format", "json"])
     assert got.exit_code == 0, got.output
     assert_bounded(json.loads(got.stdout), unbounded_ms)
+    ask = ["ask", QUESTION, "--db", str(wide_db), "--embedder", "none", "--time-limit-ms", str(LIMIT_MS)]
+    answered = CliRunner().invoke(app, [*ask, "--format", "json"])  # no LLM: the passages
+    assert answered.exit_code == 0, answered.output
+    assert any(f"{LIMIT_MS} ms time limit (during paths)" in n for n in json.loads(answered.stdout)["notes"])
 
 
 def _server(kb: cef.KnowledgeBase) -> tuple[ServerSettings, CefService]:
