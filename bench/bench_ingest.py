@@ -128,7 +128,7 @@ def encode_only(corpus: Path, precision: str | None = None) -> dict[str, Any]:
     """The encoder alone on the passages' chunk texts (title + text, as ingest embeds them: each
     distinct text once, shortest first, in the embedder's batches): the ceiling of any ingest that
     embeds its passages with this model on this machine."""
-    from cef.engine.indexer import embed_texts
+    from cef.engine.embedding import embed_texts
 
     t0 = time.perf_counter()
     embedder = _embedder(precision)
@@ -185,6 +185,7 @@ class Stages:
         setattr(owner, attr, timed)
 
     def install(self) -> None:
+        import cef.engine.embedding as embedding_module
         import cef.engine.indexer as indexer
         import cef.ingest.enrich as enrich
         from cef.engine.retriever import KnowledgeRetriever
@@ -194,8 +195,8 @@ class Stages:
             return "embed passages" if "chunks" in what or "nodes" in what else "embed names"
 
         self.wrap(enrich.EntityEnricher, "_extract", "extract")
-        self.wrap(indexer, "embed_texts", embedding)
-        enrich.embed_texts = indexer.embed_texts
+        self.wrap(embedding_module, "embed_texts", embedding)
+        enrich.embed_texts = embedding_module.embed_texts
         self.wrap(indexer.KnowledgeIndexer, "upsert_batch", "write")
         self.wrap(KnowledgeRetriever, "prepare_paths", "prepare")
         self.wrap(KnowledgeRetriever, "prepare_entities", "prepare")

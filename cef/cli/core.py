@@ -86,6 +86,15 @@ def ingest(
             help="Records per transaction of a large JSON Lines file (it is streamed and committed in parts).",
         ),
     ] = 5000,
+    parser: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--parser",
+            help="Also read files with this parser plugin: a file (path.py, path.py:Class) or package folder "
+            "inside the current folder, module:Class, or an installed cef.parsers entry point. Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
     index_entities: Annotated[
         bool,
         typer.Option(
@@ -116,7 +125,10 @@ def ingest(
     Example:  cef ingest examples/clinical/graph.yaml
 
     With an LLM:  cef ingest docs/ --llm ollama --model llama3.2
+
+    With a parser plugin:  cef ingest examples/ingest --parser examples/grammar/labreport
     """
+    from cef.ingest.parsers import default_registry, load_parser
     from cef.ingest.pipeline import ingest_sources, make_enricher
 
     missing = [s for s in sources if "://" not in s and not Path(s).exists()]
@@ -125,6 +137,9 @@ def ingest(
             f"no such file or folder: {', '.join(missing)} (nothing was ingested)", param_hint="SOURCES"
         )
     with cli_errors():
+        registry = default_registry()
+        for spec in parser or []:
+            registry.register(load_parser(spec))
         client = make_client(llm, model, base_url, api_key) if llm and extract else None
         enricher = (
             make_enricher(
@@ -146,6 +161,7 @@ def ingest(
                     enricher=enricher,
                     batch_size=batch_size,
                     index_entities=index_entities,
+                    registry=registry,
                 )
         finally:
             kb.close()
@@ -155,6 +171,8 @@ def ingest(
         console.print(line)
     for skipped in report.unsupported:
         err_console.print(f"[yellow]skipped:[/] {escape(skipped)}")
+    if report.unsupported:
+        err_console.print("(a parser plugin reads other kinds of file: --parser path.py, see cef ingest --help)")
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}")
     for failure in report.failures:
@@ -252,7 +270,7 @@ def query(
                 patterns=patterns,
             )
             with clock.phase("retrieve (without the model loads below)", minus_library=True):
-                result = kb.retrieve(q, policy=QueryPolicy.limited(time_limit_ms))
+                result = kb.retrieve(QueryPolicy.limited(time_limit_ms).bound(q))
         finally:
             with clock.phase("close"):
                 kb.close()

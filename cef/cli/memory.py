@@ -25,7 +25,8 @@ memory_app = typer.Typer(
     help=(
         "Universal semantic memory: observations reconciled into beliefs, bi-temporal facts, domain "
         "extensions, and one context call for every domain.\n\n"
-        "Start with:  cef memory load examples/memory/pharma.yaml  then  "
+        "Start with:  cef memory load examples/memory/pharma.yaml --extension "
+        "examples/memory/extensions/pharma.py  then  "
         'cef memory context "What is patient 12345 taking?" --scope pharma:rep-7'
     ),
     no_args_is_help=True,
@@ -36,42 +37,42 @@ ExtensionOption = Annotated[
     list[str] | None,
     typer.Option(
         "--extension",
-        help="Register a domain extension first: rpg, code, pharma, fitness, education, or module:Class. Repeatable.",
+        help="Register a domain extension first: a file (path.py or path.py:Class, inside the current "
+        "folder, e.g. examples/memory/extensions/pharma.py), module:Class, or the name of an installed "
+        "cef.memory_extensions entry point. Repeatable.",
     ),
 ]
 
 
-def _open(db: Path | None, embedder: str | None, extensions: list[str] | None, *, create: bool) -> Any:
-    from cef.memory import SemanticMemory
+def _open(
+    db: Path | None,
+    embedder: str | None,
+    extensions: list[str] | None,
+    *,
+    create: bool,
+    needed: str | None = None,
+) -> Any:
+    """The memory with ``extensions`` registered; ``needed`` (a dataset's ``extension:``) must then be
+    registered already (given, or restored from the knowledge base) or be an installed entry point."""
+    from cef.memory import SemanticMemory, load_extension
+    from cef.plugins import MEMORY_EXTENSIONS, entry_point_names
 
     kb = open_engine(db, embedder, create=create)
     try:
         memory = SemanticMemory(kb, owns_kb=True)
-        for name in extensions or []:
-            memory.register_extension(_extension(name))
+        for spec in extensions or []:
+            memory.register_extension(load_extension(spec))
+        if needed is not None and needed not in memory.registry.extensions:
+            if needed not in entry_point_names(MEMORY_EXTENSIONS):
+                raise ConfigurationError(
+                    f"the dataset needs the extension {needed!r}, which is neither registered nor installed: "
+                    f"pass --extension with its file (e.g. examples/memory/extensions/{needed}.py)"
+                )
+            memory.register_extension(load_extension(needed))
     except BaseException:
         kb.close()
         raise
     return memory
-
-
-def _extension(name: str) -> Any:
-    from cef.memory.extensions import EXTENSIONS
-    from cef.schema.specs import SemanticMemoryExtension, load_object
-
-    if name in EXTENSIONS:
-        return EXTENSIONS[name]()
-    if ":" not in name:
-        raise ConfigurationError(
-            f"unknown extension {name!r}: use one of {', '.join(sorted(EXTENSIONS))} or module:Class"
-        )
-    try:
-        cls = load_object(name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot import extension {name!r}: {exc}") from exc
-    if not isinstance(cls, type) or not issubclass(cls, SemanticMemoryExtension):
-        raise ConfigurationError(f"{name!r} is not a SemanticMemoryExtension class")
-    return cls()
 
 
 def observe(
@@ -119,7 +120,7 @@ def ingest(
         str,
         typer.Option(
             "--content-type",
-            help="A registered pipeline: text, python (with --extension code)...; 'conversation' reads a "
+            help="A registered pipeline: text, python (with --extension examples/memory/extensions/code.py)...; 'conversation' reads a "
             "chat history (JSON / JSON Lines: dated sessions of turns, or LoCoMo's layout).",
         ),
     ] = "text",
@@ -130,7 +131,7 @@ def ingest(
 ) -> None:
     """Ingest content with the pipeline registered for its content type (re-ingesting closes changed facts).
 
-    Example:  cef memory ingest ./src/mypkg --content-type python --extension code --scope code:mypkg
+    Example:  cef memory ingest ./src/mypkg --content-type python --extension examples/memory/extensions/code.py --scope code:mypkg
     Example:  cef memory ingest chats.jsonl --content-type conversation --scope user:42
     """
     if content_type.strip().lower() == "conversation":
@@ -180,7 +181,7 @@ def load(
 ) -> None:
     """Load a dataset file (its ``extension:`` field names the domain extension to register).
 
-    Example:  cef memory load examples/memory/rpg.yaml
+    Example:  cef memory load examples/memory/rpg.yaml --extension examples/memory/extensions/rpg.py
     """
     import yaml
 
@@ -193,10 +194,10 @@ def load(
             head = yaml.safe_load(dataset.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise ValidationError(f"{dataset}: invalid YAML: {exc}") from exc
-        names = list(extension or [])
-        if isinstance(head, dict) and isinstance(head.get("extension"), str):
-            names.append(head["extension"])
-        memory = _open(db, embedder, names, create=True)
+        needed = head.get("extension") if isinstance(head, dict) else None
+        memory = _open(
+            db, embedder, extension, create=True, needed=needed if isinstance(needed, str) else None
+        )
         try:
             report = load_dataset(memory, dataset, scope=scope)
         finally:

@@ -125,12 +125,30 @@ def answer_question(
 ) -> Answer:
     """Retrieve for ``question`` and let ``llm`` answer from the passages, citing their ids.
 
-    ``question`` is a text (a query is built with ``top_k``, ``depth`` and
-    ``scope``) or a ready :class:`GraphQuery`. With ``understand`` (and an LLM)
-    the LLM first turns a text question into a graph query over the live schema
-    (:class:`cef.llm.understand.QueryUnderstanding`); a failure there falls back
-    to the plain question and says so in ``notes``. ``policy``: the calling door's
-    :class:`~cef.engine.policy.QueryPolicy` (its time limit).
+    This is :meth:`KnowledgeBase.answer <cef.engine.kb.KnowledgeBase.answer>` (``kb`` is the knowledge base).
+
+    Args:
+        question: a text (a query is built with ``top_k``, ``depth`` and ``scope``) or a ready
+            :class:`GraphQuery`.
+        llm: the model that writes the answer; None: no answer, only the retrieved context and a note
+            saying what to configure.
+        understand: with an LLM, let it first turn a text question into a graph query over the live
+            schema (:class:`cef.llm.understand.QueryUnderstanding`); a failure there falls back to the
+            plain question and says so in ``notes``.
+        top_k: how many chunks to retrieve.
+        depth: how many hops the graph traversal may take.
+        max_tokens: the most tokens of the written answer.
+        scope: see only that scope's records and shared ones.
+        policy: the calling door's :class:`~cef.engine.policy.QueryPolicy` (its time limit, applied to
+            the query unless it sets its own ``deadline_ms``).
+
+    Returns:
+        The answer (None without an LLM), the chunk ids it cites, the retrieved sources, the context
+        given to the LLM, and notes.
+
+    Raises:
+        LLMError: the LLM call failed.
+        UnknownRelationTypeError: a given query's traversal names an unregistered relation type.
     """
     if isinstance(question, GraphQuery):
         query, text = question, question.query

@@ -7,9 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from cef.embed.base import Embedder
+from cef.engine.embedding import embed_chunk_vectors, embed_node_vectors, embed_writes, record_embedder
 from cef.engine.state import EngineState, ProgressFn
 from cef.errors import (
     ConflictError,
@@ -25,35 +23,6 @@ from cef.store.base import WriteSet
 
 #: a hook that validates nodes/edges against a schema registry (set by cef.memory)
 Validator = Callable[[Sequence[Node], Sequence[Edge], "KnowledgeIndexer"], None]
-
-
-def embed_texts(
-    embedder: Embedder,
-    texts: Sequence[str],
-    what: str,
-    progress: ProgressFn | None = None,
-    *,
-    step: int = 2048,
-) -> np.ndarray:
-    """Vectors of ``texts`` (in their order), each distinct text embedded once, in order of length.
-
-    Texts of like length go to the embedder together, so its batches carry
-    little padding; ``step`` texts at a time between two progress reports
-    (``what``, texts done, total)."""
-    if not texts:
-        return np.zeros((0, embedder.dim), dtype=np.float32)
-    unique = list(dict.fromkeys(texts))
-    order = sorted(range(len(unique)), key=lambda i: len(unique[i]))
-    vectors = np.empty((len(unique), embedder.dim), dtype=np.float32)
-    for start in range(0, len(order), step):
-        part = order[start : start + step]
-        vectors[part] = embedder.embed([unique[i] for i in part])
-        if progress is not None:
-            progress(what, min(start + step, len(order)), len(order))
-    if len(unique) == len(texts):  # no repeats: ``unique`` is ``texts``
-        return vectors
-    where = {t: i for i, t in enumerate(unique)}
-    return vectors[[where[t] for t in texts]]
 
 
 @dataclass
@@ -72,8 +41,6 @@ class IndexResult:
 class KnowledgeIndexer:
     """Adds, updates and deletes knowledge. Every call is all-or-nothing."""
 
-    EMBED_BATCH = 256
-
     def __init__(self, state: EngineState, *, embed_nodes: str = "all") -> None:
         if embed_nodes not in ("all", "content", "none"):
             raise ValueError("embed_nodes must be 'all', 'content' or 'none'")
@@ -83,32 +50,100 @@ class KnowledgeIndexer:
 
     # ------------------------------------------------------------ public API
     def initialize(self, root_nodes: Sequence[Node], relation_types: Sequence[RelationType]) -> IndexResult:
-        """Register the relation types and root nodes of a new knowledge base (one transaction)."""
+        """Register the relation types and root nodes of a new knowledge base (one transaction).
+
+        Args:
+            root_nodes: the nodes everything else hangs from (may be empty).
+            relation_types: the relation types edges may use.
+
+        Returns:
+            What was written. Raises what :meth:`index_batch` raises.
+        """
         return self.index_batch(Batch(relation_types=list(relation_types), nodes=list(root_nodes)))
 
     def register_relation_types(self, relation_types: Sequence[RelationType]) -> IndexResult:
+        """Register relation types (one transaction); registering a name again replaces its type. Returns
+        what was written.
+
+        Args:
+            relation_types: the types; edges may use their names (or their ``inverse``) from now on.
+
+        Raises:
+            DuplicateIdError: a name twice in ``relation_types``.
+            ValidationError: an ``inverse`` is already the name of another relation type.
+        """
         return self.index_batch(Batch(relation_types=list(relation_types)))
 
     def index_node(self, node: Node) -> Node:
+        """Add one node, validated, embedded (per ``embed_nodes``) and written in one transaction; returns it.
+
+        Args:
+            node: the new node; its id must not exist yet (use :meth:`update_node` to change one).
+
+        Raises:
+            DuplicateIdError: a node with this id exists.
+            ValidationError: a validator refused it (a registry's node types or properties).
+        """
         self.index_batch(Batch(nodes=[node]))
         return node
 
     def index_edge(self, edge: Edge) -> Edge:
+        """Add one edge between two existing nodes (one transaction).
+
+        Args:
+            edge: the new edge; written with the ``inverse`` name of a relation type it is stored once,
+                under the type's own name, ends swapped.
+
+        Returns:
+            The edge as stored (its relation type and ends as written).
+
+        Raises:
+            DuplicateIdError: an edge with this id exists.
+            MissingNodeError: its source or target does not exist.
+            UnknownRelationTypeError: its relation type is not registered.
+            ValidationError: its end types are not those its relation type allows.
+        """
         batch = Batch(edges=[edge])
         self.index_batch(batch)
         return batch.edges[0]
 
     def index_chunk(self, chunk: Chunk) -> Chunk:
+        """Add one text chunk (linked to a node or not), embedded and indexed for BM25; returns it.
+
+        Args:
+            chunk: the new chunk; its ``embedding``, if given, is used instead of embedding the text.
+
+        Raises:
+            DuplicateIdError: a chunk with this id exists.
+            MissingNodeError: its ``node_id`` does not exist.
+            ConflictError: its ``embedding`` has another dimension than the knowledge base's model.
+        """
         self.index_batch(Batch(chunks=[chunk]))
         return chunk
 
     def index_batch(
         self, batch: Batch, *, progress: ProgressFn | None = None, scopes: Collection[str] | None = None
     ) -> IndexResult:
-        """Validate everything, embed, then write all of it in one transaction.
+        """Validate everything, embed, then write all of it in one transaction (all or nothing): the fast
+        path for many records.
 
-        ``scopes``: the write may refer only to nodes of these scopes and shared ones (a tenant's
-        write): an edge or chunk naming another tenant's node fails exactly as if it did not exist."""
+        Args:
+            batch: relation types, nodes, edges and chunks; edges and chunks may refer to nodes of the
+                same batch.
+            progress: called as embedding proceeds (``what, done, total``), e.g. a progress bar.
+            scopes: the write may refer only to nodes of these scopes and shared ones (a tenant's
+                write): an edge or chunk naming another tenant's node fails exactly as if it did not exist.
+
+        Returns:
+            What was written: counts, how many texts were embedded, seconds taken.
+
+        Raises:
+            DuplicateIdError: an id already exists (in the store or twice in the batch).
+            MissingNodeError: an edge end or a chunk's node exists neither in the store nor in the write.
+            UnknownRelationTypeError: an edge names a relation type nobody registered.
+            ValidationError: a validator refused a record (an edge's end types, a registry's rules).
+            ConflictError: a given chunk embedding has another dimension than the knowledge base's model.
+        """
         import time
 
         t0 = time.perf_counter()
@@ -122,9 +157,9 @@ class KnowledgeIndexer:
                 edges=list(batch.edges),
                 chunks=list(batch.chunks),
             )
-            embedded = self._embed(writes, progress)
+            embedded = embed_writes(st, writes, self.embed_nodes, progress)
             if writes.relation_types or writes.nodes:
-                self._record_embedder(writes)
+                record_embedder(st, writes)
             st.commit(writes)
         return IndexResult(
             relation_types=len(batch.relation_types),
@@ -144,7 +179,23 @@ class KnowledgeIndexer:
         label: str | None = None,
         merge: bool = True,
     ) -> Node:
-        """Change a node's properties (merged by default), content or label; re-embed if its text changed."""
+        """Change a node's properties, content or label; re-embed it if its text changed.
+
+        Args:
+            node_id: the node to change.
+            properties: properties to set (merged into the old ones by default).
+            content: new content (None: unchanged).
+            label: new label (None: unchanged).
+            merge: merge ``properties`` into the old ones; False replaces them all.
+
+        Returns:
+            The node as written (``version`` one higher).
+
+        Raises:
+            NotFoundError: no node has this id.
+            InvalidPropertyError: a property is not JSON-serializable.
+            ValidationError: a validator refused the changed node.
+        """
         st = self.state
         with st.lock:
             st.sync()
@@ -172,12 +223,23 @@ class KnowledgeIndexer:
                 check([new], [], self)
             writes = WriteSet(updated_nodes=[new])
             if new.embedding_text() != old.embedding_text():
-                self._embed_nodes(writes, [new])
+                embed_node_vectors(st, self.embed_nodes, writes, [new])
             st.commit(writes)
             return new
 
     def update_edge(self, edge: Edge) -> Edge:
-        """Replace an edge's attributes (same id, same endpoints and relation type)."""
+        """Replace an edge's attributes: properties, weight, confidence, validity times.
+
+        Args:
+            edge: the edge's new version; same id, source, target and relation type as the stored one.
+
+        Returns:
+            ``edge``, as written.
+
+        Raises:
+            NotFoundError: no edge has this id.
+            ValidationError: its source, target or relation type differ (delete and re-create it instead).
+        """
         st = self.state
         with st.lock:
             st.sync()
@@ -193,7 +255,19 @@ class KnowledgeIndexer:
             return edge
 
     def delete_node(self, node_id: str, cascade: bool = True) -> IndexResult:
-        """Delete a node; with ``cascade`` also its edges and linked chunks, else refuse if it has any."""
+        """Delete a node (one transaction).
+
+        Args:
+            node_id: the node to delete.
+            cascade: also delete its edges and linked chunks; False refuses a node that has any.
+
+        Returns:
+            What was deleted (the node, and with ``cascade`` its edges and chunks).
+
+        Raises:
+            NotFoundError: no node has this id.
+            ConflictError: without ``cascade``, the node still has edges or chunks.
+        """
         st = self.state
         with st.lock:
             st.sync()
@@ -219,9 +293,25 @@ class KnowledgeIndexer:
         unlink: bool = False,
         merge: bool = True,
     ) -> Chunk:
-        """Change a chunk's text, metadata (merged by default) or linked node; re-embed if its text changed.
+        """Change a chunk's text, metadata or linked node; re-embed it if its text changed.
 
         The chunk is rewritten (delete + insert in one transaction) so its vector and full-text rows stay in step.
+
+        Args:
+            chunk_id: the chunk to change.
+            content: new text (None: unchanged).
+            metadata: metadata to set (merged into the old by default).
+            node_id: link it to this node instead (None: unchanged).
+            unlink: link it to no node.
+            merge: merge ``metadata`` into the old; False replaces it.
+
+        Returns:
+            The chunk as written.
+
+        Raises:
+            NotFoundError: no chunk has this id.
+            MissingNodeError: ``node_id`` does not exist.
+            InvalidPropertyError: the metadata is not JSON-serializable.
         """
         st = self.state
         with st.lock:
@@ -246,13 +336,18 @@ class KnowledgeIndexer:
                 raise MissingNodeError(link, f"chunk {chunk_id!r}")
             writes = WriteSet(delete_chunks=[chunk_id], chunks=[new])
             if new.content != old.content:
-                self._embed_chunks(writes, [new])
+                embed_chunk_vectors(st, writes, [new])
             else:
                 writes.chunk_vectors.update(st.store.get_vectors("chunk", [chunk_id]))
             st.commit(writes)
             return new
 
     def delete_edge(self, edge_id: str) -> None:
+        """Delete the edge ``edge_id`` (one transaction); its nodes stay.
+
+        Raises:
+            NotFoundError: no edge has this id.
+        """
         st = self.state
         with st.lock:
             st.sync()
@@ -261,6 +356,11 @@ class KnowledgeIndexer:
             st.commit(WriteSet(delete_edges=[edge_id]))
 
     def delete_chunk(self, chunk_id: str) -> None:
+        """Delete the chunk ``chunk_id`` with its vector and full-text rows (one transaction).
+
+        Raises:
+            NotFoundError: no chunk has this id.
+        """
         st = self.state
         with st.lock:
             st.sync()
@@ -360,11 +460,11 @@ class KnowledgeIndexer:
                 delete_chunks=list(dict.fromkeys([*remove_chunks, *cascade_chunks, *existing_chunks])),
                 meta=dict(meta or {}),
             )
-            embedded = self._embed_nodes(writes, writes.nodes, progress)
+            embedded = embed_node_vectors(st, self.embed_nodes, writes, writes.nodes, progress)
             changed = [n for n in updated_nodes if n.embedding_text() != old_nodes[n.id].embedding_text()]
-            embedded += self._embed_nodes(writes, changed, progress)
-            embedded += self._embed_chunks(writes, writes.chunks, progress)
-            self._record_embedder(writes)
+            embedded += embed_node_vectors(st, self.embed_nodes, writes, changed, progress)
+            embedded += embed_chunk_vectors(st, writes, writes.chunks, progress)
+            record_embedder(st, writes)
             st.commit(writes)
         return IndexResult(
             relation_types=len(batch.relation_types),
@@ -376,7 +476,16 @@ class KnowledgeIndexer:
         )
 
     def full_reindex(self, *, reembed: bool = False, progress: ProgressFn | None = None) -> IndexResult:
-        """Rebuild the in-memory indexes from the store; with ``reembed`` recompute every embedding."""
+        """Rebuild the in-memory indexes from the record store (never from a cached snapshot).
+
+        Args:
+            reembed: also recompute every node and chunk embedding with the current model (after
+                changing the embedding model).
+            progress: called as embedding and loading proceed (``what, done, total``).
+
+        Returns:
+            The counts of what the knowledge base holds, how many texts were embedded, seconds taken.
+        """
         import time
 
         t0 = time.perf_counter()
@@ -387,12 +496,12 @@ class KnowledgeIndexer:
                 nodes = list(st.store.iter_nodes())
                 chunks = list(st.store.iter_chunks())
                 writes = WriteSet(updated_nodes=nodes)
-                embedded += self._embed_nodes(writes, nodes, progress)
+                embedded += embed_node_vectors(st, self.embed_nodes, writes, nodes, progress)
                 # chunks are rewritten (delete + insert) so their vectors and FTS rows are fresh
                 writes.delete_chunks = [c.id for c in chunks]
                 writes.chunks = chunks
-                embedded += self._embed_chunks(writes, chunks, progress)
-                self._record_embedder(writes, force=True)
+                embedded += embed_chunk_vectors(st, writes, chunks, progress)
+                record_embedder(st, writes, force=True)
                 st.store.apply(writes)
             st.reload(progress, use_snapshot=False)  # from the record store itself, never a cache
             counts = st.store.counts()
@@ -486,52 +595,3 @@ class KnowledgeIndexer:
         """Hook for type hierarchies (the memory registry overrides it via ``is_a``)."""
         is_a = getattr(self, "is_a", None)
         return bool(is_a and any(is_a(label, a) for a in allowed))
-
-    # ------------------------------------------------------------- embedding
-    def _embed(self, writes: WriteSet, progress: ProgressFn | None) -> int:
-        return self._embed_nodes(writes, writes.nodes, progress) + self._embed_chunks(
-            writes, writes.chunks, progress
-        )
-
-    def _embed_nodes(
-        self, writes: WriteSet, nodes: Sequence[Node], progress: ProgressFn | None = None
-    ) -> int:
-        if self.state.embedder is None or self.embed_nodes == "none":
-            return 0
-        todo = [n for n in nodes if self.embed_nodes == "all" or n.content]
-        vecs = self._embed_texts([n.embedding_text() for n in todo], "embedding nodes", progress)
-        writes.node_vectors.update({n.id: v for n, v in zip(todo, vecs, strict=True)})
-        return len(todo)
-
-    def _embed_chunks(
-        self, writes: WriteSet, chunks: Sequence[Chunk], progress: ProgressFn | None = None
-    ) -> int:
-        if self.state.embedder is None:
-            return 0
-        given = [c for c in chunks if c.embedding is not None]
-        for c in given:
-            vec = np.asarray(c.embedding, dtype=np.float32)
-            if vec.shape != (self.state.embedder.dim,):  # well formed, but not this store's vectors: 409
-                raise ConflictError(
-                    f"chunk {c.id!r}: embedding has {vec.shape[0]} dimensions, this knowledge base's model "
-                    f"({self.state.embedder.name}) has {self.state.embedder.dim}: send vectors of that model "
-                    "or leave 'embedding' out to have the text embedded"
-                )
-            writes.chunk_vectors[c.id] = vec / max(float(np.linalg.norm(vec)), 1e-12)
-        todo = [c for c in chunks if c.embedding is None]
-        vecs = self._embed_texts([c.content for c in todo], "embedding chunks", progress)
-        writes.chunk_vectors.update({c.id: v for c, v in zip(todo, vecs, strict=True)})
-        return len(todo)
-
-    def _embed_texts(self, texts: list[str], what: str, progress: ProgressFn | None) -> np.ndarray:
-        emb = self.state.embedder
-        assert emb is not None
-        return embed_texts(emb, texts, what, progress, step=self.EMBED_BATCH)
-
-    def _record_embedder(self, writes: WriteSet, force: bool = False) -> None:
-        emb = self.state.embedder
-        if emb is None:
-            return
-        if force or self.state.store.get_meta("embedding.model") is None:
-            writes.meta["embedding.model"] = emb.name
-            writes.meta["embedding.dim"] = emb.dim

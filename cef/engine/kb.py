@@ -1,4 +1,11 @@
-"""KnowledgeBase: one engine, the object every front door talks to."""
+"""KnowledgeBase: one engine, the object every front door talks to.
+
+Most of its methods *are* its components' methods (:mod:`cef.engine.facade`):
+``kb.index_node`` is ``kb.indexer.index_node``, ``kb.retrieve`` is
+``kb.retriever.retrieve``, ``kb.answer`` is :func:`cef.engine.answer.answer_question`;
+each signature and docstring is written once, where the work is done.
+``docs/api.md`` is generated from them (``scripts/gen_api_docs.py``).
+"""
 
 from __future__ import annotations
 
@@ -6,41 +13,45 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from cef.engine.answer import answer_question
+from cef.engine.facade import delegate
 from cef.engine.indexer import IndexResult, KnowledgeIndexer
 from cef.engine.retriever import KnowledgeRetriever
-from cef.engine.state import EngineState, ProgressFn
-from cef.model import (
-    Batch,
-    Chunk,
-    Edge,
-    GraphPath,
-    GraphQuery,
-    Node,
-    RankedChunk,
-    ReasoningContext,
-    RelationSemantics,
-    RelationType,
-    SearchResult,
-)
+from cef.engine.state import EngineState
+from cef.model import RelationType
 from cef.retrieve.strategies import StrategyRegistry
 from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
-    from cef.engine.answer import Answer
-    from cef.engine.policy import QueryPolicy
-    from cef.llm.base import LLMClient
-    from cef.patterns import GraphPattern, PatternResult, QueryCombinator
 
 log = logging.getLogger(__name__)
+
+_INDEXER = "indexer"
+_RETRIEVER = "retriever"
 
 
 class KnowledgeBase:
     """A knowledge graph with linked text chunks, searchable by graph, vector and BM25.
 
-    Use :func:`cef.open` to create one. ``kb.indexer`` writes, ``kb.retriever``
-    reads; the most used methods of both are available on the knowledge base
-    itself. Close it (or use it as a context manager) when done.
+    Use :func:`cef.open` to create one. ``kb.indexer`` (:class:`~cef.engine.indexer.KnowledgeIndexer`)
+    writes, ``kb.retriever`` (:class:`~cef.engine.retriever.KnowledgeRetriever`) reads, ``kb.strategies``
+    holds the retrieval strategies and their fallback chains, ``kb.state`` the store and in-memory
+    indexes kept consistent; the most used methods of the indexer and the retriever are methods of the
+    knowledge base itself. Close it (or use it as a context manager) when done.
+
+    Args:
+        store: the record store (SQLite, PostgreSQL...); the knowledge base owns it from now on.
+        embedder: the embedding model of node texts, chunks and questions; None: no vectors
+            (BM25 and graph search only).
+        embed_nodes: which nodes get a vector: ``"all"``, ``"content"`` (only nodes with content) or
+            ``"none"``.
+        vectors: a vector store mirrored on every write (Qdrant, DuckDB...), instead of the in-memory index.
+        graph: a graph store mirrored on every write (Neo4j, FalkorDB).
+        mirrors: further stores that receive every committed write.
+
+    Raises:
+        ValueError: ``embed_nodes`` is none of the three values.
     """
 
     def __init__(
@@ -62,14 +73,19 @@ class KnowledgeBase:
     # ------------------------------------------------------------ lifecycle
     @property
     def store(self) -> RecordStore:
+        """The record store every write goes to (records, vectors, full text, meta)."""
         return self.state.store
 
     @property
     def embedder(self) -> Embedder | None:
+        """The embedding model, or None when the knowledge base has no vectors."""
         return self.state.embedder
 
     def close(self) -> None:
-        """Save the caches queries filled (path-text vectors) beside the store, then close the stores."""
+        """Save the caches queries filled (path-text vectors) beside the store, then close the stores.
+
+        A cache that cannot be saved is logged, never raised: closing always closes.
+        """
         try:
             self.retriever.save_caches()
         except Exception:  # a cache must never break closing
@@ -83,6 +99,13 @@ class KnowledgeBase:
         self.close()
 
     def stats(self) -> dict[str, Any]:
+        """Counts of what the knowledge base holds.
+
+        Returns:
+            ``relation_types``, ``nodes``, ``edges`` and ``chunks`` (the store's counts), ``labels``
+            (nodes per label), ``relation_type_names``, ``node_vectors`` and ``chunk_vectors`` (held in
+            memory), ``embedding_model`` and ``embedding_dim`` (as recorded in the store).
+        """
         with self.state.reading():
             counts = self.state.store.counts()
             g = self.state.graph
@@ -97,168 +120,54 @@ class KnowledgeBase:
             }
 
     # -------------------------------------------------------------- writing
-    def initialize(self, root_nodes: Sequence[Node], relation_types: Sequence[RelationType]) -> IndexResult:
-        return self.indexer.initialize(root_nodes, relation_types)
+    initialize = delegate(_INDEXER, KnowledgeIndexer.initialize)
 
     def register_relation_type(self, relation_type: RelationType) -> IndexResult:
+        """Register one relation type (see :meth:`KnowledgeIndexer.register_relation_types` for several).
+
+        Args:
+            relation_type: the type; edges may use its name (or its ``inverse``) from now on.
+
+        Returns:
+            What was written (``relation_types == 1``); registering a name again replaces its type.
+
+        Raises:
+            ValidationError: its ``inverse`` is already the name of another relation type.
+        """
         return self.indexer.register_relation_types([relation_type])
 
-    def index_node(self, node: Node) -> Node:
-        return self.indexer.index_node(node)
-
-    def index_edge(self, edge: Edge) -> Edge:
-        return self.indexer.index_edge(edge)
-
-    def index_chunk(self, chunk: Chunk) -> Chunk:
-        return self.indexer.index_chunk(chunk)
-
-    def index_batch(self, batch: Batch, *, progress: ProgressFn | None = None) -> IndexResult:
-        return self.indexer.index_batch(batch, progress=progress)
-
-    def update_node(self, node_id: str, properties: dict[str, Any] | None = None, **kw: Any) -> Node:
-        return self.indexer.update_node(node_id, properties, **kw)
-
-    def update_edge(self, edge: Edge) -> Edge:
-        """Replace an edge's attributes (same id, endpoints and relation type)."""
-        return self.indexer.update_edge(edge)
-
-    def update_chunk(
-        self,
-        chunk_id: str,
-        *,
-        content: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        node_id: str | None = None,
-        unlink: bool = False,
-        merge: bool = True,
-    ) -> Chunk:
-        """Change a chunk's text, metadata (merged by default) or linked node; re-embeds changed text."""
-        return self.indexer.update_chunk(
-            chunk_id, content=content, metadata=metadata, node_id=node_id, unlink=unlink, merge=merge
-        )
-
-    def delete_node(self, node_id: str, cascade: bool = True) -> IndexResult:
-        return self.indexer.delete_node(node_id, cascade)
-
-    def delete_edge(self, edge_id: str) -> None:
-        self.indexer.delete_edge(edge_id)
-
-    def delete_chunk(self, chunk_id: str) -> None:
-        self.indexer.delete_chunk(chunk_id)
-
-    def full_reindex(self, *, reembed: bool = False, progress: ProgressFn | None = None) -> IndexResult:
-        return self.indexer.full_reindex(reembed=reembed, progress=progress)
+    index_node = delegate(_INDEXER, KnowledgeIndexer.index_node)
+    index_edge = delegate(_INDEXER, KnowledgeIndexer.index_edge)
+    index_chunk = delegate(_INDEXER, KnowledgeIndexer.index_chunk)
+    index_batch = delegate(_INDEXER, KnowledgeIndexer.index_batch)
+    update_node = delegate(_INDEXER, KnowledgeIndexer.update_node)
+    update_edge = delegate(_INDEXER, KnowledgeIndexer.update_edge)
+    update_chunk = delegate(_INDEXER, KnowledgeIndexer.update_chunk)
+    delete_node = delegate(_INDEXER, KnowledgeIndexer.delete_node)
+    delete_edge = delegate(_INDEXER, KnowledgeIndexer.delete_edge)
+    delete_chunk = delegate(_INDEXER, KnowledgeIndexer.delete_chunk)
+    full_reindex = delegate(_INDEXER, KnowledgeIndexer.full_reindex)
 
     # -------------------------------------------------------------- reading
-    def retrieve(self, query: GraphQuery | str, **options: Any) -> SearchResult:
-        return self.retriever.retrieve(query, **options)
-
-    def answer(
-        self,
-        question: str | GraphQuery,
-        llm: LLMClient | None = None,
-        *,
-        understand: bool = True,
-        top_k: int = 6,
-        depth: int = 2,
-        max_tokens: int = 512,
-        scope: str | None = None,
-        policy: QueryPolicy | None = None,
-    ) -> Answer:
-        """Answer ``question`` with ``llm`` from the retrieved chunks, citing their ids.
-
-        Without an LLM the :class:`~cef.engine.answer.Answer` holds the retrieved
-        context and no answer. See :func:`cef.engine.answer.answer_question`.
-        """
-        from cef.engine.answer import answer_question
-
-        return answer_question(
-            self,
-            question,
-            llm,
-            understand=understand,
-            top_k=top_k,
-            depth=depth,
-            max_tokens=max_tokens,
-            scope=scope,
-            policy=policy,
-        )
-
-    def warm(self) -> dict[str, float]:
-        """Load the embedding model, entity index, query NER and relation-path vectors now, so the
-        first query answers at full speed; returns seconds per part. Servers call it before ready."""
-        return self.retriever.warm()
-
-    def match_patterns(
-        self,
-        pattern: GraphPattern | QueryCombinator,
-        query_text: str | None = None,
-        *,
-        start_nodes: Sequence[str] | None = None,
-    ) -> PatternResult:
-        """Match a graph pattern or combinator (see :meth:`KnowledgeRetriever.match_patterns`)."""
-        return self.retriever.match_patterns(pattern, query_text, start_nodes=start_nodes)
-
-    def find_node(self, node_id: str) -> Node | None:
-        return self.retriever.find_node(node_id)
-
-    def get_nodes(self, node_ids: Sequence[str]) -> list[Node]:
-        """The nodes among ``node_ids`` that exist (in no particular order)."""
-        return self.retriever.get_nodes(node_ids)
-
-    def get_edge(self, edge_id: str) -> Edge | None:
-        return self.retriever.get_edge(edge_id)
-
-    def get_chunk(self, chunk_id: str) -> Chunk | None:
-        return self.retriever.get_chunk(chunk_id)
-
-    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """The chunks among ``chunk_ids`` that exist (in no particular order)."""
-        return self.retriever.get_chunks(chunk_ids)
-
-    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
-        """Ids of the chunks linked to each node (nodes without chunks are left out)."""
-        return self.retriever.chunk_ids_for_nodes(node_ids)
-
-    def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
-        return self.retriever.find_nodes_by_label(label, limit)
-
-    def find_nodes_by_property(
-        self, key: str, value: Any, label: str | None = None, limit: int = 100
-    ) -> list[Node]:
-        return self.retriever.find_nodes_by_property(key, value, label, limit)
-
-    def get_parents(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
-        return self.retriever.get_parents(node_id, semantics)
-
-    def get_children(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
-        return self.retriever.get_children(node_id, semantics)
-
-    def get_siblings(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
-        return self.retriever.get_siblings(node_id, semantics)
-
-    def get_neighbors(
-        self, node_id: str, relation_types: Sequence[str] | None = None, direction: str = "both"
-    ) -> list[Node]:
-        return self.retriever.get_neighbors(node_id, relation_types, direction)
-
-    def edges_among(self, node_ids: Sequence[str], *, limit: int = 1000) -> list[Edge]:
-        return self.retriever.edges_among(node_ids, limit=limit)
-
-    def find_path(self, source_id: str, target_id: str, **kw: Any) -> GraphPath | None:
-        return self.retriever.find_path(source_id, target_id, **kw)
-
-    def extract_context(
-        self,
-        node_id: str | Sequence[str],
-        depth: int = 2,
-        semantics: Sequence[RelationSemantics] | None = None,
-        **kw: Any,
-    ) -> ReasoningContext:
-        return self.retriever.extract_context(node_id, depth, semantics, **kw)
-
-    def vector_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
-        return self.retriever.vector_search(query, top_k, scope=scope)
-
-    def full_text_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
-        return self.retriever.full_text_search(query, top_k, scope=scope)
+    retrieve = delegate(_RETRIEVER, KnowledgeRetriever.retrieve)
+    #: answer a question with an LLM from the retrieved chunks (:func:`cef.engine.answer.answer_question`)
+    answer = answer_question
+    warm = delegate(_RETRIEVER, KnowledgeRetriever.warm)
+    match_patterns = delegate(_RETRIEVER, KnowledgeRetriever.match_patterns)
+    find_node = delegate(_RETRIEVER, KnowledgeRetriever.find_node)
+    get_nodes = delegate(_RETRIEVER, KnowledgeRetriever.get_nodes)
+    get_edge = delegate(_RETRIEVER, KnowledgeRetriever.get_edge)
+    get_chunk = delegate(_RETRIEVER, KnowledgeRetriever.get_chunk)
+    get_chunks = delegate(_RETRIEVER, KnowledgeRetriever.get_chunks)
+    chunk_ids_for_nodes = delegate(_RETRIEVER, KnowledgeRetriever.chunk_ids_for_nodes)
+    find_nodes_by_label = delegate(_RETRIEVER, KnowledgeRetriever.find_nodes_by_label)
+    find_nodes_by_property = delegate(_RETRIEVER, KnowledgeRetriever.find_nodes_by_property)
+    get_parents = delegate(_RETRIEVER, KnowledgeRetriever.get_parents)
+    get_children = delegate(_RETRIEVER, KnowledgeRetriever.get_children)
+    get_siblings = delegate(_RETRIEVER, KnowledgeRetriever.get_siblings)
+    get_neighbors = delegate(_RETRIEVER, KnowledgeRetriever.get_neighbors)
+    edges_among = delegate(_RETRIEVER, KnowledgeRetriever.edges_among)
+    find_path = delegate(_RETRIEVER, KnowledgeRetriever.find_path)
+    extract_context = delegate(_RETRIEVER, KnowledgeRetriever.extract_context)
+    vector_search = delegate(_RETRIEVER, KnowledgeRetriever.vector_search)
+    full_text_search = delegate(_RETRIEVER, KnowledgeRetriever.full_text_search)

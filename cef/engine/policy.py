@@ -1,8 +1,9 @@
 """What the engine decides for a query, whichever door it came through (REST, MCP, CLI, Python).
 
 A door parses its request, builds a :class:`~cef.model.GraphQuery` (a free-text search request
-through :func:`search_query`), and calls ``kb.retrieve(query, policy=...)`` with its
-:class:`QueryPolicy`; it renders what comes back. The rules live here, once:
+through :func:`search_query`), has its :class:`QueryPolicy` bound it (``kb.retrieve(policy.bound(query))``;
+``kb.answer`` and the context provider take the policy) and renders what comes back. The rules
+live here, once:
 
 * **time limit** — a query that sets no ``deadline_ms`` of its own gets the door's limit, for
   every strategy (paths, pattern and PPR included): past it the graph work stops and vector

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from cef.engine.policy import QueryPolicy
 from cef.engine.state import EngineState
 from cef.errors import NotFoundError, UnknownRelationTypeError
 from cef.graph.filter import EdgeFilter
@@ -43,33 +43,40 @@ class KnowledgeRetriever:
 
     # ------------------------------------------------------------ lookups
     def find_node(self, node_id: str) -> Node | None:
+        """The node with id ``node_id``, or None."""
         with self.state.reading():
             found = self.state.store.get_nodes([node_id])
             return found[0] if found else None
 
     def get_nodes(self, node_ids: Sequence[str]) -> list[Node]:
+        """The nodes among ``node_ids`` that exist (in no particular order; unknown ids are left out)."""
         with self.state.reading():
             return self.state.store.get_nodes(list(node_ids))
 
     def get_edge(self, edge_id: str) -> Edge | None:
+        """The edge with id ``edge_id``, or None."""
         with self.state.reading():
             found = self.state.store.get_edges([edge_id])
             return found[0] if found else None
 
     def get_chunk(self, chunk_id: str) -> Chunk | None:
+        """The chunk with id ``chunk_id``, or None."""
         with self.state.reading():
             found = self.state.store.get_chunks([chunk_id])
             return found[0] if found else None
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks among ``chunk_ids`` that exist (in no particular order; unknown ids are left out)."""
         with self.state.reading():
             return self.state.store.get_chunks(list(chunk_ids))
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Ids of the chunks linked to each of ``node_ids`` (nodes without chunks are left out)."""
         with self.state.reading():
             return self.state.store.chunks_for_nodes(list(node_ids))
 
     def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]:
+        """Nodes whose label is ``label`` (exactly), at most ``limit`` of them."""
         with self.state.reading():
             g = self.state.graph
             ids = [g.node_ids[int(p)] for p in g.nodes_with_label(label)[:limit]]
@@ -78,6 +85,8 @@ class KnowledgeRetriever:
     def find_nodes_by_property(
         self, key: str, value: Any, label: str | None = None, limit: int = 100
     ) -> list[Node]:
+        """Nodes whose property ``key`` equals ``value`` (optionally only of label ``label``), at most
+        ``limit`` of them."""
         with self.state.reading():
             return self.state.store.nodes_by_property(key, value, label=label, limit=limit)
 
@@ -115,7 +124,16 @@ class KnowledgeRetriever:
         return self.state.get_nodes(ids)
 
     def get_parents(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
-        """Nodes above this one across HIERARCHY / CONTAINMENT / CLASSIFICATION relations."""
+        """The nodes directly above ``node_id`` across structural relations (HIERARCHY, CONTAINMENT,
+        CLASSIFICATION: those whose type says which end is the parent).
+
+        Args:
+            node_id: the node.
+            semantics: only relations of these semantics (default: every structural one).
+
+        Raises:
+            NotFoundError: no node has id ``node_id``.
+        """
         with self.state.reading():
             _, _, targets, _ = self.state.graph.step(
                 np.array([self._pos(node_id)]), self._structural_filter(True, semantics)
@@ -123,6 +141,15 @@ class KnowledgeRetriever:
             return self._nodes_at(targets.tolist())
 
     def get_children(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
+        """The nodes directly below ``node_id`` across structural relations (see :meth:`get_parents`).
+
+        Args:
+            node_id: the node.
+            semantics: only relations of these semantics (default: every structural one).
+
+        Raises:
+            NotFoundError: no node has id ``node_id``.
+        """
         with self.state.reading():
             _, _, targets, _ = self.state.graph.step(
                 np.array([self._pos(node_id)]), self._structural_filter(False, semantics)
@@ -130,7 +157,15 @@ class KnowledgeRetriever:
             return self._nodes_at(targets.tolist())
 
     def get_siblings(self, node_id: str, semantics: Sequence[RelationSemantics] | None = None) -> list[Node]:
-        """Nodes that share a parent with this one (CLASSIFICATION by default, as the seed says)."""
+        """The nodes that share a parent with ``node_id`` (itself left out).
+
+        Args:
+            node_id: the node.
+            semantics: the relations that make a parent (default: CLASSIFICATION).
+
+        Raises:
+            NotFoundError: no node has id ``node_id``.
+        """
         sem = list(semantics) if semantics else [RelationSemantics.CLASSIFICATION]
         with self.state.reading():
             g = self.state.graph
@@ -144,6 +179,17 @@ class KnowledgeRetriever:
     def get_neighbors(
         self, node_id: str, relation_types: Sequence[str] | None = None, direction: str = "both"
     ) -> list[Node]:
+        """The nodes one edge (valid now) away from ``node_id``.
+
+        Args:
+            node_id: the node.
+            relation_types: only across these relation types (default: any).
+            direction: ``"out"`` (edges from the node), ``"in"`` (edges to it) or ``"both"``.
+
+        Raises:
+            NotFoundError: no node has id ``node_id``.
+            UnknownRelationTypeError: a relation type is not registered.
+        """
         with self.state.reading():
             g = self.state.graph
             self._check_relations(relation_types)
@@ -152,7 +198,8 @@ class KnowledgeRetriever:
             return self._nodes_at(targets.tolist())
 
     def edges_among(self, node_ids: Sequence[str], *, limit: int = 1000) -> list[Edge]:
-        """The live edges (valid now) whose two ends are both in ``node_ids`` (unknown ids are ignored)."""
+        """The live edges (valid now) whose two ends are both in ``node_ids`` (unknown ids are ignored), at
+        most ``limit`` of them."""
         with self.state.reading():
             g = self.state.graph
             positions = [p for p in (g.pos(i) for i in dict.fromkeys(node_ids)) if p is not None]
@@ -170,7 +217,22 @@ class KnowledgeRetriever:
         weighted: bool = True,
         max_depth: int = 12,
     ) -> GraphPath | None:
-        """Shortest path (cost 1/weight per edge when ``weighted``, else hops), in either direction."""
+        """The shortest path between two nodes, walking edges in either direction.
+
+        Args:
+            source_id: where the path starts.
+            target_id: where it ends.
+            relation_types: only across these relation types (default: any).
+            weighted: cost 1/weight per edge; False counts hops.
+            max_depth: the most edges a path may have.
+
+        Returns:
+            The path (nodes, relation types, edge ids, cost, confidence), or None when there is none.
+
+        Raises:
+            NotFoundError: either node does not exist.
+            UnknownRelationTypeError: a relation type is not registered.
+        """
         with self.state.reading():
             g = self.state.graph
             self._check_relations(relation_types)
@@ -204,8 +266,21 @@ class KnowledgeRetriever:
         direction: str = "both",
         scope: str | None = None,
     ) -> ReasoningContext:
-        """Related nodes within ``depth`` hops, the paths to them, context keywords and semantic groups
-        (with ``scope``: walking only that scope's and shared records)."""
+        """Related nodes within ``depth`` hops, the paths to them, context keywords and semantic groups.
+
+        Args:
+            node_id: the start node, or several.
+            depth: the most hops from a start node.
+            semantics: only across relations of these semantics (default: any).
+            relation_types: only across these relation types (default: any).
+            max_nodes: the most nodes to collect.
+            direction: ``"out"``, ``"in"`` or ``"both"``.
+            scope: walk only that scope's records and shared (unscoped) ones.
+
+        Raises:
+            NotFoundError: a start node does not exist.
+            UnknownRelationTypeError: a relation type is not registered.
+        """
         ids = [node_id] if isinstance(node_id, str) else list(node_id)
         with self.state.reading():
             g = self.state.graph
@@ -229,11 +304,15 @@ class KnowledgeRetriever:
 
     # -------------------------------------------------------------- search
     def vector_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
+        """The ``top_k`` chunks nearest to the text ``query`` by embedding (only the vector stage, no graph),
+        best first; with ``scope``, only that scope's and shared chunks. Empty without an embedding model."""
         q = GraphQuery(query=query, top_k=top_k, strategy=SearchStrategy.VECTOR, scope=scope)
         with self.state.reading():
             return vector_search(QueryContext(self.state, q, 0.0))
 
     def full_text_search(self, query: str, top_k: int = 10, *, scope: str | None = None) -> list[RankedChunk]:
+        """The ``top_k`` chunks best matching the words of ``query`` by BM25 (only that stage, no graph),
+        best first; with ``scope``, only that scope's and shared chunks."""
         q = GraphQuery(query=query, top_k=top_k, strategy=SearchStrategy.BM25, scope=scope)
         with self.state.reading():
             return bm25_search(QueryContext(self.state, q, 0.0))
@@ -247,19 +326,26 @@ class KnowledgeRetriever:
     ) -> PatternResult:
         """Match a graph pattern (or a combinator of patterns): the paths, best first, with explanations.
 
-        ``query_text`` is what SEMANTIC_SCORE / HYBRID ranking compares nodes
-        with (when the pattern has no ``semantic_query``); ``start_nodes`` are
-        entry points for a pattern without a start of its own. Like retrieval,
-        patterns see the graph as it is now: a pattern without ``valid_at``
-        walks only edges valid at this moment (give ``valid_at`` for another time).
+        Like retrieval, patterns see the graph as it is now: a pattern without
+        ``valid_at`` walks only edges valid at this moment (give ``valid_at`` for another time).
+
+        Args:
+            pattern: a :class:`~cef.patterns.GraphPattern` or a combinator of patterns.
+            query_text: what SEMANTIC_SCORE / HYBRID ranking compares nodes with (when the pattern has
+                no ``semantic_query``).
+            start_nodes: entry points for a pattern without a start of its own.
+
+        Returns:
+            The matched paths, best first, with explanations, statistics and whether a limit stopped it.
         """
         timed = at_query_time(pattern, utcnow())
         with self.state.reading():
             return runner_for(self.state).run(timed, start_nodes=start_nodes, query_text=query_text)
 
     def warm(self) -> dict[str, float]:
-        """Load models, indexes and per-graph caches now rather than inside the first query
-        (see :func:`cef.retrieve.pipeline.warm`); returns seconds per part."""
+        """Load the embedding model, entity index, query NER and relation-path vectors now rather than
+        inside the first query (see :func:`cef.retrieve.pipeline.warm`); servers call it before they say
+        ready. Returns seconds per part."""
         return pipeline.warm(self.state)
 
     def prepare_paths(self, limit: int = 10_000) -> int:
@@ -283,17 +369,59 @@ class KnowledgeRetriever:
         pathvectors.save_path_vectors(self.state)
 
     def retrieve(
-        self, query: GraphQuery | str, *, policy: QueryPolicy | None = None, **options: Any
+        self,
+        query: GraphQuery | str,
+        *,
+        strategy: SearchStrategy | str | None = None,
+        top_k: int | None = None,
+        min_results: int | None = None,
+        scope: str | None = None,
+        tags: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+        deadline_ms: int | None = None,
+        max_token_budget: int | None = None,
     ) -> SearchResult:
-        """The main entry point: anchors → traversal → hybrid search → fallbacks, explained.
+        """The main entry point: anchors → traversal → hybrid search → fallbacks, each result explained.
 
-        ``options`` are :class:`GraphQuery` fields: with a question they build the query; with a
-        ``GraphQuery`` they override its fields (validated, never dropped). ``policy``: the calling
-        door's :class:`~cef.engine.policy.QueryPolicy` (its time limit, for every strategy)."""
+        Args:
+            query: a question, or a :class:`~cef.model.GraphQuery` (targets, traversal hints, patterns
+                and every other setting).
+            strategy: the route (default ``auto``); see :class:`~cef.model.SearchStrategy`.
+            top_k: how many chunks to return (default 10).
+            min_results: below this many results the next strategy of the fallback chain runs (default 3).
+            scope: see only that scope's records and shared (unscoped) ones.
+            tags: only chunks carrying one of these tags (chunk metadata ``tags``).
+            as_of: walk only edges valid at this time (default: now).
+            deadline_ms: time limit of the graph exploration; past it, vector search answers.
+            max_token_budget: the most tokens of chunk text to return.
+
+        The keywords are :class:`~cef.model.GraphQuery` fields: with a question they build the query,
+        with a ``GraphQuery`` they replace its value (None: the query's own); validated like the query.
+
+        Returns:
+            The ranked chunks with explanations, the strategy that answered, timings and notes.
+
+        Raises:
+            pydantic.ValidationError: a keyword's value is out of range.
+            ValidationError: ``options`` of the query hold settings no strategy knows.
+            UnknownRelationTypeError: a traversal hint names an unregistered relation type.
+        """
+        given = {
+            key: value
+            for key, value in (
+                ("strategy", strategy),
+                ("top_k", top_k),
+                ("min_results", min_results),
+                ("scope", scope),
+                ("tags", list(tags) if tags is not None else None),
+                ("as_of", as_of),
+                ("deadline_ms", deadline_ms),
+                ("max_token_budget", max_token_budget),
+            )
+            if value is not None
+        }
         if isinstance(query, str):
-            q = GraphQuery(query=query, **options)
+            q = GraphQuery.model_validate({"query": query, **given})
         else:
-            q = GraphQuery.model_validate({**query.model_dump(), **options}) if options else query
-        if policy is not None:
-            q = policy.bound(q)
+            q = GraphQuery.model_validate({**query.model_dump(), **given}) if given else query
         return pipeline.retrieve(self.state, q, self.strategies)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cef.engine.indexer import embed_texts
+from cef.engine.embedding import embed_texts
 from cef.errors import ConfigurationError, MissingExtraError
 from cef.extract.base import EntityExtractor, Mention, RelationExtractor, RelationMention
 from cef.extract.normalize import near_duplicates

@@ -6,7 +6,8 @@
   opens one on a SQLite file.
 * :class:`ExtensionRegistry` — node types (under the universal
   :class:`NodeKind` kinds), edge types, vocabularies, ingestion pipelines;
-  :class:`SemanticMemoryExtension` bundles them per domain.
+  :class:`SemanticMemoryExtension` bundles them per domain; :func:`load_extension`
+  loads one from a file, a module or an installed entry point.
 * :class:`ContextBundle` — core facts, supporting facts, beliefs, temporal
   context and conflicts, packed into a token budget; ``to_text(format)``.
 """
@@ -15,6 +16,7 @@ from cef.context.facts import BeliefInfo, Conflict, Fact, ObservationRef, Relati
 from cef.memory.beliefs import Observation, ObservationSource, SourceType, UpdateResult
 from cef.memory.bundle import ContextBundle, TemporalContext
 from cef.memory.memory import IngestReport, SemanticMemory, SupersedeResult, open_memory
+from cef.memory.plugins import load_extension
 from cef.memory.retrieval import RetrievalConstraints
 from cef.memory.temporal import FactChange, TemporalConstraint
 from cef.schema.kinds import UNIVERSAL_RELATIONS, NodeKind
@@ -51,5 +53,6 @@ __all__ = [
     "TemporalContext",
     "UpdateResult",
     "Vocabulary",
+    "load_extension",
     "open_memory",
 ]

@@ -77,7 +77,23 @@ def ingest_documents(
     *,
     scope: str | dict[str, str] | None = None,
 ) -> IngestReport:
-    """Ingest several documents of one content type (a parser with ``parse_many`` sees them together)."""
+    """Ingest several documents of one content type (a parser with ``parse_many`` sees them together).
+
+    This is :meth:`SemanticMemory.ingest_many <cef.memory.SemanticMemory.ingest_many>` (``memory`` is the
+    memory); see :meth:`~cef.memory.SemanticMemory.ingest` for one document.
+
+    Args:
+        documents: ``(content, metadata)`` pairs; ``metadata['path']`` or ``['id']`` identify a document.
+        content_type: a registered pipeline.
+        scope: the scope their records belong to.
+
+    Returns:
+        Documents ingested and skipped (unchanged), node ids, failures, seconds.
+
+    Raises:
+        ConfigurationError: no pipeline is registered for ``content_type``.
+        ParseError: the pipeline's parser refused a document (nothing is written).
+    """
     from cef.memory.reconcile import write_documents
 
     t0 = time.perf_counter()

@@ -2,11 +2,10 @@
 
 ::
 
-    from cef.memory import open_memory, RetrievalConstraints
-    from cef.memory.extensions import PharmaExtension
+    from cef.memory import RetrievalConstraints, load_extension, open_memory
 
     with open_memory("memory.db") as memory:
-        memory.register_extension(PharmaExtension())
+        memory.register_extension(load_extension("examples/memory/extensions/pharma.py"))
         memory.observe("Patient 12345 reported taking OTC ibuprofen", source="user_stated", scope="rep:1")
         bundle = memory.retrieve_context("What is patient 12345 taking?", RetrievalConstraints(scope="rep:1"))
         print(bundle.to_text("markdown"))
@@ -17,33 +16,24 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from cef.context.formats import ContextFormat
 from cef.context.tokens import TokenCounter, make_token_counter
 from cef.errors import ConfigurationError, NotFoundError, ValidationError
-from cef.graph.filter import SUPERSEDED_AT
-from cef.memory.beliefs import (
-    USAGE,
-    Observation,
-    ObservationSource,
-    SourceType,
-    UpdateResult,
-    Usage,
-    importance,
-)
+from cef.memory.beliefs import Observation, ObservationSource, SourceType, UpdateResult
 from cef.memory.bundle import ContextBundle
 from cef.memory.documents import IngestReport, collect_documents, ingest_documents, pipeline_for
+from cef.memory.facts import FactsOverTime, SupersedeResult
 from cef.memory.ingest import EntityDecomposer, TextParser
 from cef.memory.names import NameIndex
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
-from cef.memory.temporal import FactChange, aware, changed_edges, supersession
-from cef.memory.view import FeedbackOutcome
-from cef.model import Batch, Edge, Node, in_scope, utcnow
+from cef.memory.temporal import TemporalConstraint, aware
+from cef.model import Batch, in_scope, utcnow
 from cef.schema.kinds import NodeKind, universal_relation_types
 from cef.schema.registry import ExtensionRegistry
 from cef.schema.specs import SemanticMemoryExtension
@@ -59,22 +49,23 @@ __all__ = ["IngestReport", "SemanticMemory", "SupersedeResult", "open_memory"]
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class SupersedeResult:
-    """The records a supersession wrote: the old version (now history), its closed copy, the replacement."""
-
-    superseded: Edge
-    closed: Edge
-    replacement: Edge | None = None
-
-
-class SemanticMemory:
+class SemanticMemory(FactsOverTime):
     """Universal semantic memory over a :class:`~cef.engine.kb.KnowledgeBase`.
 
-    ``extractor`` finds entities in ingested text, observations and questions:
-    ``"auto"`` uses the offline spaCy extractor when it is installed, ``None``
-    turns it off. ``token_counter`` counts context budgets (``cl100k`` by
-    default). ``clock`` gives "now" (for tests and replays).
+    ``memory.kb`` is the knowledge base, ``memory.registry`` the extension registry (node types,
+    edge types, vocabularies, ingestion pipelines), ``memory.names`` the index of node names and
+    aliases. The facts-over-time methods (``assert_fact``, ``supersede``, ``changed_since``,
+    ``record_feedback``) are in :class:`~cef.memory.facts.FactsOverTime`.
+
+    Args:
+        kb: the knowledge base it reads and writes.
+        extractor: finds entities in ingested text, observations and questions: ``"auto"`` uses the
+            offline spaCy extractor when it is installed, None turns it off.
+        token_counter: counts context budgets: a counter or its name (``"auto"``: cl100k when installed,
+            else an estimate of 4 characters a token).
+        clock: gives "now" (for tests and replays).
+        restore_extensions: import again the extensions and parsers recorded in the knowledge base.
+        owns_kb: close ``kb`` when the memory is closed.
     """
 
     def __init__(
@@ -106,6 +97,7 @@ class SemanticMemory:
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:
+        """Detach from the knowledge base (and close it when the memory owns it)."""
         self.registry.uninstall()
         self.names.detach()
         if self._owns_kb:
@@ -118,9 +110,11 @@ class SemanticMemory:
         self.close()
 
     def now(self) -> datetime:
+        """The memory's "now": its clock's time, timezone-aware (UTC when the clock gives a naive one)."""
         return aware(self.clock())
 
     def refresh(self) -> None:
+        """Reload the extension registry if another process changed it."""
         self.registry.refresh()
 
     def _ensure_relations(self) -> None:
@@ -141,6 +135,7 @@ class SemanticMemory:
 
     @property
     def extractor(self) -> EntityExtractor | None:
+        """The entity extractor (spaCy loaded on first use with ``"auto"``), or None."""
         if self._extractor is None and self._extractor_setting == "auto":
             try:
                 import spacy  # noqa: F401
@@ -154,24 +149,38 @@ class SemanticMemory:
 
     # ------------------------------------------------------------ registry
     def get_extension_registry(self) -> ExtensionRegistry:
+        """The extension registry (also ``memory.registry``): node types, edge types, vocabularies, pipelines."""
         return self.registry
 
     def register_extension(self, extension: SemanticMemoryExtension) -> None:
+        """Run a domain extension's ``register`` in one batch: all of it is registered, or none.
+
+        The extension is recorded in the knowledge base and registered again when the memory is
+        reopened. Load one from a file with :func:`cef.memory.load_extension`.
+
+        Args:
+            extension: the extension (a name and a ``register(memory)`` method).
+
+        Raises:
+            ValidationError: it has no name or ``register`` method, or what it registers is invalid.
+        """
         self.registry.register_extension(extension)
 
     # ------------------------------------------------------------ helpers
     def self_id(self, scope: str | dict[str, str] | None) -> str:
-        """The id of the node a scope is about (its user, student, patient...): ``self:<scope>``."""
+        """The id of the node the scope ``scope`` is about (its user, student, patient...): ``self:<scope>``,
+        or ``self`` without a scope."""
         s = normalize_scope(scope)
         return f"self:{s}" if s is not None else "self"
 
     def node_label(self, node_id: str) -> str | None:
+        """The label of the node ``node_id``, or None when it does not exist."""
         g = self.kb.state.graph
         pos = g.pos(node_id)
         return g.label_of(pos) if pos is not None else None
 
     def embed_query(self, text: str) -> np.ndarray | None:
-        """The query vector of ``text`` (cached), or None without an embedding model."""
+        """The query vector of ``text`` (the last 2,048 are cached), or None without an embedding model."""
         emb = self.kb.state.embedder
         if emb is None:
             return None
@@ -186,10 +195,12 @@ class SemanticMemory:
         return vec
 
     def names_in_text(self, text: str, scope: str | None) -> list[tuple[str, str, int, int]]:
-        """Nodes whose name or an alias occurs in ``text`` (on word boundaries, any case).
+        """Nodes whose name or an alias occurs in ``text`` (on word boundaries, any case), seen from
+        ``scope`` (its nodes and shared ones).
 
-        Returns ``(node id, node name, position, length of the matched text)``, scope-filtered,
-        one entry per node (its longest match).
+        Returns:
+            ``(node id, node name, position, length of the matched text)``, one entry per node (its
+            longest match).
         """
         found = self.names.find(text, scope)
         if not found:
@@ -208,7 +219,8 @@ class SemanticMemory:
         return out
 
     def resolve_name(self, name: str, scope: str | None) -> str | None:
-        """An existing node for a name or alias (exact after normalization), in scope."""
+        """The id of an existing node called ``name`` (a name or an alias, exact after normalization) seen
+        from ``scope``, or None."""
         if self.kb.state.graph.has_node(name):
             return name
         found = self.names.lookup(name, scope)
@@ -219,13 +231,58 @@ class SemanticMemory:
         self,
         query: str | Sequence[str],
         constraints: RetrievalConstraints | None = None,
-        **options: Any,
+        *,
+        scope: str | dict[str, str] | None = None,
+        temporal: TemporalConstraint | None = None,
+        max_tokens: int | None = None,
+        max_nodes: int | None = None,
+        max_depth: int | None = None,
+        max_anchors: int | None = None,
+        confidence_threshold: float | None = None,
+        format: ContextFormat | str | None = None,
+        record_usage: bool | None = None,
     ) -> ContextBundle:
         """Relevant context for one question or several (multi-anchor), within a token budget.
 
-        ``options`` are :class:`RetrievalConstraints` fields, for short calls
-        (``retrieve_context(q, scope="u1", max_tokens=800)``).
+        The keywords are :class:`RetrievalConstraints` fields for short calls
+        (``retrieve_context(q, scope="u1", max_tokens=800)``); each given one replaces that field of
+        ``constraints`` (None: the constraints' own, whose defaults are in the model).
+
+        Args:
+            query: the question, or several (each anchors the same context).
+            constraints: everything at once (also the ``include_*`` switches).
+            scope: see that scope's records and shared ones, never another scope's.
+            temporal: current state (default), as of a time, or history; and the "what changed" window.
+            max_tokens: the token budget of the context.
+            max_nodes: the most graph nodes to explore.
+            max_depth: the most hops from an anchor.
+            max_anchors: the most anchor nodes found in the question.
+            confidence_threshold: hide beliefs below this confidence.
+            format: ``markdown``, ``yaml``, ``json`` or ``plain`` (the bundle's text).
+            record_usage: count a use of the nodes that made it into the context.
+
+        Returns:
+            The bundle: core facts, supporting facts, beliefs, temporal context and conflicts, packed
+            into the budget (``to_text()`` renders it).
+
+        Raises:
+            ValidationError: an empty question, or a keyword out of range.
         """
+        options = {
+            key: value
+            for key, value in (
+                ("scope", scope),
+                ("temporal", temporal),
+                ("max_tokens", max_tokens),
+                ("max_nodes", max_nodes),
+                ("max_depth", max_depth),
+                ("max_anchors", max_anchors),
+                ("confidence_threshold", confidence_threshold),
+                ("format", format),
+                ("record_usage", record_usage),
+            )
+            if value is not None
+        }
         if options:
             base = constraints.model_dump() if constraints is not None else {}
             try:
@@ -233,113 +290,6 @@ class SemanticMemory:
             except ValueError as exc:
                 raise ValidationError(f"retrieve_context: {exc}") from exc
         return retrieve_context(self, query, constraints)
-
-    def changed_since(
-        self, since: datetime, until: datetime | None = None, *, scope: str | dict[str, str] | None = None
-    ) -> list[FactChange]:
-        """Facts recorded or ended in ``(since, until]``, newest first (scope-filtered)."""
-        with self.kb.state.reading():
-            return changed_edges(
-                self.kb.state.graph,
-                aware(since),
-                aware(until) if until else None,
-                scope=normalize_scope(scope),
-            )
-
-    # ------------------------------------------------------------ facts over time
-    def assert_fact(
-        self,
-        source: str,
-        relation: str,
-        target: str,
-        *,
-        properties: Mapping[str, Any] | None = None,
-        valid_from: datetime | None = None,
-        confidence: float = 1.0,
-        scope: str | dict[str, str] | None = None,
-        at: datetime | None = None,
-    ) -> Edge:
-        """Record a fact (an edge) learned at ``at`` (default now), true from ``valid_from``."""
-        try:
-            edge = Edge(
-                relation_type=relation,
-                source=source,
-                target=target,
-                properties=dict(properties or {}),
-                valid_from=valid_from,
-                confidence=confidence,
-                scope=normalize_scope(scope),
-                recorded_at=aware(at) if at else self.now(),
-            )
-        except ValueError as exc:
-            raise ValidationError(f"assert_fact: {exc}") from exc
-        return self.kb.index_edge(edge)
-
-    def supersede(
-        self,
-        edge_id: str,
-        *,
-        valid_to: datetime | None = None,
-        at: datetime | None = None,
-        replacement: Edge | None = None,
-    ) -> SupersedeResult:
-        """Close a fact's validity at ``valid_to`` (default: now) without deleting it.
-
-        The version we knew is kept as history (``superseded_at`` = ``at``), so
-        "as of" an earlier time still reads it as open; a closed copy is
-        recorded at ``at``; ``replacement`` (e.g. the new dosage) is written in
-        the same transaction, valid from ``valid_to`` unless it says otherwise.
-        """
-        at = aware(at) if at else self.now()
-        with self.kb.state.lock:
-            found = self.kb.store.get_edges([edge_id])
-            if not found:
-                raise NotFoundError(f"edge {edge_id!r} does not exist")
-            old = found[0]
-            if SUPERSEDED_AT in old.properties:
-                raise ValidationError(
-                    f"edge {edge_id!r} was already superseded; supersede its current version"
-                )
-            if old.valid_to is not None and (valid_to is None or aware(valid_to) >= old.valid_to):
-                raise ValidationError(f"edge {edge_id!r} is already closed at {old.valid_to.isoformat()}")
-            marked, closed = supersession(old, at=at, valid_to=valid_to)
-            edges = [marked, closed]
-            if replacement is not None:
-                updates: dict[str, Any] = {"recorded_at": at}
-                if replacement.valid_from is None:
-                    updates["valid_from"] = closed.valid_to
-                replacement = replacement.model_copy(update=updates)
-                edges.append(replacement)
-            self.kb.indexer.upsert_batch(Batch(edges=edges))
-        return SupersedeResult(superseded=marked, closed=closed, replacement=replacement)
-
-    # ------------------------------------------------------------ feedback
-    def record_feedback(
-        self, node_ids: str | Sequence[str], outcome: FeedbackOutcome, count: int = 1
-    ) -> list[Node]:
-        """Count a use of nodes, or a judgment that they were helpful or wrong (one transaction).
-
-        The counters feed each node's importance at retrieval time.
-        """
-        ids = [node_ids] if isinstance(node_ids, str) else list(dict.fromkeys(node_ids))
-        if outcome not in ("used", "helpful", "wrong"):
-            raise ValidationError(f"feedback outcome must be used, helpful or wrong, not {outcome!r}")
-        if count < 1:
-            raise ValidationError("feedback count must be >= 1")
-        with self.kb.state.lock:
-            nodes = self.kb.store.get_nodes(ids)
-            missing = set(ids) - {n.id for n in nodes}
-            if missing:
-                raise NotFoundError(f"node(s) {sorted(missing)[:5]} do not exist")
-            now = self.now()
-            updated = []
-            for n in nodes:
-                usage = Usage.of(n.properties).add(outcome, count)
-                props = {**n.properties, USAGE: usage.as_dict()}
-                props["importance"] = importance(props, now, now)
-                updated.append(n.model_copy(update={"properties": props}))
-            self.kb.indexer.upsert_batch(Batch(nodes=updated))
-            return self.kb.store.get_nodes(ids)
 
     # ------------------------------------------------------------ observations
     def observe(
@@ -352,9 +302,36 @@ class SemanticMemory:
         credibility: float | None = None,
         source_id: str | None = None,
         at: datetime | None = None,
-        **fields: Any,
+        attribute: str | None = None,
+        value: str | None = None,
+        negated: bool | None = None,
+        change: bool | None = None,
+        valid_from: datetime | None = None,
     ) -> UpdateResult:
-        """Record what a source said and reconcile it into beliefs (see :meth:`update`)."""
+        """Record what a source said and reconcile it into beliefs (see :meth:`update`).
+
+        Args:
+            text: what was said.
+            source: the kind of source (``user_stated``, ``observed``, ``inferred``, ``external_api``,
+                ``document``); it sets the default credibility.
+            scope: the scope it belongs to.
+            subject: the node (id or name) it is about (default: found in the text); a name no node
+                has becomes a new entity.
+            credibility: override the source kind's credibility (0..1).
+            source_id: who or what said it.
+            at: when it was observed (default: now).
+            attribute: the attribute it states (default: read from the text).
+            value: the attribute's value (default: read from the text).
+            negated: it denies the statement (default: read from the text).
+            change: it reports a change ("no longer...") rather than a standing fact.
+            valid_from: when what it states became true.
+
+        Returns:
+            What reconciling did: created, reinforced, superseded or contradicted, and which beliefs.
+
+        Raises:
+            ValidationError: an unknown source kind or an invalid field.
+        """
         try:
             obs = Observation(
                 text=text,
@@ -362,7 +339,11 @@ class SemanticMemory:
                 subject=subject,
                 scope=normalize_scope(scope),
                 observed_at=at,
-                **fields,
+                attribute=attribute,
+                value=value,
+                negated=negated,
+                change=change,
+                valid_from=valid_from,
             )
         except ValueError as exc:
             raise ValidationError(f"observation: {exc}") from exc
@@ -376,6 +357,16 @@ class SemanticMemory:
         The observation itself is stored as an immutable ``observation`` node
         linked to its subject (``about``) and to the belief it supports or
         contradicts; everything is written in one transaction.
+
+        Args:
+            observation: the observation, or its text.
+            source: with a text, its source (a kind or an :class:`ObservationSource`; default user_stated).
+
+        Returns:
+            What reconciling did: created, reinforced, superseded or contradicted, and which beliefs.
+
+        Raises:
+            ValidationError: an invalid observation or source kind.
         """
         if isinstance(observation, str):
             src = (
@@ -404,31 +395,47 @@ class SemanticMemory:
     ) -> list[str]:
         """Run the pipeline registered for ``content_type`` and write the document's records.
 
-        Returns the ids of the document's nodes. Re-ingesting a document (same
-        ``metadata['path']`` or ``id``) replaces its previous version: changed
-        edges are closed, not deleted. Unchanged content is skipped.
+        Re-ingesting a document (same ``metadata['path']`` or ``id``) replaces its previous version:
+        changed edges are closed, not deleted. Unchanged content is skipped.
+
+        Args:
+            content: the document's text.
+            content_type: a registered pipeline (``text``; an extension may add others).
+            metadata: the document's metadata (``path`` or ``id`` identify it).
+            scope: the scope its records belong to.
+
+        Returns:
+            The ids of the document's nodes.
+
+        Raises:
+            ValidationError: ``content`` is not text.
+            ConfigurationError: no pipeline is registered for ``content_type``.
+            ParseError: the pipeline's parser refused the content.
         """
         if not isinstance(content, str):
             raise ValidationError("ingest: content must be text")
         return self.ingest_many([(content, dict(metadata or {}))], content_type, scope=scope).nodes
 
-    def ingest_many(
-        self,
-        documents: Sequence[tuple[str, dict[str, Any]]],
-        content_type: str,
-        *,
-        scope: str | dict[str, str] | None = None,
-    ) -> IngestReport:
-        """Ingest several documents of one content type (a parser with ``parse_many`` sees them together)."""
-        return ingest_documents(self, documents, content_type, scope=scope)
+    ingest_many = ingest_documents
 
     def ingest_conversation(
         self, conversation: str | Path | Conversation, *, scope: str | dict[str, str] | None = None
     ) -> list[ConversationReport]:
-        """A chat history into memory: a file (see :func:`cef.memory.conversation.read_conversations`)
-        or a :class:`~cef.memory.conversation.Conversation`; each turn a chunk of its dated session,
-        linked to its speaker, what it mentions linked by the ingest resolver. Without ``scope``
-        each conversation goes into a scope named after its id. Re-ingest rewrites changed turns only."""
+        """A chat history into memory: each turn a chunk of its dated session, linked to its speaker,
+        what it mentions linked by the ingest resolver. Re-ingest rewrites changed turns only.
+
+        Args:
+            conversation: a file (JSON / JSON Lines, see
+                :func:`cef.memory.conversation.read_conversations`) or a
+                :class:`~cef.memory.conversation.Conversation`.
+            scope: the scope of every conversation (default: each its own, named after its id).
+
+        Returns:
+            One report per conversation.
+
+        Raises:
+            ValidationError: the file is not a conversation history.
+        """
         from cef.memory.conversation import Conversation, ingest_conversation, read_conversations
 
         s = normalize_scope(scope)
@@ -444,10 +451,23 @@ class SemanticMemory:
         metadata: Mapping[str, Any] | None = None,
         root: str | Path | None = None,
     ) -> IngestReport:
-        """Ingest a file, or every file of a folder that the content type's pipeline reads.
+        """Ingest a file, or every file of a folder that a pipeline reads.
 
-        Paths in metadata are relative to ``root`` (default: the folder's parent,
-        so ``site-packages/httpx`` gives ``httpx/_auth.py``).
+        Args:
+            path: the file or folder.
+            content_type: the pipeline to use (default: by each file's suffix).
+            scope: the scope its records belong to.
+            metadata: metadata given to every document.
+            root: paths in metadata are relative to it (default: the folder's parent, so
+                ``site-packages/httpx`` gives ``httpx/_auth.py``).
+
+        Returns:
+            Documents ingested and skipped (unchanged), node ids, failures (a bad file does not stop
+            the others), seconds.
+
+        Raises:
+            NotFoundError: ``path`` does not exist.
+            ConfigurationError: no pipeline is registered for ``content_type``.
         """
         p = Path(path)
         if not p.exists():
@@ -485,14 +505,37 @@ def open_memory(
     *,
     embedder: Embedder | str | None = "default",
     extensions: Sequence[SemanticMemoryExtension] = (),
-    **options: Any,
+    extractor: EntityExtractor | Literal["auto"] | None = "auto",
+    token_counter: TokenCounter | str = "auto",
+    clock: Callable[[], datetime] = utcnow,
+    restore_extensions: bool = True,
 ) -> SemanticMemory:
-    """Open (or create) a semantic memory in a SQLite file and register ``extensions``."""
+    """Open (or create) a semantic memory in a SQLite file and register ``extensions``.
+
+    Args:
+        path: the SQLite file.
+        embedder: the embedding model, its name, or None for no vectors.
+        extensions: domain extensions to register (see :func:`cef.memory.load_extension`).
+        extractor: as :class:`SemanticMemory` takes it.
+        token_counter: as :class:`SemanticMemory` takes it.
+        clock: as :class:`SemanticMemory` takes it.
+        restore_extensions: as :class:`SemanticMemory` takes it.
+
+    Returns:
+        The memory; it owns the knowledge base and closes it when closed.
+    """
     from cef.wiring import open_kb
 
     kb = open_kb(path, embedder=embedder)
     try:
-        memory = SemanticMemory(kb, owns_kb=True, **options)
+        memory = SemanticMemory(
+            kb,
+            owns_kb=True,
+            extractor=extractor,
+            token_counter=token_counter,
+            clock=clock,
+            restore_extensions=restore_extensions,
+        )
         for ext in extensions:
             memory.register_extension(ext)
     except BaseException:

@@ -8,7 +8,6 @@ restored when a knowledge base is reopened.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
@@ -19,6 +18,8 @@ from pydantic import ValidationError as PydanticValidationError
 
 from cef.errors import ConfigurationError, InvalidPropertyError, ValidationError
 from cef.model import Node, RelationSemantics, RelationType
+from cef.plugins import load_object
+from cef.plugins import object_ref as import_path
 
 __all__ = [
     "NAME_PATTERN",
@@ -206,31 +207,6 @@ class SemanticMemoryExtension:
 
     def register(self, memory: Any) -> None:  # memory: cef.memory.SemanticMemory
         """Register this extension's node types, edge types, vocabulary and pipelines."""
-
-
-def import_path(obj: object) -> str | None:
-    """``module:qualname`` of a module-level class or function, if it can be imported back."""
-    target = obj if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")) else type(obj)
-    module = getattr(target, "__module__", None)
-    qualname = getattr(target, "__qualname__", None)
-    if not module or not qualname or "<" in qualname or module == "__main__":
-        return None
-    try:
-        found: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        return None
-    return f"{module}:{qualname}" if found is target else None
-
-
-def load_object(path: str) -> Any:
-    """The object a ``module:qualname`` path names (raises ImportError / AttributeError)."""
-    module, _, qualname = path.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found
 
 
 def property_schema(

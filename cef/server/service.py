@@ -271,13 +271,11 @@ class CefService:
         cooperative deadline: counted from the moment the query holds the engine, checked between
         and inside its stages, vector search answering past it — one call, no racing thread.
         """
-        result = await self.run(lambda: self.kb.retrieve(q, policy=self.policy))
+        q = self.policy.bound(q)
+        result = await self.run(self.kb.retrieve, q)
         timed_out = bool(result.metadata.get("timed_out"))
         if timed_out:
-            log.warning(
-                "graph exploration exceeded %s ms; answered by vector search",
-                q.deadline_ms or self.policy.time_limit_ms,
-            )
+            log.warning("graph exploration exceeded %s ms; answered by vector search", q.deadline_ms)
         return result, timed_out
 
     # ----------------------------------------------------------- reads

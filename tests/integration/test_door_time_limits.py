@@ -3,8 +3,10 @@
 The graph: a hub with 40 relation types to 100 neighbours wired among themselves, so thousands of
 distinct relation paths leave it and scoring them takes far longer than the limit. Each door runs
 the paths strategy with a tiny limit; the engine must stop inside the paths stage (the fallback
-note says ``during paths``), answer by vector search (BM25 here: no embedder) and say it timed out,
-sooner than the same query without a limit.
+note says ``during paths``: without checks inside the stage the limit is only noticed after the
+stage returns its results), answer by vector search (BM25 here: no embedder) and say it timed out.
+Timing is compared, generously, with the same query without a limit: in the same knowledge base
+right after it (Python), or within three times its cold run (the other doors, which open their own).
 """
 
 from __future__ import annotations
@@ -65,36 +67,39 @@ def wide_kb(wide_db: Path) -> Iterator[cef.KnowledgeBase]:
 
 
 @pytest.fixture(scope="module")
-def unbounded_ms(wide_db: Path) -> float:
-    """How long the paths strategy takes on this graph without a limit, in a newly opened knowledge
-    base, as each door's is (its one-time loads included, which no limit interrupts)."""
+def generous_ms(wide_db: Path) -> float:
+    """Three times as long as the paths strategy takes on this graph without a limit, in a newly
+    opened knowledge base, as each door's is (its one-time loads included, which no limit interrupts)."""
     with cef.open(wide_db, embedder=None) as kb:
         result = kb.retrieve(GraphQuery(query=QUESTION, strategy=SearchStrategy.PATHS))
     assert result.strategy is SearchStrategy.PATHS and not result.metadata.get("timed_out")
-    return result.duration_ms
+    return 3 * result.duration_ms
 
 
-def assert_bounded(result: dict[str, Any], unbounded_ms: float) -> None:
+def assert_bounded(result: dict[str, Any], within_ms: float) -> None:
     meta = result["metadata"]
     assert meta.get("timed_out") is True, result["fallbacks"]
     assert any(f"{LIMIT_MS} ms time limit (during paths)" in n for n in meta["notes"]), meta["notes"]
     assert result["strategy"] in ("vector", "bm25")
-    assert result["duration_ms"] < unbounded_ms  # a generous bound: the stage stopped early
+    assert result["duration_ms"] < within_ms  # a generous bound: the stage stopped early
 
 
-def test_python(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
+def test_python(wide_kb: cef.KnowledgeBase) -> None:
     q = GraphQuery(query=QUESTION, strategy=SearchStrategy.PATHS)
-    by_policy = wide_kb.retrieve(q, policy=QueryPolicy(time_limit_ms=LIMIT_MS))
-    assert_bounded(by_policy.model_dump(mode="json"), unbounded_ms)
+    wide_kb.retrieve(q)  # one-time loads (entity index, path scorer), which no limit interrupts
+    unbounded = wide_kb.retrieve(q)
+    assert unbounded.strategy is SearchStrategy.PATHS and not unbounded.metadata.get("timed_out")
+    by_policy = wide_kb.retrieve(QueryPolicy(time_limit_ms=LIMIT_MS).bound(q))
+    assert_bounded(by_policy.model_dump(mode="json"), unbounded.duration_ms)
     own = wide_kb.retrieve(q.model_copy(update={"deadline_ms": LIMIT_MS}))  # the query's own limit
-    assert_bounded(own.model_dump(mode="json"), unbounded_ms)
+    assert_bounded(own.model_dump(mode="json"), unbounded.duration_ms)
 
 
-def test_cli(wide_db: Path, unbounded_ms: float) -> None:
+def test_cli(wide_db: Path, generous_ms: float) -> None:
     args = ["query", QUESTION, "--db", str(wide_db), "--embedder", "none", "--strategy", "paths"]
     got = CliRunner().invoke(app, [*args, "--time-limit-ms", str(LIMIT_MS), "--format", "json"])
     assert got.exit_code == 0, got.output
-    assert_bounded(json.loads(got.stdout), unbounded_ms)
+    assert_bounded(json.loads(got.stdout), generous_ms)
     ask = ["ask", QUESTION, "--db", str(wide_db), "--embedder", "none", "--time-limit-ms", str(LIMIT_MS)]
     answered = CliRunner().invoke(app, [*ask, "--format", "json"])  # no LLM: the passages
     assert answered.exit_code == 0, answered.output
@@ -106,12 +111,12 @@ def _server(kb: cef.KnowledgeBase) -> tuple[ServerSettings, CefService]:
     return settings, CefService(kb, settings, context=False)
 
 
-def test_rest(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
+def test_rest(wide_kb: cef.KnowledgeBase, generous_ms: float) -> None:
     settings, svc = _server(wide_kb)
     with TestClient(create_app(wide_kb, settings, service=svc)) as client:
         r = client.post("/api/v1/retrieve", json={"query": QUESTION, "strategy": "paths"})
         assert r.status_code == 200, r.text
-        assert_bounded(r.json(), unbounded_ms)
+        assert_bounded(r.json(), generous_ms)
         search = client.post("/api/v1/search", json={"query": QUESTION}).json()  # auto runs paths too
         assert search["exploration_summary"]["timed_out"] is True
         answer = client.post("/api/v1/answer", json={"question": QUESTION})  # no LLM: the passages
@@ -120,7 +125,7 @@ def test_rest(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
     svc.close()
 
 
-def test_context_provider(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
+def test_context_provider(wide_kb: cef.KnowledgeBase, generous_ms: float) -> None:
     from cef.context.provider import ContextProvider
     from cef.context.request import ContextRequest, QuerySpec
 
@@ -129,13 +134,13 @@ def test_context_provider(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> No
         ContextRequest(queries=[QuerySpec(query=QUESTION)], strategy=SearchStrategy.PATHS)
     )
     assert results[0] is not None
-    assert_bounded(results[0].model_dump(mode="json"), unbounded_ms)
+    assert_bounded(results[0].model_dump(mode="json"), generous_ms)
 
 
-def test_mcp(wide_kb: cef.KnowledgeBase, unbounded_ms: float) -> None:
+def test_mcp(wide_kb: cef.KnowledgeBase, generous_ms: float) -> None:
     _, svc = _server(wide_kb)
     anyio.run(svc.ensure_ready)
     args = {"query": QUESTION, "strategy": "paths"}
     result = anyio.run(lambda: svc.call_tool("retrieve_knowledge", args, writable=False))
-    assert_bounded(result.model_dump(mode="json"), unbounded_ms)
+    assert_bounded(result.model_dump(mode="json"), generous_ms)
     svc.close()

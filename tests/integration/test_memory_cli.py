@@ -11,6 +11,7 @@ from cef.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "memory"
+EXTENSIONS = EXAMPLES / "extensions"
 runner = CliRunner()
 
 
@@ -27,6 +28,10 @@ def flat(text: str) -> str:
 def test_load_observe_context(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     code, out = cef("load", str(EXAMPLES / "rpg.yaml"), db=db)
+    assert code == 2 and "needs the extension 'rpg'" in flat(
+        out
+    )  # the dataset names it; no code runs unasked
+    code, out = cef("load", str(EXAMPLES / "rpg.yaml"), "--extension", str(EXTENSIONS / "rpg.py"), db=db)
     assert code == 0 and "loaded 13 node(s)" in out
     code, out = cef(
         "observe", "Raven is trustworthy", "--source", "user_stated", "--scope", "rpg:campaign-1", db=db
@@ -57,7 +62,10 @@ def test_load_observe_context(tmp_path: Path) -> None:
 
 def test_as_of_and_history(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-    assert cef("load", str(EXAMPLES / "pharma.yaml"), db=db)[0] == 0
+    assert (
+        cef("load", str(EXAMPLES / "pharma.yaml"), "--extension", str(EXTENSIONS / "pharma.py"), db=db)[0]
+        == 0
+    )
     q = ["context", "What is patient 12345 taking?", "--scope", "pharma:rep-7", "--format", "plain"]
     now = cef(*q, db=db)[1]
     assert "Lisinopril 10 mg daily" not in now and "CORE FACTS" in now
@@ -80,7 +88,15 @@ def test_ingest_python_with_the_code_extension(tmp_path: Path) -> None:
         'def add(a: int, b: int) -> int:\n    """Add two numbers."""\n    return a + b\n'
     )
     code, out = cef(
-        "ingest", str(pkg), "--content-type", "python", "--extension", "code", "--scope", "dev", db=db
+        "ingest",
+        str(pkg),
+        "--content-type",
+        "python",
+        "--extension",
+        str(EXTENSIONS / "code.py"),
+        "--scope",
+        "dev",
+        db=db,
     )
     assert code == 0 and "ingested 2 document(s)" in out
     code, out = cef("context", "where is add defined?", "--scope", "dev", db=db)
@@ -99,7 +115,7 @@ def test_errors_are_clear(tmp_path: Path) -> None:
     code, out = cef("ingest", str(tmp_path), "--content-type", "cobol", db=db)
     assert code == 2 and "no ingestion pipeline for content type 'cobol'" in flat(out)  # a usage error
     code, out = cef("load", str(EXAMPLES / "rpg.yaml"), "--extension", "nosuch", db=db)
-    assert code == 2 and "unknown extension 'nosuch'" in flat(out)
+    assert code == 2 and "unknown memory extension 'nosuch'" in flat(out)
 
 
 def test_help_has_examples() -> None:

@@ -22,7 +22,7 @@ import yaml
 import cef
 from cef.memory import ContextBundle, Fact, RetrievalConstraints, SemanticMemory
 from cef.memory.dataset import load_dataset
-from cef.memory.extensions import EXTENSIONS
+from tests.support.examples import DOMAINS, example_extension
 
 pytestmark = pytest.mark.slow
 
@@ -68,9 +68,9 @@ def memory(
     kb = cef.open(tmp_path_factory.mktemp("domains") / "memory.db", embedder=embedder)
     m = SemanticMemory(kb, clock=clock, owns_kb=True)
     for domain in ("rpg", "pharma", "fitness", "education"):
-        m.register_extension(EXTENSIONS[domain]())
+        m.register_extension(example_extension(domain))
         load_dataset(m, EXAMPLES / f"{domain}.yaml")
-    m.register_extension(EXTENSIONS["code"]())
+    m.register_extension(example_extension("code"))
     report = m.ingest_path(Path(httpx.__file__).parent, "python", scope=SCOPES["code"])
     assert report.documents >= 20 and not report.failures
     load_dataset(m, EXAMPLES / "code_annotations.yaml")
@@ -289,4 +289,4 @@ def test_domains_are_scoped(memory: SemanticMemory) -> None:
 def test_dataset_files_name_their_extension() -> None:
     for domain in ("rpg", "pharma", "fitness", "education", "code_annotations"):
         data = yaml.safe_load((EXAMPLES / f"{domain}.yaml").read_text())
-        assert data["extension"] in EXTENSIONS and data["scope"] in SCOPES.values()
+        assert data["extension"] in DOMAINS and data["scope"] in SCOPES.values()

@@ -29,7 +29,7 @@ from cef.memory import (
     TemporalConstraint,
 )
 from cef.memory.dataset import load_dataset
-from cef.memory.extensions import EXTENSIONS
+from tests.support.examples import EXTENSION_DIR, example_extension
 
 pytestmark = pytest.mark.slow
 
@@ -116,7 +116,7 @@ def memory(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
     kb = cef.open(tmp_path_factory.mktemp("validation") / "memory.db", embedder=embedder)
     m = SemanticMemory(kb, clock=lambda: NOW, owns_kb=True)
     for domain in CASES:
-        m.register_extension(EXTENSIONS[domain]())
+        m.register_extension(example_extension(domain))
         load_dataset(m, EXAMPLES / f"{domain}.yaml")
     m.register_extension(RecipeExtension())
     load_dataset(m, RECIPES)
@@ -186,7 +186,7 @@ def test_2_and_7_domain_specifics_come_only_from_extensions() -> None:
         found = {w for w in words if re.search(rf"\b{w}s?\b", code)}
         assert not found, f"{path.name} names domain terms {sorted(found)}"
     # and the sanity check of the check: an extension module does name its domain
-    assert re.search(r"\bpatient\b", _code_words((core / "extensions" / "pharma.py").read_text()))
+    assert re.search(r"\bpatient\b", _code_words((EXTENSION_DIR / "pharma.py").read_text()))
 
 
 def test_3_multi_hop_traversal(memory: SemanticMemory) -> None:

@@ -6,6 +6,10 @@ edges, Markdown, plain text, JSON Lines corpora (optionally gzipped) and PDF
 
     registry = default_registry()
     registry.register(MyYamlParser(), priority=10)
+
+Parsers outside the package are plugins: :func:`load_parser` loads one from a
+file or folder (``cef ingest --parser path.py``), and a package publishes one
+under the ``cef.parsers`` entry-point group, which every default registry adds.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from cef.ingest.parsers.csvfile import CsvParser
 from cef.ingest.parsers.graphfile import JsonGraphParser, YamlGraphParser
 from cef.ingest.parsers.jsonl import JsonLinesParser
 from cef.ingest.parsers.pdf import PdfParser
-from cef.ingest.parsers.registry import BUILTIN_PRIORITY, ParserRegistry, default_registry
+from cef.ingest.parsers.registry import BUILTIN_PRIORITY, ParserRegistry, default_registry, load_parser
 from cef.ingest.parsers.text import MarkdownParser, PlainTextParser
 
 __all__ = [
@@ -34,4 +38,5 @@ __all__ = [
     "YamlGraphParser",
     "decode_text",
     "default_registry",
+    "load_parser",
 ]

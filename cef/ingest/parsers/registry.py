@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from inspect import isabstract
+from pathlib import Path, PurePosixPath
+from typing import Any
 
-from cef.errors import ParseError
+from cef.errors import ConfigurationError, ParseError
 from cef.ingest.parsers.base import ParseContext, ParsedDocument, Parser
+from cef.plugins import PARSERS, entry_point_names, load_entry_point, load_plugin_class
 
-__all__ = ["BUILTIN_PRIORITY", "ParserRegistry", "default_registry"]
+__all__ = ["BUILTIN_PRIORITY", "ParserRegistry", "default_registry", "load_parser"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +101,8 @@ class ParserRegistry:
 
 def default_registry() -> ParserRegistry:
     """A new registry holding the built-in parsers (YAML/JSON graph files, CSV, Markdown,
-    plain text, JSON Lines, PDF), each at :data:`BUILTIN_PRIORITY`."""
+    plain text, JSON Lines, PDF), each at :data:`BUILTIN_PRIORITY`, then the parsers installed
+    packages publish under the ``cef.parsers`` entry-point group (at their own priority)."""
     from cef.ingest.parsers.csvfile import CsvParser
     from cef.ingest.parsers.graphfile import JsonGraphParser, YamlGraphParser
     from cef.ingest.parsers.jsonl import JsonLinesParser
@@ -114,4 +118,41 @@ def default_registry() -> ParserRegistry:
         JsonLinesParser(),
         PdfParser(),
     ]
+    parsers += [_parser(load_entry_point(PARSERS, name), name) for name in entry_point_names(PARSERS)]
     return ParserRegistry(parsers)
+
+
+def _is_parser_class(cls: type) -> bool:
+    return (
+        not isabstract(cls)
+        and callable(getattr(cls, "parse", None))
+        and isinstance(getattr(cls, "extensions", None), tuple | list)
+    )
+
+
+def _parser(found: Any, spec: str) -> Parser:
+    """A parser instance from a plugin's class (made with no arguments) or instance."""
+    try:
+        parser = found() if isinstance(found, type) else found
+    except Exception as exc:
+        raise ConfigurationError(
+            f"parser plugin {spec!r} cannot be made: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(parser, Parser):
+        raise ConfigurationError(
+            f"parser plugin {spec!r} is not a Parser: it needs name, extensions, content_types, priority and parse()"
+        )
+    return parser
+
+
+def load_parser(spec: str, *, root: str | Path | None = None) -> Parser:
+    """A parser plugin, made with no arguments: ``spec`` is a file (``path.py``, ``path.py:Class``), a
+    package folder, ``module:Class`` or the name of a ``cef.parsers`` entry point (see :mod:`cef.plugins`;
+    paths stay inside ``root``, default the current folder). Register it on a registry, or pass
+    ``--parser SPEC`` to ``cef ingest``::
+
+        registry = default_registry()
+        registry.register(load_parser("examples/grammar/labreport"))
+    """
+    cls = load_plugin_class(spec, group=PARSERS, what="parser", accepts=_is_parser_class, root=root)
+    return _parser(cls, spec)

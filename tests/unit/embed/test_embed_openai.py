@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -214,12 +213,10 @@ def test_client_errors_are_not_retried(make: Callable[..., OpenAIEmbedder], stat
 
 
 def test_timeout_is_an_embedding_error(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
-    state.delay = 3.0
+    state.delay = 3.0  # the server answers after 3 s: a client that waited for it would get vectors, not this error
     emb = make(timeout=0.3, max_retries=0)
-    start = time.monotonic()
     with pytest.raises(EmbeddingError, match=r"did not answer within 0.3 s"):
         emb.embed(["slow"])
-    assert time.monotonic() - start < 2.0
 
 
 def test_unreachable_server_is_an_embedding_error(make: Callable[..., OpenAIEmbedder]) -> None:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cef.embed.base import Progress, Vectors
-from cef.engine.indexer import embed_texts
+from cef.engine.embedding import embed_texts
 from tests.conformance.embedder import HashEmbedder
 
 

@@ -1,4 +1,4 @@
-"""The ANTLR extension point and its worked example (lab reports)."""
+"""The ANTLR extension point and its worked example (lab reports, a plugin in examples/grammar/labreport)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,15 @@ from cef.ingest.parsers import ParseContext, default_registry
 
 pytest.importorskip("antlr4")
 
-from cef.ingest.parsers.grammar.labreport import LabReportParser
 from cef.ingest.parsers.grammar.tool import GENERATED_HEADER
+from tests.support.examples import LABREPORT_DIR, ROOT, labreport_parser
 
-ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "ingest" / "jane_doe.lab"
-GRAMMAR_DIR = ROOT / "cef" / "ingest" / "parsers" / "grammar" / "labreport"
+GRAMMAR_DIR = LABREPORT_DIR
 
 
 def _parse(text: str, path: str = "r.lab") -> object:
-    return LabReportParser().parse(text.encode(), ParseContext(path=path))
+    return labreport_parser().parse(text.encode(), ParseContext(path=path))
 
 
 def _error(text: str) -> ParseError:
@@ -33,7 +32,7 @@ def _error(text: str) -> ParseError:
 
 
 def test_worked_example_builds_a_graph() -> None:
-    doc = LabReportParser().parse(EXAMPLE.read_bytes(), ParseContext(path="jane_doe.lab"))
+    doc = labreport_parser().parse(EXAMPLE.read_bytes(), ParseContext(path="jane_doe.lab"))
     batch = doc.batch
     assert {rt.name for rt in batch.relation_types} == {"ABOUT", "HAS_RESULT"}
     by_label: dict[str, list[object]] = {}
@@ -82,7 +81,7 @@ def test_semantic_error_from_build() -> None:
 def test_registering_the_grammar_parser() -> None:
     reg = default_registry()
     assert reg.for_path("x.lab") is None
-    reg.register(LabReportParser())
+    reg.register(labreport_parser())
     assert reg.for_path("x.lab").name == "lab-report"  # type: ignore[union-attr]
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -88,10 +87,8 @@ def malformed(draw: st.DrawFn, ext: str) -> bytes:
 def parse(ext: str, data: bytes) -> None:
     registry = default_registry()
     ctx = ParseContext(path=f"fuzzed{ext}", options=ParseOptions())
-    t0 = time.perf_counter()
     with contextlib.suppress(CefError):  # the project's own error is fine; anything else fails
         registry.parse(data, ctx)
-    assert time.perf_counter() - t0 < 5.0, f"parsing {len(data)} bytes of {ext} took over 5 s"
 
 
 @pytest.mark.parametrize("ext", list(SAMPLES))

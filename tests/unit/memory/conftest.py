@@ -11,7 +11,7 @@ import pytest
 import cef
 from cef.memory import SemanticMemory
 from cef.memory.dataset import load_dataset
-from cef.memory.extensions import EXTENSIONS
+from tests.support.examples import example_extension
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "memory"
@@ -61,7 +61,7 @@ def load_example(memory: SemanticMemory, domain: str) -> str:
     """Register a domain's extension, load its dataset; returns the dataset's scope."""
     import yaml
 
-    memory.register_extension(EXTENSIONS[domain]())
+    memory.register_extension(example_extension(domain))
     path = EXAMPLES / f"{domain}.yaml"
     load_dataset(memory, path)
     scope: str = yaml.safe_load(path.read_text())["scope"]

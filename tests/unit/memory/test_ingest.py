@@ -8,8 +8,8 @@ import pytest
 
 from cef.errors import ParseError
 from cef.memory import SemanticMemory
-from cef.memory.extensions import CodeExtension
 from cef.schema.pipelines import IngestContext
+from tests.support.examples import example_extension
 
 from .conftest import Clock
 
@@ -45,7 +45,7 @@ def write_pkg(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.fixture
 def code(memory: SemanticMemory) -> SemanticMemory:
-    memory.register_extension(CodeExtension())
+    memory.register_extension(example_extension("code"))
     return memory
 
 

@@ -202,26 +202,38 @@ def hold_engine(kb: cef.KnowledgeBase, seconds: float) -> threading.Thread:
 
 
 @contextmanager
-def slow_graph_exploration(kb: cef.KnowledgeBase, seconds: float) -> Iterator[None]:
+def slow_graph_exploration(kb: cef.KnowledgeBase, seconds: float) -> Iterator[list[str]]:
     """Make ``kb``'s default strategy a graph strategy that takes ``seconds``, then the built-in one again.
 
-    Only ``kb``'s own strategy registry changes: no other knowledge base sees the slow strategy.
+    Yields how each exploration ended: ``"deadline"`` when its query's deadline stopped it before its
+    ``seconds`` were up, ``"finished"`` when it ran them all. Only ``kb``'s own strategy registry
+    changes: no other knowledge base sees the slow strategy.
     """
+    from cef.retrieve.context import DeadlineExceeded
     from cef.retrieve.search import hybrid_search
     from cef.retrieve.strategies import StrategyRegistry
 
+    endings: list[str] = []
+
     def slow(qc: Any) -> Any:  # a long exploration that checks its deadline as it goes, as stages do
         until = time.perf_counter() + seconds
-        while time.perf_counter() < until:
-            time.sleep(0.02)
-            qc.check_deadline("slow exploration")
+        try:
+            while True:
+                time.sleep(0.02)
+                qc.check_deadline("slow exploration")  # checked first: a deadline before `until` stops it
+                if time.perf_counter() >= until:
+                    break
+        except DeadlineExceeded:
+            endings.append("deadline")
+            raise
+        endings.append("finished")
         return hybrid_search(qc)
 
     graph_chain = [SearchStrategy.GRAPH, SearchStrategy.VECTOR, SearchStrategy.BM25]
     kb.strategies.register(SearchStrategy.GRAPH, slow, graph_chain)
     kb.strategies.set_default_chain(graph_chain)
     try:
-        yield
+        yield endings
     finally:
         built_in = StrategyRegistry.default()
         graph_first = built_in.function(SearchStrategy.GRAPH)
@@ -236,17 +248,15 @@ def test_graph_time_limit_falls_back_to_vector_search(clinical_kb: cef.Knowledge
     clinical_kb.warm()  # what a server does before it reports ready: one-time loading is not exploring
     svc = make(clinical_kb, graph_timeout_ms=1000)
     anyio.run(svc.ensure_ready)
-    with slow_graph_exploration(clinical_kb, 2.0):
-        t0 = time.perf_counter()
+    with slow_graph_exploration(clinical_kb, 2.0) as endings:
         r = search(svc, query="Which medications interact with warfarin?")
-        elapsed = time.perf_counter() - t0
     s = r.exploration_summary
     assert s.timed_out and s.fallback == s.strategy.value
     assert s.strategy.value in ("vector", "bm25")  # vector search (BM25 when there is no embedding model)
     assert "1000 ms time limit" in s.fallbacks[0]
     assert any("time limit" in n for n in r.notes)
     assert r.results
-    assert 1.0 <= elapsed < 1.9  # the exploration stopped at its deadline (not after its 2 s)
+    assert endings == ["deadline"]  # the exploration stopped at its deadline, before its 2 s were up
     assert clinical_kb.state.lock.readers == 0  # and left the engine free
     normal = search(svc, query="Which medications interact with warfarin?")
     assert not normal.cached  # a degraded (timed-out) answer is never cached

@@ -1,8 +1,9 @@
 """Grammar-driven parsing on the ANTLR 4 runtime: :class:`GrammarParser` and a worked example.
 
-``LabReportParser`` (in :mod:`cef.ingest.parsers.grammar.labreport`) reads the
-``.lab`` format of ``labreport/LabReport.g4``. It is not in the default
-registry; register it to use it.
+The worked example, a parser of ``.lab`` lab reports from the grammar
+``LabReport.g4``, is a plugin outside the package: ``examples/grammar/labreport``
+(load it with ``cef ingest --parser examples/grammar/labreport`` or
+:func:`cef.ingest.parsers.load_parser`).
 """
 
 from cef.ingest.parsers.grammar.base import GrammarParser, SyntaxErrorCollector, import_antlr
