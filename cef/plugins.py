@@ -80,9 +80,12 @@ def _split(spec: str) -> tuple[str, str | None]:
 
 def _inside(path: str, root: str | Path | None) -> Path:
     """``path`` (relative to ``root``, default the current folder) resolved, refused if it leaves ``root``."""
-    base = Path(root if root is not None else ".").resolve()
-    given = Path(path)
-    resolved = (given if given.is_absolute() else base / given).resolve()
+    try:
+        base = Path(root if root is not None else ".").resolve()
+        given = Path(path)
+        resolved = (given if given.is_absolute() else base / given).resolve()
+    except (OSError, ValueError) as exc:  # a NUL byte, a symlink loop
+        raise ConfigurationError(f"plugin path {path!r} cannot be read: {_one_line(exc)}") from exc
     if not resolved.is_relative_to(base):
         raise PathEscapeError(f"plugin path {path!r} is outside {base}: plugins load only from inside it")
     if not resolved.exists():
@@ -113,9 +116,16 @@ def load_module(path: str | Path, *, root: str | Path | None = None) -> ModuleTy
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
-        del sys.modules[name]
-        raise ConfigurationError(f"plugin {str(path)!r} failed to load: {type(exc).__name__}: {exc}") from exc
+        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[loaded]
+        raise ConfigurationError(
+            f"plugin {str(path)!r} failed to load: {type(exc).__name__}: {_one_line(exc)}"
+        ) from exc
     return module
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def object_ref(obj: object) -> str | None:
@@ -133,8 +143,8 @@ def object_ref(obj: object) -> str | None:
             found = getattr(found, part)
     except (ImportError, AttributeError):
         return None
-    if found is not target:
-        return None
+    if found is not target or (origin is None and module_name.startswith(_MODULE_PREFIX)):
+        return None  # not this object, or in a submodule of a plugin package (no file of its own)
     return f"{origin}:{qualname}" if origin is not None else f"{module_name}:{qualname}"
 
 
@@ -173,7 +183,7 @@ def load_entry_point(group: str, name: str) -> Any:
     try:
         return ep.load()
     except Exception as exc:
-        raise ConfigurationError(f"plugin {name!r} ({ep.value}) failed to load: {exc}") from exc
+        raise ConfigurationError(f"plugin {name!r} ({ep.value}) failed to load: {_one_line(exc)}") from exc
 
 
 def load_plugin_class(

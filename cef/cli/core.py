@@ -172,7 +172,9 @@ def ingest(
     for skipped in report.unsupported:
         err_console.print(f"[yellow]skipped:[/] {escape(skipped)}")
     if report.unsupported:
-        err_console.print("(a parser plugin reads other kinds of file: --parser path.py, see cef ingest --help)")
+        err_console.print(
+            "(a parser plugin reads other kinds of file: --parser path.py, see cef ingest --help)"
+        )
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}")
     for failure in report.failures:

@@ -57,22 +57,30 @@ def _open(
     from cef.memory import SemanticMemory, load_extension
     from cef.plugins import MEMORY_EXTENSIONS, entry_point_names
 
+    given = [load_extension(spec) for spec in extensions or []]  # a bad spec: an error, and no store created
+    if needed is not None and needed not in {e.name for e in given}:
+        if needed in entry_point_names(MEMORY_EXTENSIONS):
+            given.append(load_extension(needed))
+        elif db is not None and not db.exists():  # a new store cannot have it registered: say so first
+            raise ConfigurationError(_missing(needed))
     kb = open_engine(db, embedder, create=create)
     try:
         memory = SemanticMemory(kb, owns_kb=True)
-        for spec in extensions or []:
-            memory.register_extension(load_extension(spec))
+        for extension in given:
+            memory.register_extension(extension)
         if needed is not None and needed not in memory.registry.extensions:
-            if needed not in entry_point_names(MEMORY_EXTENSIONS):
-                raise ConfigurationError(
-                    f"the dataset needs the extension {needed!r}, which is neither registered nor installed: "
-                    f"pass --extension with its file (e.g. examples/memory/extensions/{needed}.py)"
-                )
-            memory.register_extension(load_extension(needed))
+            raise ConfigurationError(_missing(needed))
     except BaseException:
         kb.close()
         raise
     return memory
+
+
+def _missing(extension: str) -> str:
+    return (
+        f"the dataset needs the extension {extension!r}, which is neither registered nor installed: "
+        f"pass --extension with its file (e.g. examples/memory/extensions/{extension}.py)"
+    )
 
 
 def observe(

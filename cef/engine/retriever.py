@@ -386,17 +386,18 @@ class KnowledgeRetriever:
         Args:
             query: a question, or a :class:`~cef.model.GraphQuery` (targets, traversal hints, patterns
                 and every other setting).
-            strategy: the route (default ``auto``); see :class:`~cef.model.SearchStrategy`.
-            top_k: how many chunks to return (default 10).
-            min_results: below this many results the next strategy of the fallback chain runs (default 3).
+            strategy: the route; see :class:`~cef.model.SearchStrategy`.
+            top_k: how many chunks to return.
+            min_results: below this many results the next strategy of the fallback chain runs.
             scope: see only that scope's records and shared (unscoped) ones.
             tags: only chunks carrying one of these tags (chunk metadata ``tags``).
             as_of: walk only edges valid at this time (default: now).
             deadline_ms: time limit of the graph exploration; past it, vector search answers.
             max_token_budget: the most tokens of chunk text to return.
 
-        The keywords are :class:`~cef.model.GraphQuery` fields: with a question they build the query,
-        with a ``GraphQuery`` they replace its value (None: the query's own); validated like the query.
+        The keywords are :class:`~cef.model.GraphQuery` fields (their defaults and limits are there):
+        with a question they build the query, with a ``GraphQuery`` they replace its value (None: the
+        query's own); validated like the query.
 
         Returns:
             The ranked chunks with explanations, the strategy that answered, timings and notes.

@@ -28,9 +28,8 @@ def flat(text: str) -> str:
 def test_load_observe_context(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     code, out = cef("load", str(EXAMPLES / "rpg.yaml"), db=db)
-    assert code == 2 and "needs the extension 'rpg'" in flat(
-        out
-    )  # the dataset names it; no code runs unasked
+    # the dataset names its extension, but loading it runs no code unasked, and creates nothing
+    assert code == 2 and "needs the extension 'rpg'" in flat(out) and not db.exists()
     code, out = cef("load", str(EXAMPLES / "rpg.yaml"), "--extension", str(EXTENSIONS / "rpg.py"), db=db)
     assert code == 0 and "loaded 13 node(s)" in out
     code, out = cef(

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import cef
@@ -86,6 +88,8 @@ def test_a_path_is_read_relative_to_its_root_and_never_leaves_it(plugins: Path) 
         ("missing.py", None, "does not exist"),
         ("notes.txt", "hello", "is not a Python file"),
         ("broken.py", "def (:\n", "failed to load: SyntaxError"),
+        ("raises.py", "raise RuntimeError('first\\nsecond')\n", "failed to load: RuntimeError: first second"),
+        ("nul\x00.py", None, "cannot be read"),
         ("empty.py", "x = 1\n", "defines 0 memory extension classes"),
         ("garden.py:Nope", EXTENSION, "'Nope' is not defined in that file"),
         ("kv.py:KeyValueParser", PARSER, "is not a memory extension class"),
@@ -172,3 +176,24 @@ def test_cef_ingest_reads_the_lab_reports_with_the_example_parser(
         assert kb.find_node("patient:P-001") is not None
     outside = runner.invoke(app, [*base, "--db", str(tmp_path / "x.db"), "--parser", "../elsewhere.py"])
     assert outside.exit_code == 2 and "outside" in outside.output
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    parts=st.lists(st.sampled_from(["..", ".", "inner", "garden.py", "outside.py", "link.py"]), max_size=5)
+)
+def test_no_path_loads_from_outside_its_root(tmp_path: Path, parts: list[str]) -> None:
+    """Whatever the path, a plugin loads only from inside its root: ``..``, absolute and symlinked paths fail."""
+    root = tmp_path / "root"
+    (root / "inner").mkdir(parents=True, exist_ok=True)
+    (root / "garden.py").write_text(EXTENSION)
+    (tmp_path / "outside.py").write_text(EXTENSION.replace('"garden"', '"outside"'))
+    if not (root / "link.py").is_symlink():
+        (root / "link.py").symlink_to(tmp_path / "outside.py")
+    spec = "/".join(parts) or "."
+    try:
+        loaded = load_extension(spec, root=root)
+    except (ConfigurationError, PathEscapeError) as exc:
+        assert "\n" not in str(exc)
+        return
+    assert loaded.name == "garden"  # the one plugin inside the root

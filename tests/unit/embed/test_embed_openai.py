@@ -213,7 +213,8 @@ def test_client_errors_are_not_retried(make: Callable[..., OpenAIEmbedder], stat
 
 
 def test_timeout_is_an_embedding_error(make: Callable[..., OpenAIEmbedder], state: OpenAIState) -> None:
-    state.delay = 3.0  # the server answers after 3 s: a client that waited for it would get vectors, not this error
+    # the server answers after 3 s: a client that waited for it would get vectors, not this error
+    state.delay = 3.0
     emb = make(timeout=0.3, max_retries=0)
     with pytest.raises(EmbeddingError, match=r"did not answer within 0.3 s"):
         emb.embed(["slow"])
