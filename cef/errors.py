@@ -59,8 +59,9 @@ class UnknownRelationTypeError(ConflictError):
             hint = f"; registered relation types: {shown}"
         loc = f" ({where})" if where else ""
         super().__init__(
-            f"unknown relation type {relation_type!r}{loc}: register it first "
-            f"(relation_types in the graph file, or KnowledgeBase.register_relation_type){hint}"
+            f"unknown relation type {relation_type!r}{loc}: declare it first (in the relation_types of the "
+            "same batch or graph file, KnowledgeBase.register_relation_type, or kb.schema.register_edge_type)"
+            f"{hint}"
         )
 
 

@@ -1,4 +1,5 @@
-"""``cef tools``: print cef's tools as OpenAI function-calling or MCP tool definitions."""
+"""``cef tools``: print cef's tools as OpenAI function-calling or MCP tool definitions;
+``cef schema``: print the knowledge base's schema (its registry and what its data shows)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,31 @@ def tools(
     typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
 
 
+def schema(
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the schema as JSON.")] = False,
+) -> None:
+    """Print the schema: node types (kind, description, count, properties) and relation types
+    (semantics, inverse, allowed and observed endpoints), as the tool descriptions carry it.
+
+    Example:  cef schema --db kb.db --json
+    """
+    from cef.cli.serve import load_settings
+    from cef.schema.discovery import describe_schema, discover_schema
+
+    with cli_errors():
+        settings = load_settings()
+        kb = open_engine(config=load_cli_config(db), use_embedder=False)
+        try:
+            found = discover_schema(kb, samples=settings.schema_samples)
+        finally:
+            kb.close()
+    typer.echo(found.model_dump_json(indent=2) if as_json else describe_schema(found))
+
+
 def register(app: typer.Typer) -> None:
     app.command()(tools)
+    app.command()(schema)
 
 
 __all__ = ["register"]

@@ -281,13 +281,17 @@ class TenantView:
             nodes = _scoped_ids(nodes, "node", lambda x: x.scope)
             edges = _scoped_ids(edges, "edge", lambda x: x.scope)
             chunks = _scoped_ids(chunks, "chunk", lambda x: x.scope)
-            if batch.relation_types:
-                known = set(self.kb.state.graph.rel_types)
-                new = [r.name for r in batch.relation_types if r.name not in known]
-                if new:
+            for r in batch.relation_types:  # the shared vocabulary: a tenant may name it, not change it
+                known = self.kb.schema.relation_type(r.name)
+                if known is None:
                     raise ForbiddenError(
-                        f"relation type {new[0]!r} is not registered: relation types are shared by every "
+                        f"relation type {r.name!r} is not registered: relation types are shared by every "
                         "tenant, so only a key without scopes registers them"
+                    )
+                if known != r:
+                    raise ForbiddenError(
+                        f"relation type {r.name!r} is registered with other attributes: relation types are "
+                        "shared by every tenant, so only a key without scopes changes them"
                     )
         return Batch(relation_types=list(batch.relation_types), nodes=nodes, edges=edges, chunks=chunks)
 

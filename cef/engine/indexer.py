@@ -15,14 +15,10 @@ from cef.errors import (
     InvalidPropertyError,
     MissingNodeError,
     NotFoundError,
-    UnknownRelationTypeError,
     ValidationError,
 )
 from cef.model import Batch, Chunk, Edge, Node, RelationType, utcnow
 from cef.store.base import WriteSet
-
-#: a hook that validates nodes/edges against a schema registry (set by cef.memory)
-Validator = Callable[[Sequence[Node], Sequence[Edge], "KnowledgeIndexer"], None]
 
 
 @dataclass
@@ -39,14 +35,14 @@ class IndexResult:
 
 
 class KnowledgeIndexer:
-    """Adds, updates and deletes knowledge. Every call is all-or-nothing."""
+    """Adds, updates and deletes knowledge. Every call is all-or-nothing, and every write is checked
+    against the knowledge base's schema registry (``state.schema``) first."""
 
     def __init__(self, state: EngineState, *, embed_nodes: str = "all") -> None:
         if embed_nodes not in ("all", "content", "none"):
             raise ValueError("embed_nodes must be 'all', 'content' or 'none'")
         self.state = state
         self.embed_nodes = embed_nodes
-        self.validators: list[Validator] = []
 
     # ------------------------------------------------------------ public API
     def initialize(self, root_nodes: Sequence[Node], relation_types: Sequence[RelationType]) -> IndexResult:
@@ -82,7 +78,7 @@ class KnowledgeIndexer:
 
         Raises:
             DuplicateIdError: a node with this id exists.
-            ValidationError: a validator refused it (a registry's node types or properties).
+            ValidationError: the schema registry (``kb.schema``) refused it (its type's properties).
         """
         self.index_batch(Batch(nodes=[node]))
         return node
@@ -141,7 +137,8 @@ class KnowledgeIndexer:
             DuplicateIdError: an id already exists (in the store or twice in the batch).
             MissingNodeError: an edge end or a chunk's node exists neither in the store nor in the write.
             UnknownRelationTypeError: an edge names a relation type nobody registered.
-            ValidationError: a validator refused a record (an edge's end types, a registry's rules).
+            ValidationError: the schema registry (``kb.schema``) refused a record (an edge's end types,
+                a type's properties or validation).
             ConflictError: a given chunk embedding has another dimension than the knowledge base's model.
         """
         import time
@@ -150,12 +147,13 @@ class KnowledgeIndexer:
         st = self.state
         with st.lock:
             st.sync()
-            self._validate(batch, scopes=scopes)
+            registrations = self._validate(batch, scopes=scopes)
             writes = WriteSet(
                 relation_types=list(batch.relation_types),
                 nodes=list(batch.nodes),
                 edges=list(batch.edges),
                 chunks=list(batch.chunks),
+                meta=registrations,
             )
             embedded = embed_writes(st, writes, self.embed_nodes, progress)
             if writes.relation_types or writes.nodes:
@@ -194,7 +192,7 @@ class KnowledgeIndexer:
         Raises:
             NotFoundError: no node has this id.
             InvalidPropertyError: a property is not JSON-serializable.
-            ValidationError: a validator refused the changed node.
+            ValidationError: the schema registry (``kb.schema``) refused the changed node.
         """
         st = self.state
         with st.lock:
@@ -219,9 +217,8 @@ class KnowledgeIndexer:
                 )
             except ValueError as exc:
                 raise InvalidPropertyError(f"node {node_id!r}: {exc}") from exc
-            for check in self.validators:
-                check([new], [], self)
-            writes = WriteSet(updated_nodes=[new])
+            registrations = st.schema.check_write(Batch(nodes=[new]), self._label_of())
+            writes = WriteSet(updated_nodes=[new], meta=registrations)
             if new.embedding_text() != old.embedding_text():
                 embed_node_vectors(st, self.embed_nodes, writes, [new])
             st.commit(writes)
@@ -251,6 +248,7 @@ class KnowledgeIndexer:
                 raise ValidationError(
                     f"edge {edge.id!r}: source, target and relation type cannot change; delete and re-create it"
                 )
+            st.schema.check_write(Batch(edges=[edge]), self._label_of())
             st.commit(WriteSet(updated_edges=[edge]))
             return edge
 
@@ -398,7 +396,8 @@ class KnowledgeIndexer:
         with the same id are updated in place (re-embedded only if their text
         changed), records no longer produced are removed (nodes with their edges
         and linked chunks), new ones are inserted. ``meta`` entries are written
-        in the same transaction (ingest manifests).
+        in the same transaction (ingest manifests). Every record, new or updated, is
+        checked by the schema registry (``kb.schema``) first.
         """
         import time
 
@@ -407,19 +406,17 @@ class KnowledgeIndexer:
         with st.lock:
             st.sync()
             store = st.store
+            # every record is checked, new or updated (edges under an inverse name come back reversed)
+            batch = batch.model_copy(update={"edges": list(batch.edges)})
+            registrations = self._validate(batch)
             remove_node_set = set(remove_nodes)
             existing_nodes = store.existing_ids("node", [n.id for n in batch.nodes]) - remove_node_set
             existing_edges = store.existing_ids("edge", [e.id for e in batch.edges]) - set(remove_edges)
             existing_chunks = store.existing_ids("chunk", [c.id for c in batch.chunks])
-            # validate the new part of the batch as a normal batch would be (updates are checked below)
             fresh = Batch(
-                relation_types=batch.relation_types,
                 nodes=[n for n in batch.nodes if n.id not in existing_nodes],
                 edges=[e for e in batch.edges if e.id not in existing_edges],
-                chunks=batch.chunks,
             )
-            # records of the batch count as present for the validation of edges and chunks
-            self._validate(fresh, extra_nodes={n.id for n in batch.nodes if n.id in existing_nodes})
             old_nodes = {n.id: n for n in store.get_nodes(sorted(existing_nodes))}
             updated_nodes = []
             for n in batch.nodes:
@@ -458,7 +455,7 @@ class KnowledgeIndexer:
                     dict.fromkeys([*remove_edges, *cascade_edges, *(e.id for e in replaced_edges)])
                 ),
                 delete_chunks=list(dict.fromkeys([*remove_chunks, *cascade_chunks, *existing_chunks])),
-                meta=dict(meta or {}),
+                meta={**(meta or {}), **registrations},
             )
             embedded = embed_node_vectors(st, self.embed_nodes, writes, writes.nodes, progress)
             changed = [n for n in updated_nodes if n.embedding_text() != old_nodes[n.id].embedding_text()]
@@ -515,17 +512,22 @@ class KnowledgeIndexer:
         )
 
     # ------------------------------------------------------------ validation
-    def _validate(
-        self, batch: Batch, extra_nodes: set[str] | None = None, scopes: Collection[str] | None = None
-    ) -> None:
-        st = self.state
-        g = st.graph
+    def _label_of(self, scopes: Collection[str] | None = None) -> Callable[[str], str | None]:
+        """The label of a stored node as a writer of ``scopes`` sees it (None: absent or not visible)."""
+        g = self.state.graph
 
-        def exists(node_id: str) -> bool:
-            if scopes is None:
-                return g.has_node(node_id)
-            return any(g.sees(node_id, s) for s in scopes)
+        def label_of(node_id: str) -> str | None:
+            pos = g.pos(node_id)
+            if pos is None or (scopes is not None and not any(g.sees(node_id, s) for s in scopes)):
+                return None
+            return g.label_of(pos)
 
+        return label_of
+
+    def _validate(self, batch: Batch, scopes: Collection[str] | None = None) -> dict[str, Any]:
+        """Check a batch: unique ids, the schema registry's check, every node an edge or chunk names
+        present (in the batch, or stored and visible to ``scopes``). Returns the registrations of
+        labels written for the first time (meta entries to commit with the batch)."""
         for kind, items in (("node", batch.nodes), ("edge", batch.edges), ("chunk", batch.chunks)):
             ids = [x.id for x in items]
             dup = [i for i, n in Counter(ids).items() if n > 1]
@@ -533,65 +535,20 @@ class KnowledgeIndexer:
                 pos = ids.index(dup[0])
                 raise DuplicateIdError(kind, dup[0], f"{kind}s[{pos}] and another item of the same batch")
             # ids already in the store are refused by the store's unique constraint (one rollback, named id)
-        rel_names = Counter(r.name for r in batch.relation_types)
-        dup_rel = [n for n, c in rel_names.items() if c > 1]
-        if dup_rel:
-            raise DuplicateIdError("relation_type", dup_rel[0], "twice in one batch")
-        relations = {**g.rel_types, **{r.name: r for r in batch.relation_types}}
-        inverses = {r.inverse: r for r in relations.values() if r.inverse}
-        for r in batch.relation_types:
-            if r.inverse and r.inverse in relations and r.inverse != r.name:
-                raise ValidationError(
-                    f"relation type {r.name!r} declares inverse {r.inverse!r}, which is already a relation type"
-                )
-        new_nodes = {n.id: n for n in batch.nodes}
-        present = extra_nodes or set()
-        for i, e in enumerate(batch.edges):
-            where = f"edge {e.id!r} (edges[{i}])"
-            if e.relation_type not in relations:
-                inv = inverses.get(e.relation_type)
-                if inv is None:
-                    raise UnknownRelationTypeError(e.relation_type, where, list(relations))
-                # written with the inverse name: store it once, under the base relation
-                batch.edges[i] = e = e.model_copy(
-                    update={"relation_type": inv.name, "source": e.target, "target": e.source}
-                )
-            for end in (e.source, e.target):
-                if end not in new_nodes and end not in present and not exists(end):
-                    raise MissingNodeError(end, where)
-            rt = relations[e.relation_type]
-            if rt.source_types or rt.target_types:
-                self._check_endpoint_types(e, rt, new_nodes, where)
-        for i, c in enumerate(batch.chunks):
-            if (
-                c.node_id is not None
-                and c.node_id not in new_nodes
-                and c.node_id not in present
-                and not exists(c.node_id)
-            ):
-                raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
-        for check in self.validators:
-            check(batch.nodes, batch.edges, self)
-
-    def _check_endpoint_types(
-        self, e: Edge, rt: RelationType, new_nodes: dict[str, Node], where: str
-    ) -> None:
+        registrations = self.state.schema.check_write(batch, self._label_of(scopes))
         g = self.state.graph
-        for end, allowed, role in (
-            (e.source, rt.source_types, "source"),
-            (e.target, rt.target_types, "target"),
-        ):
-            if not allowed:
-                continue
-            node = new_nodes.get(end)
-            label = node.label if node is not None else g.label_of(g.pos(end))  # type: ignore[arg-type]
-            if label not in allowed and not self.label_is_a(label, allowed):
-                raise ValidationError(
-                    f"{where}: {role} {end!r} has type {label!r} but relation {rt.name!r} "
-                    f"allows {role} types {sorted(allowed)}"
-                )
+        new_nodes = {n.id for n in batch.nodes}
 
-    def label_is_a(self, label: str, allowed: Sequence[str]) -> bool:
-        """Hook for type hierarchies (the memory registry overrides it via ``is_a``)."""
-        is_a = getattr(self, "is_a", None)
-        return bool(is_a and any(is_a(label, a) for a in allowed))
+        def present(node_id: str) -> bool:
+            if node_id in new_nodes:
+                return True
+            return g.has_node(node_id) if scopes is None else any(g.sees(node_id, s) for s in scopes)
+
+        for i, e in enumerate(batch.edges):
+            for end in (e.source, e.target):
+                if not present(end):
+                    raise MissingNodeError(end, f"edge {e.id!r} (edges[{i}])")
+        for i, c in enumerate(batch.chunks):
+            if c.node_id is not None and not present(c.node_id):
+                raise MissingNodeError(c.node_id, f"chunk {c.id!r} (chunks[{i}])")
+        return registrations

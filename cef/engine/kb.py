@@ -24,6 +24,7 @@ from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
 
 if TYPE_CHECKING:
     from cef.embed.base import Embedder
+    from cef.schema.registry import SchemaRegistry
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,14 @@ class KnowledgeBase:
     def embedder(self) -> Embedder | None:
         """The embedding model, or None when the knowledge base has no vectors."""
         return self.state.embedder
+
+    @property
+    def schema(self) -> SchemaRegistry:
+        """The vocabulary of this knowledge base: node types (each label, with its universal kind),
+        relation types, vocabularies. Every write is checked against it; labels written for the first
+        time are registered, relation types are declared (``register_relation_type``, a batch's
+        ``relation_types`` or ``schema.register_edge_type``)."""
+        return self.state.schema
 
     def close(self) -> None:
         """Save the caches queries filled (path-text vectors) beside the store, then close the stores.

@@ -22,6 +22,7 @@ from cef.engine.rwlock import RWLock
 from cef.errors import ConfigurationError
 from cef.graph.index import GraphIndex
 from cef.model import Edge, Node
+from cef.schema.registry import LEGACY_PREFIX, META_PREFIX, SchemaRegistry
 from cef.store.base import Change, GraphStore, Mirror, RecordStore, VectorIndex, VectorStore, WriteSet
 from cef.vectors.ann import AnnVectorIndex
 
@@ -83,6 +84,8 @@ class EngineState:
         #: whether the last (re)load took the graph from its snapshot
         self.loaded_from_snapshot = False
         self._changed = 0  # nodes and edges written or replayed since the snapshot was taken
+        #: the vocabulary of this knowledge base: every write is checked against it (``kb.schema``)
+        self.schema = SchemaRegistry(self)
         self._check_embedder()
         self.reload()
 
@@ -125,6 +128,7 @@ class EngineState:
             if self.vector_store is None:
                 self.node_vectors = self._open_vectors("node", self.node_vectors.dim)
                 self.chunk_vectors = self._open_vectors("chunk", self.chunk_vectors.dim)
+            self.schema.load()
             for mirror in self.mirrors:
                 self._catch_up(mirror)
 
@@ -370,6 +374,8 @@ class EngineState:
         self._forget_nodes(n.id for n in w.updated_nodes)
         if w.relation_types:
             g.set_relation_types(w.relation_types)
+        if w.meta:
+            self.schema.absorb(w.meta)
         if w.delete_edges:
             g.remove_edges(w.delete_edges)
         own = self.vector_store is None  # else the vector store already has them (native or mirror)
@@ -442,6 +448,8 @@ class EngineState:
         self._forget_nodes(i for (k, i) in last if k == "node")
         if by[("relation_type", "upsert")]:
             g.set_relation_types(self.store.relation_types())
+        if any(k == "meta" and i.startswith((META_PREFIX, LEGACY_PREFIX)) for k, i in last):
+            self.schema.load()  # another process registered node types, edge types or vocabularies
         if by[("edge", "delete")]:
             g.remove_edges(by[("edge", "delete")])
         if by[("chunk", "delete")] and own:

@@ -4,10 +4,11 @@
   ``ingest(content, content_type, metadata)``, ``update(observation)``,
   ``record_feedback``, ``supersede`` and ``changed_since``; :func:`open_memory`
   opens one on a SQLite file.
-* :class:`ExtensionRegistry` — node types (under the universal
-  :class:`NodeKind` kinds), edge types, vocabularies, ingestion pipelines;
-  :class:`SemanticMemoryExtension` bundles them per domain; :func:`load_extension`
-  loads one from a file, a module or an installed entry point.
+* :class:`SchemaRegistry` — the knowledge base's own registry (``kb.schema``):
+  node types (under the universal :class:`NodeKind` kinds), edge types,
+  vocabularies, ingestion pipelines; :class:`SemanticMemoryExtension` bundles
+  them per domain; :func:`load_extension` loads one from a file, a module or an
+  installed entry point.
 * :class:`ContextBundle` — core facts, supporting facts, beliefs, temporal
   context and conflicts, packed into a token budget; ``to_text(format)``.
 """
@@ -21,7 +22,7 @@ from cef.memory.retrieval import RetrievalConstraints
 from cef.memory.temporal import FactChange, TemporalConstraint
 from cef.schema.kinds import UNIVERSAL_RELATIONS, NodeKind
 from cef.schema.pipelines import ContentParser, Decomposer, IngestContext
-from cef.schema.registry import ExtensionRegistry
+from cef.schema.registry import SchemaRegistry
 from cef.schema.specs import EdgeTypeSpec, NodeTypeSpec, SemanticMemoryExtension, Vocabulary
 
 __all__ = [
@@ -32,7 +33,6 @@ __all__ = [
     "ContextBundle",
     "Decomposer",
     "EdgeTypeSpec",
-    "ExtensionRegistry",
     "Fact",
     "FactChange",
     "IngestContext",
@@ -44,6 +44,7 @@ __all__ = [
     "ObservationSource",
     "Relation",
     "RetrievalConstraints",
+    "SchemaRegistry",
     "SemanticMemory",
     "SemanticMemoryExtension",
     "SourceType",

@@ -26,7 +26,7 @@ from cef.memory.view import MemoryView
 from cef.schema.pipelines import IngestContext
 
 if TYPE_CHECKING:
-    from cef.schema.registry import ExtensionRegistry
+    from cef.schema.registry import SchemaRegistry
 
 __all__ = [
     "DOC_META",
@@ -58,7 +58,7 @@ class DocumentMemory(MemoryView, Protocol):
     def refresh(self) -> None: ...
 
 
-def pipeline_for(registry: ExtensionRegistry, content_type: str) -> tuple[Any, Any]:
+def pipeline_for(registry: SchemaRegistry, content_type: str) -> tuple[Any, Any]:
     """The (parser, decomposer) registered for ``content_type``; raises naming the registered ones."""
     pipe = registry.pipeline(content_type)
     if pipe is None:
@@ -150,7 +150,7 @@ def ingest_documents(
     return report
 
 
-def _files(registry: ExtensionRegistry, p: Path, content_type: str | None) -> list[Path]:
+def _files(registry: SchemaRegistry, p: Path, content_type: str | None) -> list[Path]:
     """``p`` itself, or the files of folder ``p`` the content type's pipeline (or any pipeline) reads."""
     if not p.is_dir():
         return [p]
@@ -172,7 +172,7 @@ def _files(registry: ExtensionRegistry, p: Path, content_type: str | None) -> li
 
 
 def collect_documents(
-    registry: ExtensionRegistry,
+    registry: SchemaRegistry,
     p: Path,
     content_type: str | None,
     metadata: Mapping[str, Any] | None,

@@ -35,7 +35,7 @@ from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve
 from cef.memory.temporal import TemporalConstraint, aware
 from cef.model import Batch, in_scope, utcnow
 from cef.schema.kinds import NodeKind, universal_relation_types
-from cef.schema.registry import ExtensionRegistry
+from cef.schema.registry import SchemaRegistry
 from cef.schema.specs import SemanticMemoryExtension
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 class SemanticMemory(FactsOverTime):
     """Universal semantic memory over a :class:`~cef.engine.kb.KnowledgeBase`.
 
-    ``memory.kb`` is the knowledge base, ``memory.registry`` the extension registry (node types,
-    edge types, vocabularies, ingestion pipelines), ``memory.names`` the index of node names and
+    ``memory.kb`` is the knowledge base, ``memory.registry`` its schema registry (``kb.schema``: node
+    types, edge types, vocabularies, ingestion pipelines), ``memory.names`` the index of node names and
     aliases. The facts-over-time methods (``assert_fact``, ``supersede``, ``changed_since``,
     ``record_feedback``) are in :class:`~cef.memory.facts.FactsOverTime`.
 
@@ -85,11 +85,12 @@ class SemanticMemory(FactsOverTime):
         self._extractor_setting = extractor
         self._extractor: EntityExtractor | None = None if extractor == "auto" else extractor
         self._vec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.registry = ExtensionRegistry(kb, owner=self)
-        self.registry.install()
+        #: the knowledge base's own schema registry: the memory's types and extensions register there
+        self.registry: SchemaRegistry = kb.schema
         self.names = NameIndex(kb, self.registry.kind_of)
         self._ensure_relations()
-        self.registry.load(restore=restore_extensions)
+        if restore_extensions:
+            self.registry.restore(owner=self)
         self._ensure_node_types()
         self.registry.register_ingestion_pipeline(
             "text", TextParser(), EntityDecomposer(), extensions=[".txt", ".md"]
@@ -97,8 +98,8 @@ class SemanticMemory(FactsOverTime):
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """Detach from the knowledge base (and close it when the memory owns it)."""
-        self.registry.uninstall()
+        """Detach from the knowledge base (and close it when the memory owns it); what it registered
+        stays in the knowledge base's registry."""
         self.names.detach()
         if self._owns_kb:
             self.kb.close()
@@ -114,7 +115,7 @@ class SemanticMemory(FactsOverTime):
         return aware(self.clock())
 
     def refresh(self) -> None:
-        """Reload the extension registry if another process changed it."""
+        """Catch up with what other processes registered (node types, edge types, vocabularies)."""
         self.registry.refresh()
 
     def _ensure_relations(self) -> None:
@@ -126,7 +127,7 @@ class SemanticMemory(FactsOverTime):
 
     def _ensure_node_types(self) -> None:
         reg = self.registry
-        existing = reg.node_types
+        existing = reg.declared_node_types
         with reg.batch():
             if "document" not in existing:
                 reg.register_node_type("document", NodeKind.INSTANCE, {"path": "string"}, domain="core")
@@ -148,15 +149,17 @@ class SemanticMemory(FactsOverTime):
         return self._extractor
 
     # ------------------------------------------------------------ registry
-    def get_extension_registry(self) -> ExtensionRegistry:
-        """The extension registry (also ``memory.registry``): node types, edge types, vocabularies, pipelines."""
+    def get_extension_registry(self) -> SchemaRegistry:
+        """The knowledge base's schema registry (``kb.schema``, also ``memory.registry``): node types,
+        edge types, vocabularies, pipelines."""
         return self.registry
 
     def register_extension(self, extension: SemanticMemoryExtension) -> None:
         """Run a domain extension's ``register`` in one batch: all of it is registered, or none.
 
-        The extension is recorded in the knowledge base and registered again when the memory is
-        reopened. Load one from a file with :func:`cef.memory.load_extension`.
+        It registers into the knowledge base's own registry (``kb.schema``), so its types bind every
+        write of the knowledge base. The extension is recorded in the knowledge base and registered
+        again when the memory is reopened. Load one from a file with :func:`cef.memory.load_extension`.
 
         Args:
             extension: the extension (a name and a ``register(memory)`` method).
@@ -164,7 +167,7 @@ class SemanticMemory(FactsOverTime):
         Raises:
             ValidationError: it has no name or ``register`` method, or what it registers is invalid.
         """
-        self.registry.register_extension(extension)
+        self.registry.register_extension(extension, owner=self)
 
     # ------------------------------------------------------------ helpers
     def self_id(self, scope: str | dict[str, str] | None) -> str:

@@ -147,7 +147,7 @@ def understand_query(
         u.rewritten = rewritten
 
     # type hints: registered node types named directly or through a synonym
-    type_names = {normalize_name(t).replace(" ", "_"): t for t in reg.node_types}
+    type_names = {normalize_name(t).replace(" ", "_"): t for t in reg.declared_node_types}
     type_stems = {t: stem(t.replace("_", " ").split()[-1]) for t in type_names}
     for w in [*words, *(c for c in canonical_seen)]:
         key = normalize_name(w).replace(" ", "_")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from cef.context.tokens import TokenCounter
     from cef.engine.kb import KnowledgeBase
-    from cef.schema.registry import ExtensionRegistry
+    from cef.schema.registry import SchemaRegistry
 
 __all__ = ["FeedbackOutcome", "MemoryReader", "MemoryRetrievalView", "MemoryView"]
 
@@ -33,7 +33,7 @@ class MemoryReader(Protocol):
     def kb(self) -> KnowledgeBase: ...
 
     @property
-    def registry(self) -> ExtensionRegistry: ...
+    def registry(self) -> SchemaRegistry: ...
 
     @property
     def extractor(self) -> Any: ...

@@ -81,6 +81,7 @@ from cef.retrieve.presets import PathSettings
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
     from cef.retrieve.ports import EngineView as EngineState
+    from cef.schema.registry import SchemaRegistry
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class PathScorer(PathTypes):
     stamp: tuple[int, int]
     settings: PathSettings
     lemmatize: Lemmatize
+    schema: SchemaRegistry  # the knowledge base's registry: what each relation type means
     relations: dict[str, RelationWords] = field(default_factory=dict)
     examples: dict[Hop, str] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
@@ -147,7 +149,7 @@ class PathScorer(PathTypes):
         its name, the labels of its ends and, with ``examples``, a few example pairs
         ("directed by: from Thing to Thing, e.g. Alpha Movie → Dana Director"). The cue words of
         :meth:`words_of` read it without the examples (names are values, not relation words)."""
-        rt = self.graph.rel_types.get(relation)
+        rt = self.schema.relation_type(relation)
         if rt is not None and rt.description:
             return rt.description
         g = self.graph
@@ -548,7 +550,7 @@ def path_scorer(state: EngineState, settings: PathSettings | None = None) -> Pat
         cur = _cache.get(state)
         if cur is not None and cur.stamp == stamp and cur.settings == settings:
             return cur
-    scorer = PathScorer(g, stamp, settings, default_lemmatizer())
+    scorer = PathScorer(g, stamp, settings, default_lemmatizer(), state.schema)
     if cur is not None:
         scorer.vectors = cur.vectors  # texts embed the same whatever the graph generation
     _fill_example_names(state, scorer)

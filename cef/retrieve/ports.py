@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from cef.embed.base import Embedder
     from cef.graph.index import GraphIndex
     from cef.model import Node
+    from cef.schema.registry import SchemaRegistry
     from cef.store.base import RecordStore, VectorIndex, WriteSet
 
 __all__ = ["EngineView"]
@@ -27,6 +28,8 @@ class EngineView(Protocol):
     store: RecordStore
     embedder: Embedder | None
     graph: GraphIndex
+    #: the knowledge base's vocabulary: node types and relation types with what they mean
+    schema: SchemaRegistry
     node_vectors: VectorIndex
     chunk_vectors: VectorIndex
     #: where the graph snapshot is kept beside the store (None: an in-memory or server store)

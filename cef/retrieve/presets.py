@@ -40,6 +40,7 @@ __all__ = [
     "HybridSettings",
     "PPRSettings",
     "PathSettings",
+    "RelevanceSettings",
     "RetrievalPreset",
     "settings_for",
 ]
@@ -343,6 +344,68 @@ class DialogueSettings(_Settings):
     )
 
 
+class RelevanceSettings(_Settings):
+    """How relevance (:mod:`cef.retrieve.relevance`) weighs the evidence, and where "nothing matched"
+    starts. Chosen on seen dev sets with ``bench/bench_relevance.py``: the off-topic questions of
+    ``bench/offtopic/questions.yaml`` and the shipped questions of ``examples/clinical`` and
+    ``examples/services``, the notes vault's own questions (``tests/unit/retrieve/
+    notes_questions.yaml``) and the answerable LoCoMo questions of two conversations (none must
+    say "nothing matched"). No value was chosen on a set scored as unseen."""
+
+    threshold: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="below this relevance (best chunk and best answer node) the result says 'nothing "
+        "matched' and has no answer nodes; answer nodes below it are dropped. 0.5: a result tied to a "
+        "thing the question names must hold about 30 % of what is asked (0.3 + 0.7 x 0.29). On the dev "
+        "sets the off-topic questions that abstain score at most 0.44, the shipped examples' on-topic "
+        "ones at least 0.75 and the notes vault's at least 0.58 but one (0.35 before, when any tie to "
+        "a named thing passed)",
+    )
+    floor: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="what a result tied to a thing the question names is worth when nothing of what is "
+        "asked about it is held (the thing is there, what is asked is not); also the weight of the "
+        "coverage of a result tied to nothing the question names (kept from the first version)",
+    )
+    elsewhere: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="credit of a question word the result does not hold but the knowledge base holds "
+        "somewhere else, or of an absent word that names no thing (the question's phrasing): half, "
+        "neither evidence for nor against (kept from the first version)",
+    )
+    df_cap: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="text hits counted (in chunks, and in nodes) to estimate a word's document "
+        "frequency; its weight is ln(1 + N / (1 + df)), N the chunks and nodes. Words in 20 or more "
+        "records are common alike; a cap bounds the cost of each word's look-up on a large store",
+    )
+    synonym: float = Field(
+        default=0.65,
+        ge=0.0,
+        le=1.01,
+        description="an absent word whose embedding reaches this cosine with a label or a relation "
+        "(name or description) means it and is held ('skipper' / captains 0.68, 'agreements' / "
+        "contract 0.71); 0.65 is above every off-topic word of the dev sets (at most 0.61: "
+        "'customer' / service, 'hospital' / doctor); above 1: no synonyms",
+    )
+    phrase_words: int = Field(
+        default=3,
+        ge=0,
+        le=20,
+        description="content words after a determiner, possessive or preposition read as the noun "
+        "phrase it opens (it ends earlier at a label word of the knowledge base or a verb); 3 holds "
+        "'the monthly hosting cost' and 'the loyalty points service'",
+    )
+
+
 class GraphFirstSettings(_Settings):
     """The graph-first pipeline (seed 001): entities → traversal → chunks → vector/BM25 → combine.
 
@@ -395,6 +458,7 @@ class RetrievalPreset(_Settings):
     hybrid: HybridSettings = Field(default_factory=HybridSettings)
     auto: AutoSettings = Field(default_factory=AutoSettings)
     dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
+    relevance: RelevanceSettings = Field(default_factory=RelevanceSettings)
     description: str = ""
 
     @model_validator(mode="after")
@@ -464,6 +528,7 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     HybridSettings: ("hybrid", "hybrid"),
     AutoSettings: ("auto", "auto"),
     DialogueSettings: ("dialogue", "dialogue"),
+    RelevanceSettings: ("relevance", "relevance"),
 }
 _ATTR = {
     PPRSettings: "ppr",
@@ -472,6 +537,7 @@ _ATTR = {
     HybridSettings: "hybrid",
     AutoSettings: "auto",
     DialogueSettings: "dialogue",
+    RelevanceSettings: "relevance",
 }
 
 

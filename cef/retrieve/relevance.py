@@ -11,34 +11,61 @@ evidence instead and gives every chunk and answer node a ``relevance``:
   such a node when its path starts there, it was found from it, it hangs on
   it, or its text names it;
 * **what the question asks about them** — the question's other content words
-  (stems of their lemmas; question and function words left out). Each counts 1 when the
+  (stems of their lemmas; question and function words, numbers and calendar
+  words left out), each weighted by how specific it is in this knowledge base
+  (``ln(1 + N / (1 + df))``, df its text hits up to
+  :attr:`~cef.retrieve.presets.RelevanceSettings.df_cap`: "service" in a
+  services graph weighs little, "wishlist" much). Each counts 1 when the
   result's evidence holds it (its text and headings, the relation names and
   descriptions and node names along its path, an answer node's label and
-  properties), ½ when the knowledge base holds it somewhere else (text, node
-  names, labels, relation types), and 0 when nothing in the knowledge base
-  does: a question about a dentist, asked of a graph that knows none, is not
-  answered by the nephrologist. A result the relation-path stage found counts
-  at least as much as that stage's own measure of how much of the question the
-  path's relation names explain (``metadata["paths"]["named"]``: "which
-  screenwriter wrote" names ``written_by``; an answer node, its own path's,
-  ``metadata["paths"]["answer_named"]``).
+  properties), ``elsewhere`` (½) when the knowledge base holds it somewhere else
+  (text, node names, labels, relation types), and 0 when nothing in the
+  knowledge base does and the word names a thing: a question about a dentist,
+  asked of a graph that knows none, is not answered by the nephrologist;
+* **which absent words name things** — an absent word names a thing when it
+  is the head of a noun phrase or a noun before the head (the phrase opened by
+  a determiner, a quantifier, a possessive or a preposition: "the *loyalty
+  points* service", "Priya Raman's annual *salary*", "which *city*"; an
+  adjective before the head only describes it: "a negative *experience*"), or
+  a capitalized name or a code ("the *Security* team", "*Twilio*"). Words
+  before a label word of the knowledge base name an instance of it, so a node
+  must hold them ("the *product reviews* service": chunks that mention reviews
+  are not that service). Verbs are told by word order (the clause after an
+  auxiliary ends with its verb: "what did the council *decide*") and by
+  inflection ("blamed", "went"). Such a word weighs as the rarest word of the
+  knowledge base and counts 0; any other absent word (a verb, a particle: "who
+  would be *hurt* if it *went down*") is the question's own phrasing: common,
+  counted ``elsewhere``. No tagger and no domain word list: general English only.
 
-With named things: ``relevance = tie confidence × (FLOOR + (1 − FLOOR) × asked)``;
-without: the coverage of all the question's content words, counted the same way.
+A result the relation-path stage found counts at least as much as that stage's
+own measure of how much of the question the path's relation names explain
+(``metadata["paths"]["named"]``: "which screenwriter wrote" names ``written_by``;
+an answer node, its own path's, ``metadata["paths"]["answer_named"]``), up to the
+share of what is asked that the knowledge base holds at all (a path that names
+``hosts`` does not answer "the monthly hosting *cost*").
+
+With named things: ``relevance = tie confidence × (floor + (1 − floor) × asked) × held``,
+``held`` the weighted share of what is asked that names nothing absent; without: the coverage of
+all the question's content words, counted the same way, × √held (a question that names nothing
+is read more loosely: conversations and notes say in other words what a question asks).
 A query's own hints count as naming: its ``targets`` name things, its
-``traversal.relation_types`` say what it asks.
+``traversal.relation_types`` say what it asks. The weights and the threshold
+are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
+them in ``options["relevance"]``).
 
-When no chunk and no answer node reaches :data:`NOTHING_MATCHED_BELOW`, the
-result says so: ``metadata["relevance"]["nothing_matched"]`` is true, a note
-says ``nothing matched``, and there are no answer nodes. Answer nodes below it
-are dropped whatever the chunks say. Chunks are kept (ranked as before), each
-with its relevance, for a caller who wants to look anyway.
+When no chunk and no answer node reaches the threshold (default
+:data:`NOTHING_MATCHED_BELOW`), the result says so:
+``metadata["relevance"]["nothing_matched"]`` is true, a note says ``nothing
+matched``, and there are no answer nodes. Answer nodes below it are dropped
+whatever the chunks say. Chunks are kept (ranked as before), each with its
+relevance, for a caller who wants to look anyway.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,17 +73,19 @@ import numpy as np
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
+from cef.retrieve.pathwords import stem_match
+from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
+from cef.retrieve.questionterms import Term, read_terms
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 
-#: below this relevance (best chunk and best answer node), the result says "nothing matched"
-NOTHING_MATCHED_BELOW = 0.35
-#: what a result tied to a named thing is worth when none of the question's other words is in the
-#: knowledge base (the thing is there; what is asked about it is not)
-FLOOR = 0.3
+#: the default threshold: below this relevance (best chunk and best answer node), "nothing matched"
+NOTHING_MATCHED_BELOW = RelevanceSettings().threshold
+#: the default floor (:attr:`~cef.retrieve.presets.RelevanceSettings.floor`)
+FLOOR = RelevanceSettings().floor
 #: how anchors found by name are marked (vector anchors are guesses, not things the question names)
 _GUESSED = frozenset({"vector", "dense"})
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
@@ -96,11 +125,13 @@ class _Named:
 
 @dataclass
 class _Question:
-    stems: list[str]  # the question's content stems, in order
-    forms: dict[str, str]  # stem -> a word of the question with that stem
+    terms: dict[str, Term]  # stem -> the question's content word, in order
     named: list[_Named] = field(default_factory=list)
-    known: dict[str, bool] = field(default_factory=dict)  # stem -> the knowledge base holds it
     asked_given: bool = False  # the query names the relations to follow: what it asks is given
+
+    @property
+    def stems(self) -> list[str]:
+        return list(self.terms)
 
     @property
     def asked(self) -> list[str]:
@@ -108,14 +139,24 @@ class _Question:
         covered: set[str] = set()
         for n in self.named:
             covered |= n.stems
-        return [s for s in self.stems if s not in covered]
+        return [s for s in self.terms if s not in covered]
+
+    def form(self, key: str) -> str:
+        term = self.terms.get(key)
+        return term.form if term is not None else key
 
 
-def _question(qc: QueryContext) -> _Question:
-    forms: dict[str, str] = {}
-    for token, key in _words(qc.query.query):
-        forms.setdefault(key, token)
-    q = _Question(list(forms), forms, asked_given=bool(qc.query.traversal.relation_types))
+def _label_words(qc: QueryContext) -> set[str]:
+    """The stems of the knowledge base's labels ("SearchIndex": search, index)."""
+    out: set[str] = set()
+    for label in qc.state.graph.labels.names:
+        out |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
+    return out
+
+
+def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
+    terms = read_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types))
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
     mention: dict[str, str] = {}
@@ -135,9 +176,18 @@ def _question(qc: QueryContext) -> _Question:
     return q
 
 
-def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
-    """Whether the knowledge base holds each stem anywhere: chunk text, node names, labels, relations."""
-    todo = [s for s in stems if s not in q.known]
+def _records(qc: QueryContext) -> int:
+    """How many records (nodes and chunks) a word's document frequency is out of."""
+    chunks = len(qc.state.chunk_vectors) or qc.state.store.counts().get("chunks", 0)
+    return max(qc.state.graph.node_count + chunks, 1)
+
+
+def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
+    """Each content word's document frequency (text hits in chunks and nodes, up to ``df_cap``
+    each; a label or relation word counts as common) and its weight: ``ln(1 + N / (1 + df))``; an
+    absent word that names a thing weighs ``ln(1 + N)`` (the rarest), any other absent word weighs
+    as a common one (it is the question's phrasing)."""
+    todo = [t for t in q.terms.values() if t.df is None]
     if not todo:
         return
     g = qc.state.graph
@@ -146,28 +196,91 @@ def _known(qc: QueryContext, q: _Question, stems: Iterable[str]) -> None:
     labels = list(g.labels.names)
     if hidden is not None:
         labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
-    schema: set[str] = set()
-    for label in labels:
-        schema |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
+    schema_text = "\n".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label).lower() for label in labels)
     for rt in g.rel_types.values():
-        schema |= _stems(
-            " ".join([_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""])
+        schema_text += "\n" + "\n".join(
+            [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
         )
+    schema_words = _words(schema_text)
+    schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
+    schema_pairs = {
+        (token, lemma) for token, lemma in default_lemmatizer()(schema_text) if token not in STOP_WORDS
+    }
     store = qc.state.store
-    for s in todo:
-        word = q.forms.get(s, s)
-        q.known[s] = (
-            s in schema
-            or bool(store.search_text("chunk", word, 1, scope=scope))
-            or bool(store.search_text("node", word, 1, scope=scope))
-        )
+    cap = settings.df_cap
+    n = _records(qc)
+    for t in todo:
+        if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
+            t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
+        else:
+            t.df = 0
+            for word in dict.fromkeys([t.form, t.lemma]):  # "kidneys": the text may say "kidney"
+                t.df = len(store.search_text("node", word, cap, scope=scope))
+                if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
+                    t.df += len(store.search_text("chunk", word, cap, scope=scope))
+                if t.df:
+                    break
+    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], schema_text, settings)
+    for t in todo:
+        df = t.df or 0
+        if df > 0:
+            t.weight = math.log1p(n / (1 + df))
+        elif t.names_thing:
+            t.weight = math.log1p(n)
+        else:
+            t.weight = math.log1p(n / (1 + cap))
 
 
-def _path_text(qc: QueryContext, path: GraphPath | None) -> str:
+def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: RelevanceSettings) -> None:
+    """An absent word that means a label or a relation of the knowledge base (the embedder's cosine
+    of the word and the label, the relation's name or its description reaches ``synonym``: a
+    "skipper" is a captain) is held like a label or relation word. Without an embedder, no synonyms."""
+    if not absent or qc.state.embedder is None or settings.synonym > 1.0:
+        return
+    phrases = _schema_phrases(schema)
+    known = _phrase_vectors(qc, phrases)
+    words = qc.embed_many([t.form for t in absent])
+    if known is None or words is None or not len(known):
+        return
+    best = (_unit(words) @ known.T).max(axis=1)
+    for t, cos in zip(absent, best, strict=True):
+        if float(cos) >= settings.synonym:
+            t.df = settings.df_cap
+
+
+def _schema_phrases(schema: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
+
+
+#: the unit vectors of a knowledge base's label and relation phrases, by phrases (the schema changes
+#: rarely; each engine's embedder is asked once per schema)
+_PHRASE_VECTORS: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}
+
+
+def _phrase_vectors(qc: QueryContext, phrases: tuple[str, ...]) -> np.ndarray | None:
+    key = (id(qc.state.embedder), phrases)
+    got = _PHRASE_VECTORS.get(key)
+    if got is None:
+        vectors = qc.embed_many(list(phrases))
+        if vectors is None:
+            return None
+        if len(_PHRASE_VECTORS) >= 16:
+            _PHRASE_VECTORS.clear()
+        got = _PHRASE_VECTORS[key] = _unit(vectors)
+    return got
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+
+
+def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
+    """The words of a path: its node names (with ``nodes``), its relations' names and descriptions."""
     if path is None:
         return ""
     g = qc.state.graph
-    parts = list(path.node_names)
+    parts = list(path.node_names) if nodes else []
     for name in path.relation_types:
         parts.append(_relation_words(name))
         rt = g.rel_types.get(name)
@@ -178,34 +291,60 @@ def _path_text(qc: QueryContext, path: GraphPath | None) -> str:
     return " ".join(parts)
 
 
-def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str]) -> float:
-    """Each wanted stem: 1 in the evidence, ½ elsewhere in the knowledge base, 0 nowhere."""
-    if not wanted:
+def _credit(t: Term, evidence: set[str], settings: RelevanceSettings) -> float:
+    if t.key in evidence:
         return 1.0
-    got = sum(1.0 if s in evidence else (0.5 if q.known.get(s) else 0.0) for s in wanted)
-    return got / len(wanted)
+    return 0.0 if t.absent_thing else settings.elsewhere
 
 
-def _relevance(q: _Question, evidence: set[str], ties: set[str], named: float = 0.0) -> float:
+def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings: RelevanceSettings) -> float:
+    """The weighted share of the wanted words the result holds: 1 in its evidence, ``elsewhere``
+    when the knowledge base holds the word elsewhere (or it is the question's phrasing), 0 when the
+    word names a thing the knowledge base does not hold."""
+    terms = [q.terms[s] for s in wanted]
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight * _credit(t, evidence, settings) for t in terms) / total
+
+
+def _held(q: _Question, wanted: Sequence[str]) -> float:
+    """The weighted share of the wanted words that name nothing absent: the most a relation path
+    can explain of the question."""
+    terms = [q.terms[s] for s in wanted]
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight for t in terms if not t.absent_thing) / total
+
+
+def _relevance(
+    q: _Question, evidence: set[str], ties: set[str], settings: RelevanceSettings, named: float = 0.0
+) -> float:
     """``named``: how much of the question the relation path behind the result explains (the path
     stage's own measure, 0 for results it did not find)."""
     if q.asked_given:
         named = 1.0
-    if not q.stems and not q.named:
-        return 0.0
+    if not q.named and all(t.df == 0 for t in q.terms.values()):
+        return 0.0  # nothing the question says is in the knowledge base
     if not q.named:
-        return round(max(_coverage(q, q.stems, evidence), named), 4)
+        held = _held(q, q.stems)
+        return round(max(_coverage(q, q.stems, evidence, settings), min(named, held)) * math.sqrt(held), 4)
     tie = max(
         (n.confidence for n in q.named if n.node_id in ties or (n.stems and n.stems <= evidence)), default=0.0
     )
-    asked = max(_coverage(q, q.asked, evidence), named)
-    tied = tie * (FLOOR + (1.0 - FLOOR) * asked)
+    wanted = q.asked
+    held = _held(q, wanted)
+    asked = max(_coverage(q, wanted, evidence, settings), min(named, held))
+    floor = settings.floor
+    # what is asked about a named thing, scaled by the share of it the knowledge base holds at all
+    tied = tie * (floor + (1.0 - floor) * asked) * held
     # a result tied to nothing the question names may still hold all of its words
-    loose = FLOOR * _coverage(q, q.stems, evidence)
+    loose = floor * _coverage(q, q.stems, evidence, settings) * _held(q, q.stems)
     return round(min(1.0, max(tied, loose)), 4)
 
 
-def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk) -> float:
+def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk, settings: RelevanceSettings) -> float:
     chunk, e = rc.chunk, rc.explanation
     headings = chunk.metadata.get("headings")
     title = chunk.metadata.get("title")
@@ -224,7 +363,7 @@ def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk) -> float:
     if chunk.node_id is not None:
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
-    return _relevance(q, _stems(text), ties, _path_named(qc) if from_paths else 0.0)
+    return _relevance(q, _stems(text), ties, settings, _path_named(qc) if from_paths else 0.0)
 
 
 def _path_named(qc: QueryContext) -> float:
@@ -241,42 +380,59 @@ def _answer_named(qc: QueryContext, node_id: str) -> float:
     return named if named is not None else _path_named(qc)
 
 
-def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode) -> float:
+def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: RelevanceSettings) -> float:
     node = rn.node
     text = " ".join([node.name, node.label, " ".join(node.aliases), rn.text, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
-    return _relevance(q, _stems(text), ties, _answer_named(qc, node.id))
+    named = _answer_named(qc, node.id)
+    relevance = _relevance(q, _stems(text), ties, settings, named)
+    info = qc.stages.paths
+    relation_words = _stems(_path_text(qc, rn.path, nodes=False))
+    if (
+        info is not None
+        and info.confident(settings_for(AutoSettings, qc.query))
+        and named >= 0.5
+        and relation_words.intersection(q.asked)
+    ):
+        # the question names the relation path this answer ends (at least half its hops, from an
+        # anchor it names, a word of what it asks in the path's relations): the path vouches for
+        # the answer whatever other words the question holds
+        tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
+        relevance = max(relevance, round(tie * (settings.floor + (1.0 - settings.floor) * named), 4))
+    return relevance
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
     verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
-    q = _question(qc)
-    _known(qc, q, q.asked if q.named else q.stems)
-    out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc)}) for rc in results]
-    nodes = [rn.model_copy(update={"relevance": _node_relevance(qc, q, rn)}) for rn in qc.answer_nodes]
-    kept = [rn for rn in nodes if (rn.relevance or 0.0) >= NOTHING_MATCHED_BELOW]
+    settings = settings_for(RelevanceSettings, qc.query)
+    threshold = settings.threshold
+    q = _question(qc, settings)
+    _weigh(qc, q, settings)
+    out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc, settings)}) for rc in results]
+    nodes = [
+        rn.model_copy(update={"relevance": _node_relevance(qc, q, rn, settings)}) for rn in qc.answer_nodes
+    ]
+    kept = [rn for rn in nodes if (rn.relevance or 0.0) >= threshold]
     best = max([0.0, *(r.relevance or 0.0 for r in out), *(n.relevance or 0.0 for n in nodes)])
-    nothing = best < NOTHING_MATCHED_BELOW
+    nothing = best < threshold
     qc.answer_nodes = [] if nothing else kept
+    measured = q.asked if q.named else q.stems
+    missing = [q.form(s) for s in measured if q.terms[s].df == 0]
     qc.stages.relevance = Verdict(
         best=best,
-        threshold=NOTHING_MATCHED_BELOW,
+        threshold=threshold,
         nothing_matched=nothing,
         named=[n.node_id for n in q.named],
-        asked=[q.forms.get(s, s) for s in (q.asked if q.named else q.stems)],
-        unknown=[q.forms.get(s, s) for s, k in q.known.items() if not k],
+        asked=[q.form(s) for s in measured],
+        unknown=missing,
+        weights={q.form(s): round(q.terms[s].weight, 3) for s in measured},
     )
     if nothing:
-        missing = [q.forms.get(s, s) for s, k in q.known.items() if not k]
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
-        qc.notes.append(
-            f"nothing matched: the best result's relevance {best:.2f} is below {NOTHING_MATCHED_BELOW}{why}"
-        )
+        qc.notes.append(f"nothing matched: the best result's relevance {best:.2f} is below {threshold}{why}")
     elif len(kept) < len(nodes):
-        qc.notes.append(
-            f"relevance: {len(nodes) - len(kept)} answer node(s) below {NOTHING_MATCHED_BELOW} left out"
-        )
+        qc.notes.append(f"relevance: {len(nodes) - len(kept)} answer node(s) below {threshold} left out")
     return out

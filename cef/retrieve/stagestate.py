@@ -219,6 +219,8 @@ class Verdict:
     named: list[str]
     asked: list[str]
     unknown: list[str]
+    #: each measured word's weight: how specific it is in the knowledge base
+    weights: dict[str, float] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         return {
@@ -228,6 +230,7 @@ class Verdict:
             "named": self.named,
             "asked": self.asked,
             "unknown": self.unknown,
+            "weights": self.weights,
         }
 
 

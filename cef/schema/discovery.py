@@ -1,8 +1,9 @@
 """Graph schema discovery: what node types, properties and relations a knowledge base holds.
 
-The schema is read from the data (labels, property names, observed
-source→target labels per relation) plus the registered relation types
-(semantics, inverse, description). Front doors publish it (``get_graph_schema``,
+The schema is read from the knowledge base's registry (``kb.schema``: node
+types with their kind and description, relation types with semantics,
+inverse, allowed endpoint types, description) and from the data (counts,
+property names, examples, observed source→target labels per relation). Front doors publish it (``get_graph_schema``,
 ``GET /api/v1/schema``) and inject it into tool descriptions so an LLM can
 write a correct query; :class:`SchemaTracker` tells when it changed.
 
@@ -25,10 +26,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from cef.model import RelationSemantics
+from cef.schema.checks import META_PREFIX
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
-    from cef.model import Node
+    from cef.model import Node, RelationType
+    from cef.schema.registry import SchemaRegistry
     from cef.store.base import RecordStore, WriteSet
 
 __all__ = [
@@ -51,6 +54,8 @@ class _Model(BaseModel):
 
 class NodeTypeInfo(_Model):
     label: str
+    kind: str | None = Field(default=None, description="the universal kind above it (None: not known)")
+    description: str = ""
     count: int = Field(ge=0, description="nodes with this label")
     properties: list[str] = Field(default_factory=list, description="property names seen on these nodes")
     examples: list[str] = Field(default_factory=list, description="names of a few nodes with this label")
@@ -68,6 +73,8 @@ class RelationTypeInfo(_Model):
     description: str = ""
     bidirectional: bool = False
     inverse: str | None = None
+    source_types: list[str] = Field(default_factory=list, description="allowed source types (empty: any)")
+    target_types: list[str] = Field(default_factory=list, description="allowed target types (empty: any)")
     endpoints: list[EndpointInfo] = Field(
         default_factory=list, description="source→target labels observed in the data, most frequent first"
     )
@@ -92,9 +99,19 @@ class GraphSchema(_Model):
     def fingerprint(self) -> str:
         """Changes when labels, property names, relation types or endpoint pairs change (not counts)."""
         shape = {
-            "n": sorted((n.label, sorted(n.properties)) for n in self.node_types),
+            "n": sorted(
+                (n.label, n.kind or "", n.description, sorted(n.properties)) for n in self.node_types
+            ),
             "r": sorted(
-                (r.name, r.semantics.value, r.bidirectional, r.inverse or "", r.description)
+                (
+                    r.name,
+                    r.semantics.value,
+                    r.bidirectional,
+                    r.inverse or "",
+                    r.description,
+                    r.source_types,
+                    r.target_types,
+                )
                 for r in self.relation_types
             ),
             "e": sorted((r.name, e.source, e.target) for r in self.relation_types for e in r.endpoints),
@@ -122,6 +139,9 @@ class KnowledgeSource(Protocol):
     @property
     def store(self) -> RecordStore: ...
 
+    @property
+    def schema(self) -> SchemaRegistry: ...
+
     def find_nodes_by_label(self, label: str, limit: int = 1000) -> list[Node]: ...
 
 
@@ -138,36 +158,63 @@ def discover_schema(
     records show — what a key bound to these scopes may read. Labels, counts,
     property names and examples come from those nodes; relation types are the
     registered ones with at least one such edge between two such nodes.
-    ``None``: everything, with every registered relation type.
+    ``None``: everything: the labels of the nodes and the declared node types, with every
+    registered relation type.
     """
     if scopes is not None:
         return _scoped_schema(kb, samples, scopes)
     with kb.state.reading():
-        store = kb.store
+        store, registry = kb.store, kb.schema
         node_types = []
-        for label, count in store.labels():
-            examples = [n.name for n in kb.find_nodes_by_label(label, limit=samples)] if samples else []
-            node_types.append(
-                NodeTypeInfo(
-                    label=label, count=count, properties=store.property_names(label), examples=examples
-                )
+        counts = dict(store.labels())
+        # the labels of the nodes (most first), then the declared node types no node has yet (a label
+        # only ever written leaves the schema with its last node, as it came with its first)
+        for label in [*counts, *sorted(set(registry.declared_node_types) - set(counts))]:
+            count = counts.get(label, 0)
+            examples = (
+                [n.name for n in kb.find_nodes_by_label(label, limit=samples)] if samples and count else []
             )
+            properties = store.property_names(label) if count else []
+            node_types.append(_node_type(registry, label, count, properties, examples))
         endpoints: dict[str, list[EndpointInfo]] = {}
-        for rel, src, dst, count in store.relation_endpoints():
-            endpoints.setdefault(rel, []).append(EndpointInfo(source=src, target=dst, count=count))
+        for rel, src, dst, n in store.relation_endpoints():
+            endpoints.setdefault(rel, []).append(EndpointInfo(source=src, target=dst, count=n))
         relation_types = [
-            RelationTypeInfo(
-                name=rt.name,
-                semantics=rt.semantics,
-                description=rt.description,
-                bidirectional=rt.bidirectional,
-                inverse=rt.inverse,
-                endpoints=endpoints.get(rt.name, []),
-                count=sum(e.count for e in endpoints.get(rt.name, [])),
-            )
-            for rt in sorted(kb.state.graph.rel_types.values(), key=lambda r: r.name)
+            _relation_type(rt, endpoints.get(rt.name, []))
+            for rt in sorted(registry.relation_types.values(), key=lambda r: r.name)
         ]
     return GraphSchema(node_types=node_types, relation_types=relation_types)
+
+
+def _node_type(
+    registry: SchemaRegistry, label: str, count: int, properties: list[str], examples: list[str]
+) -> NodeTypeInfo:
+    """A label as the schema shows it: its registered kind and description, and what its nodes show."""
+    spec = registry.node_type(label)
+    kind = registry.kind_of(label)
+    return NodeTypeInfo(
+        label=label,
+        kind=kind.value if kind is not None else None,
+        description=spec.description if spec is not None else "",
+        count=count,
+        properties=properties,
+        examples=examples,
+    )
+
+
+def _relation_type(rt: RelationType, endpoints: list[EndpointInfo]) -> RelationTypeInfo:
+    """A registered relation type with the endpoints observed in the data."""
+    return RelationTypeInfo(
+        name=rt.name,
+        semantics=rt.semantics,
+        description=rt.description,
+        bidirectional=rt.bidirectional,
+        inverse=rt.inverse,
+        source_types=list(rt.source_types),
+        target_types=list(rt.target_types),
+        endpoints=endpoints,
+        count=sum(e.count for e in endpoints),
+    )
 
 
 def label_counts(kb: KnowledgeSource, scopes: Collection[str] | None = None) -> dict[str, int]:
@@ -200,11 +247,12 @@ def _scoped_schema(kb: KnowledgeSource, samples: int, scopes: Collection[str]) -
             for node in nodes:
                 names.update(dict.fromkeys(node.properties))
             node_types.append(
-                NodeTypeInfo(
-                    label=g.labels.names[code],
-                    count=int(counts[code]),
-                    properties=list(names),
-                    examples=[node.name for node in nodes[:samples]],
+                _node_type(
+                    kb.schema,
+                    g.labels.names[code],
+                    int(counts[code]),
+                    list(names),
+                    [node.name for node in nodes[:samples]],
                 )
             )
         src, dst = g.e_src.view[:m], g.e_dst.view[:m]
@@ -223,16 +271,8 @@ def _scoped_schema(kb: KnowledgeSource, samples: int, scopes: Collection[str]) -
                     )
                 )
         relation_types = [
-            RelationTypeInfo(
-                name=rt.name,
-                semantics=rt.semantics,
-                description=rt.description,
-                bidirectional=rt.bidirectional,
-                inverse=rt.inverse,
-                endpoints=endpoints[rt.name],
-                count=sum(e.count for e in endpoints[rt.name]),
-            )
-            for rt in sorted(g.rel_types.values(), key=lambda r: r.name)
+            _relation_type(rt, endpoints[rt.name])
+            for rt in sorted(kb.schema.relation_types.values(), key=lambda r: r.name)
             if rt.name in endpoints
         ]
     return GraphSchema(node_types=node_types, relation_types=relation_types)
@@ -246,13 +286,17 @@ def describe_schema(schema: GraphSchema, *, max_node_types: int = 60, max_relati
     for n in schema.node_types[:max_node_types]:
         props = ", ".join(n.properties) if n.properties else "no properties"
         examples = "; e.g. " + ", ".join(json.dumps(e) for e in n.examples) if n.examples else ""
-        lines.append(f"- {n.label}: {props}{examples}")
+        kind = f" [{n.kind}]" if n.kind and n.kind != n.label else ""
+        desc = f" — {n.description}" if n.description else ""
+        lines.append(f"- {n.label}{kind}: {props}{examples}{desc}")
     if len(schema.node_types) > max_node_types:
         lines.append(f"- ... and {len(schema.node_types) - max_node_types} more (call get_graph_schema)")
     lines.append("Relation types (name [semantics]: source → target):")
     for r in schema.relation_types[:max_relation_types]:
         tags = r.semantics.value + (", bidirectional" if r.bidirectional else "")
-        ends = ", ".join(f"{e.source} → {e.target}" for e in r.endpoints[:4]) or "not used yet"
+        allowed = " or ".join(r.source_types) or "any", " or ".join(r.target_types) or "any"
+        declared = f"allows {allowed[0]} → {allowed[1]}" if r.source_types or r.target_types else ""
+        ends = ", ".join(f"{e.source} → {e.target}" for e in r.endpoints[:4]) or declared or "not used yet"
         extra = f" (inverse: {r.inverse})" if r.inverse else ""
         desc = f" — {r.description}" if r.description else ""
         lines.append(f"- {r.name} [{tags}]: {ends}{extra}{desc}")
@@ -303,6 +347,8 @@ class SchemaTracker:
 
     def _may_change(self, w: WriteSet) -> bool:
         if w.relation_types or w.delete_nodes or w.delete_edges:
+            return True
+        if any(key.startswith(META_PREFIX) for key in w.meta):  # a registration (node type, description)
             return True
         for n in (*w.nodes, *w.updated_nodes):
             known = self._labels.get(n.label)

@@ -8,6 +8,7 @@ types; the core never names a domain. Edge types here are registered as
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from cef.model import RelationSemantics, RelationType
@@ -16,7 +17,9 @@ __all__ = [
     "BELIEF_RELATIONS",
     "MEMORY_RELATIONS",
     "UNIVERSAL_RELATIONS",
+    "UNKNOWN_KIND",
     "NodeKind",
+    "infer_kind",
     "universal_relation_types",
 ]
 
@@ -33,6 +36,24 @@ class NodeKind(StrEnum):
     BELIEF = "belief"  # a reconciled understanding (can change)
     TIME_POINT = "time_point"  # a moment: 2025-12-31T10:00
     TIME_RANGE = "time_range"  # a duration: December 2025, last week
+
+
+#: the kind of a node type written before any declaration placed it under a universal kind
+UNKNOWN_KIND = "unknown"
+
+
+def infer_kind(label: str) -> NodeKind | None:
+    """The universal kind a label names itself (``Event``, ``TimePoint``, ``time_range``), else None.
+
+    A label seen for the first time is registered under this kind, or under
+    :data:`UNKNOWN_KIND` until a declaration places it (the label's spelling is
+    all there is to go by: no word list of any domain)."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", label.strip())
+    key = re.sub(r"[\s\-]+", "_", snake).lower()
+    try:
+        return NodeKind(key)
+    except ValueError:
+        return None
 
 
 _A = RelationSemantics.ASSOCIATION

@@ -1,13 +1,14 @@
-"""The registry's state and the read-only questions asked of it: type hierarchy, kinds, synonyms."""
+"""The registry's state and the read-only questions asked of it: types, hierarchy, kinds, synonyms."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cef.extract.normalize import normalize_name
 from cef.model import RelationType
-from cef.schema.kinds import NodeKind
+from cef.schema.kinds import UNKNOWN_KIND, NodeKind, infer_kind
 from cef.schema.specs import (
     ClassExtension,
     EdgeTypeSpec,
@@ -25,6 +26,9 @@ __all__ = ["PendingRegistrations", "RegistryState", "TypeLookups"]
 
 @dataclass
 class RegistryState:
+    """What is registered: node types (declared or first written), the extra attributes of edge types
+    (their relation type records live in the store's relation-type table), vocabularies, pipelines."""
+
     node_types: dict[str, NodeTypeSpec] = field(default_factory=dict)
     edge_types: dict[str, EdgeTypeSpec] = field(default_factory=dict)
     vocabularies: dict[str, Vocabulary] = field(default_factory=dict)
@@ -56,27 +60,60 @@ class PendingRegistrations:
 
 
 class TypeLookups:
-    """Read-only lookups over a :class:`RegistryState` (mixed into the registry)."""
+    """Read-only lookups over a :class:`RegistryState` and the relation types (mixed into the registry)."""
 
     _state: RegistryState
     _pending: PendingRegistrations | None
     _is_a_cache: dict[tuple[str, str], bool]
     _synonym_index: dict[str, set[str]] | None
 
+    def _relations(self) -> Mapping[str, RelationType]:
+        """The registered relation types by name (the store's records, as the graph index holds them)."""
+        raise NotImplementedError
+
     @property
     def _s(self) -> RegistryState:
-        """The state being read: the pending one inside :meth:`ExtensionRegistry.batch`, else the current one."""
+        """The state being read: the pending one inside :meth:`SchemaRegistry.batch`, else the current one."""
         return self._pending.state if self._pending is not None else self._state
 
-    # -------------------------------------------------------------- lookups
+    # -------------------------------------------------------------- node types
     @property
     def node_types(self) -> dict[str, NodeTypeSpec]:
+        """Every registered node type: declared ones and labels registered when first written."""
         return dict(self._s.node_types)
 
     @property
-    def edge_types(self) -> dict[str, EdgeTypeSpec]:
-        return dict(self._s.edge_types)
+    def declared_node_types(self) -> dict[str, NodeTypeSpec]:
+        """The node types a declaration placed (``register_node_type``), not only written."""
+        return {k: v for k, v in self._s.node_types.items() if v.declared}
 
+    def node_type(self, name: str) -> NodeTypeSpec | None:
+        return self._s.node_types.get(name)
+
+    # -------------------------------------------------------------- relation types
+    @property
+    def relation_types(self) -> dict[str, RelationType]:
+        """Every registered relation type by name."""
+        if self._pending is not None:
+            return {**self._relations(), **self._pending.relation_types}
+        return dict(self._relations())
+
+    def relation_type(self, name: str) -> RelationType | None:
+        if self._pending is not None and name in self._pending.relation_types:
+            return self._pending.relation_types[name]
+        return self._relations().get(name)
+
+    @property
+    def edge_types(self) -> dict[str, EdgeTypeSpec]:
+        """Every relation type as an edge type spec (with the property schema a registration gave it)."""
+        extra = self._s.edge_types
+        return {name: EdgeTypeSpec.of(rt, extra.get(name)) for name, rt in self.relation_types.items()}
+
+    def edge_type(self, name: str) -> EdgeTypeSpec | None:
+        rt = self.relation_type(name)
+        return EdgeTypeSpec.of(rt, self._s.edge_types.get(name)) if rt is not None else None
+
+    # -------------------------------------------------------------- the rest
     @property
     def vocabularies(self) -> dict[str, Vocabulary]:
         return dict(self._s.vocabularies)
@@ -93,12 +130,6 @@ class TypeLookups:
     def strict(self) -> bool:
         return self._s.strict
 
-    def node_type(self, name: str) -> NodeTypeSpec | None:
-        return self._s.node_types.get(name)
-
-    def edge_type(self, name: str) -> EdgeTypeSpec | None:
-        return self._s.edge_types.get(name)
-
     def pipeline(self, content_type: str) -> tuple[ContentParser, Decomposer | None] | None:
         return self._s.parsers.get(content_type.strip().lower())
 
@@ -109,16 +140,24 @@ class TypeLookups:
                 return ctype
         return None
 
+    # -------------------------------------------------------------- hierarchy
     @staticmethod
-    def _walk_is_a(s: RegistryState, label: str, ancestor: str) -> bool:
+    def _parent(s: RegistryState, label: str) -> str | None:
+        """The parent of a label: its registered one, else the kind its name infers (a kind label and
+        an unknown one have none)."""
+        spec = s.node_types.get(label)
+        parent = spec.parent if spec is not None else (k.value if (k := infer_kind(label)) else None)
+        return None if parent in (label, UNKNOWN_KIND) else parent
+
+    @classmethod
+    def _walk_is_a(cls, s: RegistryState, label: str, ancestor: str) -> bool:
         seen: set[str] = set()
         cur: str | None = label
         while cur is not None and cur not in seen:
             if cur == ancestor:
                 return True
             seen.add(cur)
-            spec = s.node_types.get(cur)
-            cur = spec.parent if spec is not None else None
+            cur = cls._parent(s, cur)
         return False
 
     def is_a(self, label: str, ancestor: str) -> bool:
@@ -134,31 +173,20 @@ class TypeLookups:
         return hit
 
     def kind_of(self, label: str) -> NodeKind | None:
-        """The universal kind above a label (a kind label is its own kind); None when unregistered."""
-        s = self._s
-        seen: set[str] = set()
-        cur: str | None = label
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            spec = s.node_types.get(cur)
-            if spec is None:
-                break
-            cur = spec.parent
-            if cur == spec.name:
-                break
+        """The universal kind above a label (a kind label is its own kind); None when unknown."""
+        top = self.ancestors(label)[-1]
         try:
-            return NodeKind(cur) if cur is not None else None
+            return NodeKind(top)
         except ValueError:
             return None
 
     def ancestors(self, label: str) -> list[str]:
-        """``label`` and every registered parent above it, nearest first."""
+        """``label`` and every parent above it, nearest first."""
         out: list[str] = []
         cur: str | None = label
         while cur is not None and cur not in out:
             out.append(cur)
-            spec = self._s.node_types.get(cur)
-            cur = spec.parent if spec is not None else None
+            cur = self._parent(self._s, cur)
         return out
 
     def _synonyms(self) -> dict[str, set[str]]:

@@ -1,7 +1,7 @@
 """The ports of an ingestion pipeline: what a parser and a decomposer are given and must return.
 
 A domain registers a pipeline per content type
-(:meth:`~cef.schema.registry.ExtensionRegistry.register_ingestion_pipeline`);
+(:meth:`~cef.schema.registry.SchemaRegistry.register_ingestion_pipeline`);
 the semantic memory calls its parser, then its decomposer, with an
 :class:`IngestContext` and writes the batch they return.
 """

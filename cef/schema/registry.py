@@ -1,34 +1,46 @@
-"""The extension registry: node types, edge types, vocabularies and ingestion pipelines.
+"""The schema registry: the vocabulary of a knowledge base, and the one check of every write.
 
-Domains extend the vocabulary, never the API::
+Every knowledge base owns one (``kb.schema``). It holds
 
-    reg = memory.get_extension_registry()
-    reg.register_node_type("medication", parent_kind=NodeKind.CLASS, schema={"generic_name": "string"})
-    reg.register_edge_type("prescribed_to", source_types=["medication"], target_types=["patient"], inverse="takes")
-    reg.register_vocabulary("pharma", synonyms={"patient": ["client", "subject"]})
+* node types: each label with its parent (a universal kind, another node type,
+  or ``unknown``), description, property schema and validation. A label is
+  registered when first written (its kind inferred from its name,
+  :func:`~cef.schema.kinds.infer_kind`) or when declared::
 
-Every write to the knowledge base is checked against what is registered (the
-registry plugs into ``KnowledgeIndexer.validators`` and its ``is_a`` hook, so
-``source_types=["instance"]`` accepts any node type under the instance kind).
-Registrations persist in the store's meta table (``memory.registry.*``) and are
-reloaded on open. Callables (validation functions, parsers, extensions) persist
-by import path and are restored when they can be imported; an extension class
-restored on open registers its callables again.
+      kb.schema.register_node_type("medication", parent_kind=NodeKind.CLASS, schema={"generic_name": "string"})
+
+* relation types (semantics, inverse, endpoint types, description): the store's
+  relation-type records; a batch's ``relation_types`` or a declaration registers one::
+
+      kb.schema.register_edge_type("prescribed_to", source_types=["medication"], inverse="takes")
+
+* vocabularies and ingestion pipelines a domain registers (the semantic memory's
+  extensions register into this same registry).
+
+The engine's indexer runs :meth:`~cef.schema.checks.WriteChecks.check_write`
+on every write, in its transaction. Registrations persist in the store's meta
+table (``schema.*``, read on open and followed through the change feed, so
+every process sees them); callables (validations, parsers, extensions) persist
+by import path and come back only through :meth:`SchemaRegistry.restore` (the
+semantic memory opening with ``restore_extensions``): opening a knowledge base
+never runs code named in its store.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError as PydanticValidationError
 
 from cef.errors import UnknownNodeTypeError, ValidationError
-from cef.model import Batch, Edge, Node, RelationSemantics
+from cef.model import RelationSemantics, RelationType
+from cef.schema.checks import META_PREFIX, WriteChecks
 from cef.schema.kinds import NodeKind
-from cef.schema.lookups import PendingRegistrations, RegistryState, TypeLookups
+from cef.schema.lookups import PendingRegistrations, RegistryState
 from cef.schema.specs import (
     NAME_PATTERN,
     ClassExtension,
@@ -39,57 +51,74 @@ from cef.schema.specs import (
     Registers,
     SemanticMemoryExtension,
     Vocabulary,
-    check_properties,
     import_path,
     instantiate,
     load_object,
     merge_endpoint_types,
     property_schema,
     relation_key,
-    run_validation,
 )
+from cef.store.base import WriteSet
 
 if TYPE_CHECKING:
-    from cef.engine.indexer import KnowledgeIndexer
-    from cef.engine.kb import KnowledgeBase
+    from cef.graph.index import GraphIndex
     from cef.schema.pipelines import ContentParser, Decomposer
+    from cef.store.base import RecordStore
 
-__all__ = ["META_PREFIX", "ExtensionRegistry"]
+__all__ = ["LEGACY_PREFIX", "META_PREFIX", "SchemaHost", "SchemaRegistry"]
 
 log = logging.getLogger(__name__)
 
-META_PREFIX = "memory.registry."
+#: where registrations were kept before the registry was the knowledge base's (read on open)
+LEGACY_PREFIX = "memory.registry."
 
 
-class ExtensionRegistry(TypeLookups):
-    """Registered node types, edge types, vocabularies and pipelines of one knowledge base."""
+class SchemaHost(Protocol):
+    """What the registry reads and writes through (:class:`~cef.engine.state.EngineState` is one)."""
 
-    def __init__(self, kb: KnowledgeBase, owner: Any = None) -> None:
-        self.kb = kb
-        self.owner = owner  # what extensions receive in register() (the SemanticMemory)
+    @property
+    def store(self) -> RecordStore: ...
+
+    @property
+    def graph(self) -> GraphIndex: ...
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+    def sync(self) -> None: ...
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+    def commit(self, writes: WriteSet) -> None: ...
+
+
+class SchemaRegistry(WriteChecks):
+    """The node types, relation types, vocabularies and pipelines of one knowledge base."""
+
+    def __init__(self, host: SchemaHost) -> None:
+        self.host = host
         self._state = RegistryState()
-        self._pending: PendingRegistrations | None = None
+        self._local = threading.local()  # a registration batch belongs to the thread that opened it
         self._is_a_cache: dict[tuple[str, str], bool] = {}
         self._synonym_index: dict[str, set[str]] | None = None
-        self._version: Any = None
+        self._node_checks = (self._state, {})
+        self._version = 0
 
-    # ------------------------------------------------------------ hooks
-    def install(self) -> None:
-        """Plug the registry into the knowledge base's indexer (validators and ``is_a``)."""
-        indexer = self.kb.indexer
-        if not any(getattr(v, "__self__", None) is self for v in indexer.validators):
-            indexer.validators.append(self.validate)
-        indexer.is_a = self.is_a  # type: ignore[attr-defined]
+    def _relations(self) -> Mapping[str, RelationType]:
+        return self.host.graph.rel_types
 
-    def uninstall(self) -> None:
-        indexer = self.kb.indexer
-        indexer.validators[:] = [v for v in indexer.validators if getattr(v, "__self__", None) is not self]
-        if getattr(indexer, "is_a", None) == self.is_a:
-            del indexer.is_a  # type: ignore[attr-defined]
+    @property
+    def _pending(self) -> PendingRegistrations | None:
+        """This thread's open registration batch (a write in another thread never reads it)."""
+        return getattr(self._local, "pending", None)
+
+    @_pending.setter
+    def _pending(self, value: PendingRegistrations | None) -> None:
+        self._local.pending = value
 
     # ------------------------------------------------------------ batching
     @contextmanager
-    def batch(self) -> Iterator[ExtensionRegistry]:
+    def batch(self) -> Iterator[SchemaRegistry]:
         """Group registrations into one transaction: all are written, or none (and none apply)."""
         if self._pending is not None:
             yield self
@@ -104,13 +133,19 @@ class ExtensionRegistry(TypeLookups):
 
     def _flush(self, pending: PendingRegistrations) -> None:
         if pending.relation_types or pending.meta:
-            meta = dict(pending.meta)
-            meta[META_PREFIX + "version"] = (self.kb.store.get_meta(META_PREFIX + "version") or 0) + 1
-            self.kb.indexer.upsert_batch(
-                Batch(relation_types=list(pending.relation_types.values())), meta=meta
-            )
-            self._version = meta[META_PREFIX + "version"]
-        self._state = pending.state
+            host = self.host
+            with host.lock:
+                host.sync()
+                declared = list(pending.relation_types.values())
+                self.check_relation_types(declared)
+                meta = {**pending.meta, META_PREFIX + "version": self._version + 1}
+                host.commit(WriteSet(relation_types=declared, meta=meta))  # the engine absorbs the meta
+                self._version = meta[META_PREFIX + "version"]
+        # what was written is in the state now (with any other thread's commits); add the live objects
+        state = self._state.copy()
+        state.validations.update(pending.state.validations)
+        state.parsers.update(pending.state.parsers)
+        self._state = state
         self._changed()
 
     def _changed(self) -> None:
@@ -134,14 +169,15 @@ class ExtensionRegistry(TypeLookups):
         domain: str | None = None,
         parent_type: NodeKind | str | None = None,
     ) -> NodeTypeSpec:
-        """Register (or widen) a node type under a universal kind or another registered node type.
+        """Declare (or widen) a node type under a universal kind or another registered node type.
 
         ``schema`` maps property names to a type (``string``, ``int``, ``float``,
         ``bool``, ``date``, ``datetime``, ``list``, ``dict``, ``any``) or to
         ``{"type": ..., "required": True}``; ``required`` names required
         properties. ``validation`` is called with each written node and refuses
         it by raising ``ValueError`` or returning ``False`` or a message.
-        ``parent_type`` is an alias of ``parent_kind`` (the seed's spelling).
+        ``parent_type`` is an alias of ``parent_kind`` (the seed's spelling). A
+        label registered only by being written is placed by its first declaration.
         """
         parent = str(parent_type if parent_type is not None else parent_kind)
         what = f"node type {name!r}"
@@ -149,6 +185,10 @@ class ExtensionRegistry(TypeLookups):
             raise ValidationError(f"{what}: a type name is letters, digits and underscores")
         kinds = {k.value for k in NodeKind}
         s = self._s
+        if name in kinds and parent != name:
+            raise ValidationError(
+                f"{what}: a universal kind is the root of its types, never under {parent!r}"
+            )
         if parent not in kinds and parent not in s.node_types:
             raise UnknownNodeTypeError(
                 f"{what}: parent {parent!r} is neither a universal kind ({', '.join(sorted(kinds))}) "
@@ -160,7 +200,7 @@ class ExtensionRegistry(TypeLookups):
         with self.batch():
             s = self._s
             old = s.node_types.get(name)
-            if old is not None and old.parent != parent:
+            if old is not None and old.declared and old.parent != parent:
                 raise ValidationError(
                     f"{what} is already registered under {old.parent!r}; it cannot move under {parent!r}"
                 )
@@ -203,7 +243,7 @@ class ExtensionRegistry(TypeLookups):
         description: str = "",
         domain: str | None = None,
     ) -> EdgeTypeSpec:
-        """Register (or widen) an edge type; it becomes a relation type of the knowledge base.
+        """Declare (or widen) a relation type, with a property schema for its edges.
 
         Registering a name again widens it: endpoint types are united (an empty
         list on either side means any) and property schemas merged. The graph
@@ -221,52 +261,14 @@ class ExtensionRegistry(TypeLookups):
                 f"{what}: unknown semantics {semantics!r}; use one of {[s.value for s in RelationSemantics]}"
             ) from None
         props = property_schema(properties_schema, required, what)
-        g = self.kb.state.graph
-        inverse_of = {rt.inverse: rt.name for rt in g.rel_types.values() if rt.inverse}
+        inverse_of = {rt.inverse: rt.name for rt in self.relation_types.values() if rt.inverse}
         if name in inverse_of:
             raise ValidationError(
                 f"{what}: {name!r} is already the inverse of {inverse_of[name]!r}; write edges under that name"
             )
         with self.batch():
-            s = self._s
-            old = s.edge_types.get(name)
-            existing_rt = g.rel_types.get(name)
-            if old is None and existing_rt is not None:
-                # a relation type registered outside the memory: adopt its attributes
-                old = EdgeTypeSpec(
-                    name=name,
-                    source_types=list(existing_rt.source_types),
-                    target_types=list(existing_rt.target_types),
-                    inverse=existing_rt.inverse,
-                    semantics=existing_rt.semantics,
-                    bidirectional=existing_rt.bidirectional,
-                    description=existing_rt.description,
-                )
-            if old is not None:
-                if inverse is not None and old.inverse is not None and inverse != old.inverse:
-                    raise ValidationError(
-                        f"{what}: already registered with inverse {old.inverse!r}, not {inverse!r}"
-                    )
-                merged = dict(old.properties)
-                for key, spec in props.items():
-                    prev = merged.get(key)
-                    if prev is not None and prev.type != spec.type and "any" not in (prev.type, spec.type):
-                        raise ValidationError(
-                            f"{what}: property {key!r} is already registered as {prev.type}, not {spec.type}"
-                        )
-                    merged[key] = spec
-                spec_new = EdgeTypeSpec(
-                    name=name,
-                    source_types=merge_endpoint_types(old.source_types, list(source_types or [])),
-                    target_types=merge_endpoint_types(old.target_types, list(target_types or [])),
-                    properties=merged,
-                    inverse=old.inverse or inverse,
-                    semantics=old.semantics,
-                    bidirectional=old.bidirectional or bidirectional,
-                    description=old.description or description,
-                    domain=old.domain or domain,
-                )
-            else:
+            existing = self.relation_type(name)
+            if existing is None:
                 spec_new = EdgeTypeSpec(
                     name=name,
                     source_types=list(dict.fromkeys(source_types or [])),
@@ -278,14 +280,63 @@ class ExtensionRegistry(TypeLookups):
                     description=description,
                     domain=domain,
                 )
-            if spec_new != s.edge_types.get(name):
-                s.edge_types[name] = spec_new
+            else:
+                spec_new = self._widened(
+                    EdgeTypeSpec.of(existing, self._s.edge_types.get(name)),
+                    list(source_types or []),
+                    list(target_types or []),
+                    props,
+                    inverse=inverse,
+                    bidirectional=bidirectional,
+                    description=description,
+                    domain=domain,
+                )
+            if spec_new != self._s.edge_types.get(name):
+                self._s.edge_types[name] = spec_new
                 self._put(f"edge.{name}", spec_new.model_dump(mode="json"))
             rt = spec_new.relation_type()
-            if existing_rt is None or relation_key(existing_rt) != relation_key(rt):
+            if existing is not None:  # keep what the record says beyond the spec (parent end, metadata)
+                kept = ("source_types", "target_types", "inverse", "bidirectional", "description")
+                rt = existing.model_copy(update={k: getattr(rt, k) for k in kept})
+            if existing is None or relation_key(existing) != relation_key(rt):
                 assert self._pending is not None
                 self._pending.relation_types[name] = rt
-        return self._s.edge_types[name]
+        return spec_new
+
+    @staticmethod
+    def _widened(
+        old: EdgeTypeSpec,
+        source_types: list[str],
+        target_types: list[str],
+        props: Mapping[str, Any],
+        *,
+        inverse: str | None,
+        bidirectional: bool,
+        description: str,
+        domain: str | None,
+    ) -> EdgeTypeSpec:
+        what = f"edge type {old.name!r}"
+        if inverse is not None and old.inverse is not None and inverse != old.inverse:
+            raise ValidationError(f"{what}: already registered with inverse {old.inverse!r}, not {inverse!r}")
+        merged = dict(old.properties)
+        for key, spec in props.items():
+            prev = merged.get(key)
+            if prev is not None and prev.type != spec.type and "any" not in (prev.type, spec.type):
+                raise ValidationError(
+                    f"{what}: property {key!r} is already registered as {prev.type}, not {spec.type}"
+                )
+            merged[key] = spec
+        return EdgeTypeSpec(
+            name=old.name,
+            source_types=merge_endpoint_types(old.source_types, source_types),
+            target_types=merge_endpoint_types(old.target_types, target_types),
+            properties=merged,
+            inverse=old.inverse or inverse,
+            semantics=old.semantics,
+            bidirectional=old.bidirectional or bidirectional,
+            description=old.description or description,
+            domain=old.domain or domain,
+        )
 
     # ---------------------------------------------------------- vocabulary
     def register_vocabulary(
@@ -386,65 +437,100 @@ class ExtensionRegistry(TypeLookups):
         return self._s.pipelines[key]
 
     # ----------------------------------------------------------- extensions
-    def register_extension(self, extension: SemanticMemoryExtension | Registers) -> None:
-        """Run an extension's ``register`` in one batch (all of it is registered, or none)."""
+    def register_extension(self, extension: SemanticMemoryExtension | Registers, owner: Any = None) -> None:
+        """Run an extension's ``register(owner)`` in one batch (all of it is registered, or none).
+
+        ``owner`` is what the extension registers through (the semantic memory); None: this registry."""
         name = getattr(extension, "name", "")
         if not isinstance(name, str) or not name:
             raise ValidationError(f"extension {extension!r} needs a non-empty name")
         if not callable(getattr(extension, "register", None)):
             raise ValidationError(f"extension {name!r} needs a register(memory) method")
         with self.batch():
-            extension.register(self.owner if self.owner is not None else self)
+            extension.register(owner if owner is not None else self)
             s = self._s
             path = import_path(type(extension))
             if s.extensions.get(name, "") != path:
                 s.extensions[name] = path
                 self._put(f"extension.{name}", path)
 
+    def get_extension_registry(self) -> SchemaRegistry:
+        """This registry (what an extension registered without a memory asks for)."""
+        return self
+
     def set_strict(self, strict: bool) -> None:
-        """Strict: nodes whose label is neither a kind nor a registered type are refused."""
+        """Strict: nodes whose label is neither a kind nor a declared type are refused."""
         with self.batch():
             if self._s.strict != strict:
                 self._s.strict = strict
                 self._put("strict", strict)
 
     # -------------------------------------------------------------- loading
-    def load(self, *, restore: bool = True) -> None:
-        """Read registrations from the store; with ``restore``, re-import extensions and parsers."""
+    def load(self) -> None:
+        """Read the registrations from the store (on open, and when another process changed them).
+
+        Declarative parts (types, property schemas, vocabularies) apply at once; callables named by
+        import path (validations, parsers, extensions) only once :meth:`restore` imported them."""
         state = RegistryState()
-        for key, value in self.kb.store.meta_items(META_PREFIX):
-            kind, _, name = key[len(META_PREFIX) :].partition(".")
-            try:
-                if kind == "node":
-                    state.node_types[name] = NodeTypeSpec.model_validate(value)
-                elif kind == "edge":
-                    state.edge_types[name] = EdgeTypeSpec.model_validate(value)
-                elif kind == "vocab":
-                    state.vocabularies[name] = Vocabulary.model_validate(value)
-                elif kind == "pipeline":
-                    state.pipelines[name] = PipelineSpec.model_validate(value)
-                elif kind == "extension":
-                    state.extensions[name] = value
-                elif kind == "strict":
-                    state.strict = bool(value)
-                elif kind == "version":
-                    self._version = value
-            except PydanticValidationError as exc:
-                log.warning("ignoring unreadable registry entry %s: %s", key, exc)
-        # keep live objects registered in this process
+        store = self.host.store
+        for prefix in (LEGACY_PREFIX, META_PREFIX):
+            for key, value in store.meta_items(prefix):
+                self._read_entry(state, key[len(prefix) :], value)
+        # keep the live objects registered in this process
         state.validations = dict(self._state.validations)
         state.parsers = dict(self._state.parsers)
         self._state = state
         self._changed()
-        if restore:
-            self._restore()
+
+    def absorb(self, meta: Mapping[str, Any]) -> None:
+        """Take in the registry entries of a commit of this process (the engine calls it)."""
+        entries = [(k[len(META_PREFIX) :], v) for k, v in meta.items() if k.startswith(META_PREFIX)]
+        if not entries:
+            return
+        state = self._state.copy()
+        for key, value in entries:
+            self._read_entry(state, key, value)
+        self._state = state
+        self._changed()
+
+    def _read_entry(self, state: RegistryState, key: str, value: Any) -> None:
+        kind, _, name = key.partition(".")
+        try:
+            if kind == "node":  # a declaration
+                state.node_types[name] = NodeTypeSpec.model_validate(value)
+            elif kind == "seen":  # a first write: never over a declaration
+                known = state.node_types.get(name)
+                if known is None or not known.declared:
+                    state.node_types[name] = NodeTypeSpec.model_validate(value)
+            elif kind == "edge":
+                state.edge_types[name] = EdgeTypeSpec.model_validate(value)
+            elif kind == "vocab":
+                state.vocabularies[name] = Vocabulary.model_validate(value)
+            elif kind == "pipeline":
+                state.pipelines[name] = PipelineSpec.model_validate(value)
+            elif kind == "extension":
+                state.extensions[name] = value
+            elif kind == "strict":
+                state.strict = bool(value)
+            elif kind == "version":
+                self._version = max(self._version, int(value or 0))
+        except (PydanticValidationError, TypeError, ValueError) as exc:
+            log.warning("ignoring unreadable registry entry %s: %s", key, exc)
 
     def refresh(self) -> None:
-        """Reload if another process changed the registry."""
-        if self._pending is None and self.kb.store.get_meta(META_PREFIX + "version") != self._version:
-            self.load(restore=False)
+        """Catch up with registrations other processes made (they come with the change feed)."""
+        with self.host.reading():
+            pass
 
-    def _restore(self) -> None:
+    def restore(self, owner: Any = None) -> None:
+        """Register the persisted extensions again (their callables come back), re-create the
+        persisted pipelines' parsers and re-import the node types' validations; ``owner`` is what the
+        extensions register through. Only this imports code named in the store (the semantic memory
+        calls it when it opens with ``restore_extensions``); opening a knowledge base never does."""
+        state = self._state.copy()
+        self._restore_validations(state)
+        self._state = state
+        self._changed()
         s = self._state
         for name, path in list(s.extensions.items()):
             if not path:
@@ -453,10 +539,10 @@ class ExtensionRegistry(TypeLookups):
                 cls = load_object(path)
                 if not isinstance(cls, type) or not issubclass(cls, SemanticMemoryExtension):
                     raise TypeError(f"{path} is not a SemanticMemoryExtension")
-                self.register_extension(cls())
+                self.register_extension(cls(), owner)
             except Exception as exc:
                 log.warning("extension %r (%s) could not be restored: %s", name, path, exc)
-        for ctype, spec in list(s.pipelines.items()):
+        for ctype, spec in list(self._state.pipelines.items()):
             if ctype in self._state.parsers or spec.parser is None:
                 continue
             try:
@@ -466,47 +552,14 @@ class ExtensionRegistry(TypeLookups):
                 log.warning("pipeline %r could not be restored: %s", ctype, exc)
                 continue
             self._state.parsers[ctype] = (parser, decomposer)
-        for name, ntype in s.node_types.items():
-            if ntype.validation and name not in self._state.validations:
+
+    @staticmethod
+    def _restore_validations(state: RegistryState) -> None:
+        for name, ntype in state.node_types.items():
+            if ntype.validation and name not in state.validations:
                 try:
                     fn = load_object(ntype.validation)
                     if callable(fn):
-                        self._state.validations[name] = fn
+                        state.validations[name] = fn
                 except Exception as exc:
                     log.warning("validation of node type %r could not be restored: %s", name, exc)
-
-    # ----------------------------------------------------------- validation
-    def validate(
-        self, nodes: Sequence[Node], edges: Sequence[Edge], indexer: KnowledgeIndexer | None = None
-    ) -> None:
-        """Check writes against registered types (the ``KnowledgeIndexer.validators`` hook)."""
-        s = self._s
-        kinds = {k.value for k in NodeKind}
-        for i, node in enumerate(nodes):
-            where = f"node {node.id!r} (nodes[{i}], type {node.label!r})"
-            spec = s.node_types.get(node.label)
-            if spec is None:
-                if s.strict and node.label not in kinds:
-                    raise UnknownNodeTypeError(
-                        f"{where}: type {node.label!r} is not registered (strict registry); "
-                        f"register it with register_node_type or use a universal kind"
-                    )
-            else:
-                for label in self.ancestors(node.label):
-                    parent_spec = s.node_types.get(label)
-                    if parent_spec is not None:
-                        check_properties(node.properties, parent_spec.properties, where)
-                for label in self.ancestors(node.label):
-                    check = s.validations.get(label)
-                    if check is not None:
-                        run_validation(check, node, where)
-            if node.version > 1 and self.is_a(node.label, NodeKind.OBSERVATION.value):
-                raise ValidationError(
-                    f"{where}: observations are immutable; record a new observation instead"
-                )
-        for i, edge in enumerate(edges):
-            espec = s.edge_types.get(edge.relation_type)
-            if espec is not None and espec.properties:
-                check_properties(
-                    edge.properties, espec.properties, f"edge {edge.id!r} (edges[{i}], {edge.relation_type})"
-                )

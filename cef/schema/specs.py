@@ -1,6 +1,6 @@
 """What a domain registers: property, node-type, edge-type, vocabulary and pipeline specs.
 
-The specs are frozen pydantic models the :class:`~cef.schema.registry.ExtensionRegistry`
+The specs are frozen pydantic models the :class:`~cef.schema.registry.SchemaRegistry`
 persists in the store's meta table; the helpers here parse property schemas,
 check properties against them and name callables by import path so they can be
 restored when a knowledge base is reopened.
@@ -122,7 +122,11 @@ def _is_datetime(v: Any) -> bool:
 
 
 class NodeTypeSpec(_Spec):
-    """A registered node type: its parent (a universal kind or another node type) and property schema."""
+    """A registered node type: its parent (a universal kind or another node type) and property schema.
+
+    ``declared`` is False for a label registered when first written: its parent
+    is then the kind its name infers (:func:`~cef.schema.kinds.infer_kind`) or
+    ``unknown``, and a later declaration may place it anywhere."""
 
     name: str
     parent: str
@@ -130,6 +134,7 @@ class NodeTypeSpec(_Spec):
     description: str = ""
     validation: str | None = Field(default=None, description="import path of the validation callable")
     domain: str | None = None
+    declared: bool = True
 
 
 class EdgeTypeSpec(_Spec):
@@ -144,6 +149,22 @@ class EdgeTypeSpec(_Spec):
     bidirectional: bool = False
     description: str = ""
     domain: str | None = None
+
+    @classmethod
+    def of(cls, rt: RelationType, extra: EdgeTypeSpec | None = None) -> EdgeTypeSpec:
+        """The spec of a relation type: its record's attributes, with the property schema and domain
+        a registration added (``extra``)."""
+        return cls(
+            name=rt.name,
+            source_types=list(rt.source_types),
+            target_types=list(rt.target_types),
+            properties=dict(extra.properties) if extra is not None else {},
+            inverse=rt.inverse,
+            semantics=rt.semantics,
+            bidirectional=rt.bidirectional,
+            description=rt.description,
+            domain=extra.domain if extra is not None else None,
+        )
 
     def relation_type(self) -> RelationType:
         return RelationType(

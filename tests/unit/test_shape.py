@@ -271,7 +271,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engine", ("cef.engine", "cef.wiring")),
     (
         "ingest and domains",
-        ("cef.ingest", "cef.memory", "cef.context", "cef.transfer", "cef.schema.registry"),
+        ("cef.ingest", "cef.memory", "cef.context", "cef.transfer"),
     ),
     ("front doors", ("cef.cli", "cef.server", "cef.adapters", "cef")),
 ]

