@@ -15,12 +15,14 @@ from cef.cli.common import (
     LLMApiKeyOption,
     LLMBaseUrlOption,
     LLMModelOption,
+    TimeLimitOption,
     cli_errors,
     err_console,
     make_client,
     open_engine,
     require_text,
 )
+from cef.engine.policy import QueryPolicy
 
 
 def ask(
@@ -48,6 +50,7 @@ def ask(
     depth: Annotated[int, typer.Option(help="Graph traversal depth (0-10).", min=0, max=10)] = 2,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Longest answer, in tokens.", min=1)] = 512,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    time_limit_ms: TimeLimitOption = None,
 ) -> None:
     """Answer a question from the knowledge base with an LLM, citing the chunks it used.
 
@@ -67,7 +70,13 @@ def ask(
             kb = open_engine(db, embedder)
             try:
                 got = kb.answer(
-                    question, client, understand=understand, top_k=top_k, depth=depth, max_tokens=max_tokens
+                    question,
+                    client,
+                    understand=understand,
+                    top_k=top_k,
+                    depth=depth,
+                    max_tokens=max_tokens,
+                    policy=QueryPolicy.limited(time_limit_ms),
                 )
             finally:
                 kb.close()

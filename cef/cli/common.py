@@ -42,6 +42,17 @@ EmbedderOption = Annotated[
         show_default=False,
     ),
 ]
+TimeLimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--time-limit-ms",
+        help="Graph time limit in milliseconds, for every strategy (the server's graph_timeout_ms): past "
+        "it the graph work stops and vector search answers. Default: none.",
+        min=1,
+        max=600_000,
+        show_default=False,
+    ),
+]
 
 #: the file given by ``cef --config`` (set by the app's callback; None: $CEF_CONFIG or ./cef.toml)
 CONFIG_FILE: list[Path | None] = [None]

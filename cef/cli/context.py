@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from cef.cli.common import DbOption, EmbedderOption, cli_errors, err_console, open_engine, require_text
+from cef.cli.common import (
+    DbOption,
+    EmbedderOption,
+    TimeLimitOption,
+    cli_errors,
+    err_console,
+    open_engine,
+    require_text,
+)
 from cef.context.formats import ContextFormat
 from cef.context.request import RankingStrategy
 
@@ -56,6 +64,7 @@ def context(
             help="Entities, relationships, domain rules and claims from the graph (one query) instead of chunks.",
         ),
     ] = False,
+    time_limit_ms: TimeLimitOption = None,
 ) -> None:
     """Print the context for one or more queries, packed into a token budget.
 
@@ -68,6 +77,7 @@ def context(
     from cef.context.graph_provider import GraphContextProvider, KnowledgeContextOptions
     from cef.context.provider import ContextProvider
     from cef.context.request import ContextRequest, QuerySpec
+    from cef.engine.policy import QueryPolicy
 
     for q in queries:
         require_text(q, "QUERIES", 'cef context "Which medications interact with warfarin?"')
@@ -86,7 +96,7 @@ def context(
                 )
                 text, warnings, reason = kctx.formatted_context, kctx.warnings, kctx.reason
             else:
-                provider = ContextProvider(kb, tokenizer)
+                provider = ContextProvider(kb, tokenizer, policy=QueryPolicy.limited(time_limit_ms))
                 response = provider.provide_context(
                     ContextRequest(
                         queries=[QuerySpec(query=q) for q in queries],

@@ -18,6 +18,7 @@ from cef.cli.common import (
     LLMApiKeyOption,
     LLMBaseUrlOption,
     LLMModelOption,
+    TimeLimitOption,
     cli_errors,
     console,
     err_console,
@@ -28,7 +29,8 @@ from cef.cli.common import (
     require_text,
 )
 from cef.cli.timings import CommandTimings
-from cef.model import GraphQuery, SearchResult, SearchStrategy, TraversalHint
+from cef.engine.policy import QueryPolicy
+from cef.model import GraphQuery, ResolutionTarget, SearchResult, SearchStrategy, TraversalHint
 
 
 def init(db: DbOption = None, embedder: EmbedderOption = "default") -> None:
@@ -236,6 +238,7 @@ def query(
             "also CEF_TIMINGS=1.",
         ),
     ] = False,
+    time_limit_ms: TimeLimitOption = None,
 ) -> None:
     """Answer a question with ranked chunks, answer nodes and the graph paths that explain them.
 
@@ -247,8 +250,6 @@ def query(
 
     With a pattern file (JSON or YAML GraphPattern):  cef query "Who takes it?" --pattern p.yaml
     """
-    from cef.model import ResolutionTarget
-
     if fmt not in ("text", "markdown", "json"):
         raise typer.BadParameter("use text, markdown or json", param_hint="--format")
     require_text(text, "QUESTION", 'cef query "Which medications interact with warfarin?"')
@@ -265,13 +266,13 @@ def query(
                 traversal=TraversalHint(depth=depth, relation_types=relation or []),
                 strategy=strategy,
                 top_k=top_k,
-                min_results=min(min_results, top_k),
+                min_results=min_results,
                 scope=scope,
                 as_of=when,
                 patterns=patterns,
             )
             with clock.phase("retrieve (without the model loads below)", minus_library=True):
-                result = kb.retrieve(q)
+                result = kb.retrieve(QueryPolicy.limited(time_limit_ms).bound(q))
         finally:
             with clock.phase("close"):
                 kb.close()

@@ -247,7 +247,6 @@ def graph(
                         traversal=TraversalHint(depth=depth),
                         strategy=strategy,
                         top_k=top_k,
-                        min_results=min(3, top_k),
                     )
                 )
                 view = result_view(kb, result)

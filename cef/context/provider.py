@@ -44,6 +44,7 @@ from cef.context.request import (
     SelectedChunk,
 )
 from cef.context.tokens import TokenCounter, resolve_counter
+from cef.engine.policy import QueryPolicy
 from cef.errors import CefError, EmbeddingError, StoreError
 from cef.model import (
     Explanation,
@@ -185,9 +186,17 @@ class ContextProvider:
     ``"gpt-4"``), or None for cl100k when installed.
     """
 
-    def __init__(self, kb: KnowledgeBase, counter: TokenCounter | str | None = None) -> None:
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        counter: TokenCounter | str | None = None,
+        *,
+        policy: QueryPolicy | None = None,
+    ) -> None:
         self.kb = kb
         self.counter = resolve_counter(counter)
+        #: the calling door's time limit (:class:`~cef.engine.policy.QueryPolicy`), for every query
+        self.policy = policy or QueryPolicy()
 
     def provide_context(self, request: ContextRequest) -> ContextResponse:
         """Retrieve for every query, then assemble within the budget."""
@@ -230,12 +239,11 @@ class ContextProvider:
             traversal=TraversalHint(depth=request.default_depth if spec.depth is None else spec.depth),
             strategy=request.strategy,
             top_k=top_k,
-            min_results=min(3, top_k),
             include_reasoning_context=request.include_paths,
             scope=request.scope,
             as_of=request.as_of,
         )
-        return self.kb.retrieve(query)
+        return self.kb.retrieve(self.policy.bound(query))
 
     def assemble(
         self,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cef.engine.policy import QueryPolicy
 from cef.model import GraphQuery, SearchResult, TraversalHint
 from cef.schema.discovery import KnowledgeSource, discover_schema
 
@@ -120,6 +121,7 @@ def answer_question(
     depth: int = 2,
     max_tokens: int = 512,
     scope: str | None = None,
+    policy: QueryPolicy | None = None,
 ) -> Answer:
     """Retrieve for ``question`` and let ``llm`` answer from the passages, citing their ids.
 
@@ -137,6 +139,8 @@ def answer_question(
         depth: how many hops the graph traversal may take.
         max_tokens: the most tokens of the written answer.
         scope: see only that scope's records and shared ones.
+        policy: the calling door's :class:`~cef.engine.policy.QueryPolicy` (its time limit, applied to
+            the query unless it sets its own ``deadline_ms``).
 
     Returns:
         The answer (None without an LLM), the chunk ids it cites, the retrieved sources, the context
@@ -153,7 +157,6 @@ def answer_question(
         query = GraphQuery(
             query=text,
             top_k=top_k,
-            min_results=min(3, top_k),
             traversal=TraversalHint(depth=depth),
             scope=scope,
         )
@@ -164,7 +167,9 @@ def answer_question(
 
         got = QueryUnderstanding(llm).understand(text, discover_schema(kb), base=query)
         query, understood, notes = got.query, got.used_llm, list(got.notes)
-    result = kb.retrieve(query)
+    result = kb.retrieve(policy.bound(query) if policy is not None else query)
+    if result.metadata.get("timed_out"):  # the passages are what vector search found: say so
+        notes.append(result.fallbacks[0])
     context = build_context(result)
     reply: str | None = None
     if llm is None:

@@ -22,7 +22,6 @@ from cef.model import GraphQuery, RankedChunk, SearchResult, SearchStrategy
 from cef.retrieve.context import DeadlineExceeded, QueryContext, YieldToWriter
 from cef.retrieve.pathvectors import path_vectors, typed_relations
 from cef.retrieve.ports import EngineView
-from cef.retrieve.presets import AutoSettings, settings_for
 from cef.retrieve.relevance import assess_relevance
 from cef.retrieve.search import bm25_search, vector_search
 from cef.retrieve.stagestate import TokenBudget
@@ -112,7 +111,7 @@ def _retrieve_once(
             results = _within_budget(qc, results, query.max_token_budget)
         results = assess_relevance(qc, results)  # relevance in [0, 1]; "nothing matched" below the threshold
         # the one place the stages' records become the result's metadata
-        meta = qc.stages.report(settings_for(AutoSettings, query))
+        meta = qc.stages.report(query)
         meta["anchors"] = [
             {"node_id": a.node_id, "score": round(a.score, 4), "how": a.how, "target": a.target}
             for a in qc.anchors

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cef.retrieve.presets import AutoSettings
+from cef.model import GraphQuery
+from cef.retrieve.presets import AutoSettings, settings_for
 
 if TYPE_CHECKING:
     from cef.graph.filter import Expansion
@@ -256,14 +257,14 @@ class StageState:
     token_budget: TokenBudget | None = None
     relevance: Verdict | None = None
 
-    def report(self, auto: AutoSettings) -> dict[str, Any]:
-        """The result's metadata entries of these records (the pipeline adds anchors and notes);
-        ``auto``: the query's ``auto`` route settings (when a path answer is confident)."""
+    def report(self, query: GraphQuery) -> dict[str, Any]:
+        """The result's metadata entries of these records for ``query`` (the pipeline adds anchors
+        and notes)."""
         out: dict[str, Any] = {}
         if self.patterns is not None:
             out["patterns"] = self.patterns.report()
         if self.paths is not None:
-            out["paths"] = self.paths.report(auto)
+            out["paths"] = self.paths.report(settings_for(AutoSettings, query))  # when a path leads
         if self.query_entities is not None:
             out["query_entities"] = [e.as_dict() for e in self.query_entities]
         if self.ppr_seed_entities is not None:

@@ -21,6 +21,7 @@ import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from cef.engine.access import TenantView
+from cef.engine.policy import QueryPolicy, search_query
 from cef.errors import NotFoundError, ValidationError
 from cef.model import (
     Batch,
@@ -28,7 +29,6 @@ from cef.model import (
     ResolutionTarget,
     SearchResult,
     SearchStrategy,
-    TraversalHint,
     in_scope,
 )
 from cef.schema.discovery import GraphSchema, discover_schema, label_counts
@@ -129,6 +129,8 @@ class CefService:
         #: the LLM that answers questions (None: built from the settings on first use, if they name one)
         self.llm = llm
         self.settings = settings
+        #: the server's graph time limit, applied by the engine to every query without its own deadline
+        self.policy = QueryPolicy.limited(settings.graph_timeout_ms)
         self.cache: StampedTTLCache[Any] = StampedTTLCache(
             settings.cache_ttl_seconds, settings.cache_max_entries
         )
@@ -265,13 +267,11 @@ class CefService:
     async def _retrieve(self, q: GraphQuery) -> tuple[SearchResult, bool]:
         """Retrieve with the server's graph time limit (``True``: it ran out, vector search answered).
 
-        The limit is the query's own cooperative deadline (``GraphQuery.deadline_ms``): the
-        engine counts it from the moment the query holds the engine, checks it between and
-        inside its stages, and answers by vector search past it — one call, no racing thread.
+        The engine applies the limit (:class:`~cef.engine.policy.QueryPolicy`) as the query's own
+        cooperative deadline: counted from the moment the query holds the engine, checked between
+        and inside its stages, vector search answering past it — one call, no racing thread.
         """
-        limit_ms = self.settings.graph_timeout_ms
-        if limit_ms > 0 and q.deadline_ms is None:  # every strategy: only graph work checks it
-            q = q.model_copy(update={"deadline_ms": limit_ms})
+        q = self.policy.bound(q)
         result = await self.run(self.kb.retrieve, q)
         timed_out = bool(result.metadata.get("timed_out"))
         if timed_out:
@@ -301,18 +301,16 @@ class CefService:
         self.check_text(req.query)
         self.check_depth(depth, "graph_depth")
         self.check_count(req.limit)
-        graph = req.enable_graph and depth > 0
-        q = GraphQuery(
-            query=req.query,
+        q = search_query(
+            req.query,
             top_k=req.limit,
-            min_results=min(3, req.limit),
-            traversal=TraversalHint(depth=depth),
-            strategy=SearchStrategy.AUTO if graph else SearchStrategy.VECTOR,
+            depth=depth,
+            graph=req.enable_graph,
             scope=req.scope,
             tags=req.tag_list or [],
         )
         key = ("search", req.model_dump_json(), depth)
-        return await self._search_response(key, q, depth=depth, graph=graph, limit=req.limit)
+        return await self._search_response(key, q, depth=depth, limit=req.limit)
 
     async def retrieve_context(
         self, req: RetrieveContextInput, *, scope: str | None = None
@@ -326,7 +324,7 @@ class CefService:
         self.check_depth(depth, "graphHints.depth")
         q = await self.run(self._context_query, req, depth, scope)
         key = ("context", req.model_dump_json(), depth, scope)
-        return await self._search_response(key, q, depth=depth, graph=depth > 0, limit=req.topK)
+        return await self._search_response(key, q, depth=depth, limit=req.topK)
 
     def _context_query(self, req: RetrieveContextInput, depth: int, scope: str | None) -> GraphQuery:
         text = req.textQuery
@@ -354,14 +352,8 @@ class CefService:
                     ResolutionTarget(description=str(value)[:2000] or label, type_hint=label, max_matches=3)
                 ]
             relations = list(hints.traverseRelations)
-        return GraphQuery(
-            query=text,
-            targets=targets,
-            traversal=TraversalHint(relation_types=relations, depth=depth),
-            top_k=req.topK,
-            min_results=min(3, req.topK),
-            strategy=SearchStrategy.AUTO if depth > 0 else SearchStrategy.VECTOR,
-            scope=scope,
+        return search_query(
+            text, top_k=req.topK, depth=depth, scope=scope, targets=targets, relation_types=relations
         )
 
     async def _search_response(
@@ -370,7 +362,6 @@ class CefService:
         q: GraphQuery,
         *,
         depth: int,
-        graph: bool,
         limit: int,
     ) -> SearchResponse:
         async def compute() -> SearchResponse:
@@ -382,7 +373,7 @@ class CefService:
                     self.kb,
                     result,
                     depth=depth,
-                    graph_enabled=graph,
+                    graph_enabled=q.strategy is not SearchStrategy.VECTOR,  # search_query chose
                     limit=limit,
                     timed_out=timed_out,
                     elapsed_ms=(time.perf_counter() - t0) * 1000,
@@ -401,7 +392,7 @@ class CefService:
         if self.context is None:
             raise NotFoundError("provide_context is not available: cef.context.provider is not installed")
         if self._provider is None:
-            self._provider = self.context.provider_cls(self.kb)
+            self._provider = self.context.provider_cls(self.kb, policy=self.policy)
         response: BaseModel = await self.run(self._provider.provide_context, request)
         return response
 
@@ -436,6 +427,7 @@ class CefService:
                 depth=req.depth,
                 max_tokens=req.max_tokens,
                 scope=req.scope,
+                policy=self.policy,
             )
         )
 

@@ -119,3 +119,15 @@ def test_every_strategy_reports_only_the_typed_records(
     _check(clinical_kb.retrieve(GraphQuery(query="What does John take?", patterns=[pattern])))
     hinted = GraphQuery(query="What does John take?", traversal=TraversalHint(relation_types=["PRESCRIBED"]))
     _check(clinical_kb.retrieve(hinted))
+
+
+def test_the_report_reads_route_settings_only_for_a_path_answer(clinical_kb: cef.KnowledgeBase) -> None:
+    """A BM25 query's options are not checked against the auto route's settings by the report."""
+    res = clinical_kb.retrieve(
+        GraphQuery(query="warfarin", strategy=SearchStrategy.BM25, options={"fuse_k": -1})
+    )
+    assert res.strategy is SearchStrategy.BM25 and res.results
+    paths = clinical_kb.retrieve(
+        GraphQuery(query="What does warfarin interact with?", strategy=SearchStrategy.PATHS)
+    )
+    assert paths.metadata["paths"]["confident"] is True  # AutoSettings.confident_named / confident_anchor
