@@ -181,9 +181,7 @@ class Health(BaseModel):
 
 # ------------------------------------------------------------------ the app
 #: what every write endpoint of a read-only REST API answers (403)
-READ_ONLY_MESSAGE = (
-    "this server is read-only: start it with `cef serve http --writable` (or CEF_WRITABLE=true) to accept writes"
-)
+READ_ONLY_MESSAGE = "this server is read-only: start it with `cef serve http --writable` (or CEF_WRITABLE=true) to accept writes"
 
 
 def create_app(

@@ -47,7 +47,9 @@ def test_markdown_document_node() -> None:
         ("doc:docs/guide.md§usage", "Section", "Usage"),
     ]
     assert doc.document_id == node.id == "doc:docs/guide.md"
-    assert node.label == "Note" and node.name == "The Guide"  # a Markdown document is a note, named by its title
+    assert (
+        node.label == "Note" and node.name == "The Guide"
+    )  # a Markdown document is a note, named by its title
     assert node.properties["title"] == "The Guide"  # front matter wins over the H1
     assert node.properties["path"] == "docs/guide.md"
     assert node.properties["uri"] == "file:///data/docs/guide.md"
