@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from cef.errors import ValidationError
 from cef.model import GraphQuery, SearchStrategy
+from cef.retrieve.pathsettings import PathSettings
+from cef.retrieve.settingsbase import EntityLinkingSettings
+from cef.retrieve.settingsbase import Settings as _Settings
 
 __all__ = [
     "BM25_ONLY",
@@ -44,27 +47,6 @@ __all__ = [
     "RetrievalPreset",
     "settings_for",
 ]
-
-
-class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EntityLinkingSettings(_Settings):
-    """How a question's entity mentions are matched to graph nodes.
-
-    A mention matches by exact normalized name, then by alias key, then (with
-    ``fuzzy``) by string similarity ≥ ``fuzzy_cutoff`` (best ``fuzzy_limit``
-    names, link confidence = similarity × ``fuzzy_confidence``).
-    ``entity_types``: keep only nodes whose label or extracted ``types`` is one
-    of these (empty: all).
-    """
-
-    fuzzy: bool = True
-    fuzzy_cutoff: float = Field(default=0.85, gt=0.0, le=1.0)
-    fuzzy_limit: int = Field(default=2, ge=1, le=50)
-    fuzzy_confidence: float = Field(default=0.9, gt=0.0, le=1.0)
-    entity_types: list[str] = Field(default_factory=list)
 
 
 class PPRSettings(_Settings):
@@ -103,193 +85,6 @@ class PPRSettings(_Settings):
         if self.entity_seed_weight <= 0 and (self.dense_seed_weight <= 0 or self.dense_seeds == 0):
             raise ValueError("PPR needs seeds: give entity_seed_weight > 0 or dense seeds with a weight > 0")
         return self
-
-
-class PathSettings(_Settings):
-    """Typed relation-path reasoning (the PATHS strategy, see :mod:`cef.retrieve.relpaths`).
-
-    Every weight of the path score (:mod:`cef.retrieve.pathscore`) and of the answers and chunks
-    built from it is a field here; each description says what it weighs and where its value came
-    from. "Dev sets" are the seen sets the values were chosen on: MetaQA (the WikiMovies triples,
-    first 300 questions per hop file, then the full files), ``examples/services`` and
-    ``examples/clinical``; none was chosen on a set that is scored as unseen.
-    """
-
-    # -------------------------------------------------------------- candidates
-    max_hops: int = Field(default=4, ge=1, le=6, description="longest candidate path (hops)")
-    deep_limit: int = Field(
-        default=300,
-        ge=0,
-        description="a 4th hop is explored only while fewer candidate paths than this exist (a small curated "
-        "graph goes deep, a big one stays at 3); 300 kept MetaQA's 3-hop p95 under 50 ms (session 21)",
-    )
-    max_anchors: int = Field(default=3, ge=1, le=50, description="best-linked anchors paths start from")
-    # -------------------------------------------------------------- path score
-    anchor_weight: float = Field(
-        default=0.5,
-        ge=0.0,
-        description="× the anchor's link confidence, added to each of its paths (first value of the PATHS "
-        "strategy, session 20; unchanged since: an exact name link (1.0) then beats a fuzzy one (0.9) by 0.05)",
-    )
-    cue: float = Field(
-        default=0.8,
-        ge=0.0,
-        description="per hop a question word explains (name word 1, description word soft_cue); chosen with "
-        "cue_cost on MetaQA 2/3-hop so that a named hop outweighs the largest cosine gap between paths (~0.3)",
-    )
-    cue_cost: float = Field(
-        default=0.6,
-        ge=0.0,
-        description="hops a path must have explained to break even: cue × (explained − cue_cost × hops); an "
-        "unexplained hop costs cue × cue_cost = 0.48 (MetaQA dev, session 20)",
-    )
-    soft_cue: float = Field(
-        default=0.75,
-        gt=0.0,
-        lt=1.0,
-        description="share of a hop a description word explains (a name word: 1); was 0.5, raised so that "
-        "'works' (MEMBER_OF's description) names HAS_MEMBER over a name-word-less rival (clinical dev)",
-    )
-    length: float = Field(
-        default=0.035,
-        ge=0.0,
-        description="per hop beyond the first: among equally explained paths the shorter wins (MetaQA dev: "
-        "the smallest value that broke 1-hop/3-hop ties the right way)",
-    )
-    order: float = Field(
-        default=0.3,
-        ge=0.0,
-        description="when two relations named on one side of the anchor are walked outward in the order "
-        "they are named (+) or against it (−); MetaQA 3-hop dev (session 20)",
-    )
-    distinct: float = Field(
-        default=0.25,
-        ge=0.0,
-        description="× cosine of the question and the path's distinct relations' words (the full path's "
-        "words count 1); MetaQA dev",
-    )
-    answer: float = Field(
-        default=0.3,
-        ge=0.0,
-        description="× cosine of the question and the example answers of the last hop; MetaQA dev",
-    )
-    answer_type: float = Field(
-        default=0.6,
-        ge=0.0,
-        description="bonus of a path whose end fits the kind of thing the question asks for ('who', 'which "
-        "vendors', 'what bike models': the asked words against each last hop's type card by the embedder), "
-        "× exp(−gap to the best fitting end / type_temperature); 0.6 from the lexical version it replaces "
-        "(services/clinical dev: it must outweigh one unexplained hop, cue × cue_cost = 0.48)",
-    )
-    answer_type_generic: float = Field(
-        default=0.3,
-        ge=0.0,
-        description="answer_type when only a question word says what is asked ('who', 'where'): weaker than "
-        "a noun, below one unexplained hop (0.48), so it orders paths but pays for no hop (issue-23 dev sets)",
-    )
-    generic_type_temperature: float = Field(
-        default=0.15,
-        gt=0.0,
-        description="type_temperature for a question word alone: a broad kind several types fit alike (MiniLM "
-        "'person': Coach 0.37, Player 0.62); 0.15 keeps a gap of 0.1 at half the bonus (issue-23 dev sets)",
-    )
-    member_share: float = Field(
-        default=0.25,
-        gt=0.0,
-        le=1.0,
-        description="a type fits the asked noun when ≥ 2 and this share of its sampled nodes call themselves "
-        "by it ('which units': 'Majors Unit'); one stray name is no kind (issue-23 dev sets, clinical)",
-    )
-    type_temperature: float = Field(
-        default=0.05,
-        gt=0.0,
-        description="how fast the answer_type bonus falls with an end's cosine gap to the best fitting end: "
-        "0.05 gives a gap of 0.1 (MiniLM: 'vendors' vs Supplier against Product) 14% of the bonus; chosen "
-        "on the services/clinical dev sets and generated graphs",
-    )
-    category_sharing: float = Field(
-        default=2.0,
-        ge=1.0,
-        description="a classifier noun ('what kind of film') names the relation whose values are each "
-        "shared by the most things, where node types tell nothing, when it shares this many times more than "
-        "any other relation (MetaQA: has_genre 678 edges a value, release_year 149; a clear factor, not tuned)",
-    )
-    mentioned_type: float = Field(
-        default=0.3,
-        ge=0.0,
-        description="bonus of a path through nodes of the types the question mentions besides the one it "
-        "asks for ('who is on call for the services X relies on': a path through services), by the share "
-        "of those types it visits; services dev (session 20)",
-    )
-    voice: float = Field(
-        default=0.3,
-        ge=0.0,
-        description="bonus of a path whose first hop walks a relation the anchor has both ways in the "
-        "direction the question's wording gives it ('which services does X depend on': forward); services dev",
-    )
-    # -------------------------------------------------------------- answers
-    walk_paths: int = Field(default=3, ge=1, le=100, description="paths walked for answers at most")
-    score_margin: float = Field(
-        default=0.3,
-        ge=0.0,
-        description="paths within this of the best one also give answers (after the best one's): recall for "
-        "questions two readings fit; MetaQA dev F1",
-    )
-    estimate_slack: float = Field(
-        default=0.25,
-        ge=0.0,
-        description="a path whose texts are not embedded is composed when a lookup-only guess puts it within "
-        "score_margin + this of the best embedded path (session 21: the same MetaQA answers as embedding all)",
-    )
-    max_answers: int = Field(default=50, ge=1, le=10_000)
-    count_bonus: float = Field(
-        default=0.01,
-        ge=0.0,
-        description="answer score × (1 + this × log(1 + walks reaching it)): among the best path's ends, one "
-        "reached more often ranks first; small so it only breaks ties (session 20)",
-    )
-    embed_limit: int = Field(
-        default=0,
-        ge=0,
-        le=100_000,
-        description="candidate paths whose texts warm-up did not embed (deeper than 3 hops, or beyond "
-        "the schema's limit) are scored from vectors composed of their hops' texts; this many of the "
-        "best of them are embedded and scored exactly on each question",
-    )
-    report_paths: int = Field(default=5, ge=0, le=100)
-    # -------------------------------------------------------------- chunks
-    primary_share: float = Field(
-        default=0.99,
-        gt=0.0,
-        le=1.0,
-        description="answers scoring at least this share of the best one are the best paths' answers "
-        "(their chunks rank by answer); below it an answer is a weaker path's (count_bonus alone moves a "
-        "score by < 1%)",
-    )
-    weak_chunk_factor: float = Field(
-        default=0.2,
-        ge=0.0,
-        le=1.0,
-        description="chunk score factor of a weaker path's answer's further chunks (its first chunk ranks "
-        "with the answers'); below path_chunk_factor and anchor_chunk_factor (session 20)",
-    )
-    path_node_answers: int = Field(
-        default=3, ge=0, le=100, description="answers whose path nodes' chunks are context"
-    )
-    path_chunk_factor: float = Field(
-        default=0.5,
-        ge=0.0,
-        le=1.0,
-        description="chunk score factor of a node on an answer's path (an answer's chunk: 1); services dev",
-    )
-    anchor_chunk_factor: float = Field(
-        default=0.25,
-        ge=0.0,
-        le=1.0,
-        description="chunk score factor of an anchor's chunks (the text sources find them by the question's "
-        "words too); services dev",
-    )
-    linking: EntityLinkingSettings = Field(default_factory=EntityLinkingSettings)
 
 
 class HybridSettings(_Settings):

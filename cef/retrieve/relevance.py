@@ -76,6 +76,7 @@ from cef.retrieve.context import QueryContext
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term, read_terms
+from cef.retrieve.qwords import relation_share
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
@@ -389,12 +390,18 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     named = _answer_named(qc, node.id)
     relevance = _relevance(q, _stems(text), ties, settings, named)
     info = qc.stages.paths
-    relation_words = _stems(_path_text(qc, rn.path, nodes=False))
+    relation_words = _stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
+    asked = [q.form(s) for s in q.asked]
+    relations = rn.path.relation_types if rn.path is not None else []
     if (
         info is not None
         and info.confident(settings_for(AutoSettings, qc.query))
         and named >= 0.5
-        and relation_words.intersection(q.asked)
+        and (
+            bool(relation_words.intersection(q.asked))
+            # a word naming a relation by its form ("director": directed_by), the paths' own matcher
+            or any(relation_share(asked, r) > 0 for r in relations)
+        )
     ):
         # the question names the relation path this answer ends (at least half its hops, from an
         # anchor it names, a word of what it asks in the path's relations): the path vouches for
