@@ -204,14 +204,7 @@ class SchemaRegistry(WriteChecks):
                 raise ValidationError(
                     f"{what} is already registered under {old.parent!r}; it cannot move under {parent!r}"
                 )
-            merged = dict(old.properties) if old else {}
-            for key, spec in props.items():
-                prev = merged.get(key)
-                if prev is not None and prev.type != spec.type and "any" not in (prev.type, spec.type):
-                    raise ValidationError(
-                        f"{what}: property {key!r} is already registered as {prev.type}, not {spec.type}"
-                    )
-                merged[key] = spec
+            merged = _merged_properties(what, old.properties if old else {}, props)
             path = import_path(validation) if validation is not None else None
             spec_new = NodeTypeSpec(
                 name=name,
@@ -318,14 +311,7 @@ class SchemaRegistry(WriteChecks):
         what = f"edge type {old.name!r}"
         if inverse is not None and old.inverse is not None and inverse != old.inverse:
             raise ValidationError(f"{what}: already registered with inverse {old.inverse!r}, not {inverse!r}")
-        merged = dict(old.properties)
-        for key, spec in props.items():
-            prev = merged.get(key)
-            if prev is not None and prev.type != spec.type and "any" not in (prev.type, spec.type):
-                raise ValidationError(
-                    f"{what}: property {key!r} is already registered as {prev.type}, not {spec.type}"
-                )
-            merged[key] = spec
+        merged = _merged_properties(what, old.properties, props)
         return EdgeTypeSpec(
             name=old.name,
             source_types=merge_endpoint_types(old.source_types, source_types),
@@ -563,3 +549,17 @@ class SchemaRegistry(WriteChecks):
                         state.validations[name] = fn
                 except Exception as exc:
                     log.warning("validation of node type %r could not be restored: %s", name, exc)
+
+
+def _merged_properties(what: str, existing: Mapping[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:
+    """``existing`` property specs with ``props`` added; a property registered with another type is refused
+    (``any`` fits every type)."""
+    merged = dict(existing)
+    for key, spec in props.items():
+        prev = merged.get(key)
+        if prev is not None and prev.type != spec.type and "any" not in (prev.type, spec.type):
+            raise ValidationError(
+                f"{what}: property {key!r} is already registered as {prev.type}, not {spec.type}"
+            )
+        merged[key] = spec
+    return merged
