@@ -310,3 +310,49 @@ def voiced_last(
         if got is not None:
             out[r] = not got
     return out
+
+
+def unnamed_phrases(
+    question: str,
+    tokens: Sequence[tuple[str, str]],
+    skip: frozenset[int],
+    named: frozenset[int],
+    lemma: Callable[[str], str],
+) -> int:
+    """How many relational phrases of the question no candidate relation's words name: runs of
+    words that relate things rather than name them, read with general English
+    (:func:`~cef.retrieve.questionterms.read_terms`): a verb or the noun of a complex preposition
+    ("who *runs*", "whom does ... *answer* to", "in *charge* of"), or a noun that takes a
+    complement ("the *boss* of", "X's *boss*"). ``tokens`` are the question's (token, lemma) pairs;
+    ``skip``: positions that are no phrase (the anchor's mask, other named things); ``named``:
+    positions of words that name a candidate relation (by its name or description): a run of
+    relational words next to one belongs to that naming ("the title *sponsor*"), the cues count
+    it. Each other phrase asks for a hop the path must walk, one a synonym names ("runs" for
+    HEADED_BY), which the lexical cues cannot see."""
+    from cef.retrieve.questionterms import read_terms
+    from cef.text import stem
+
+    terms = read_terms(question, set(), 3)
+    relational: list[int] = []
+    for i, (tok, lem) in enumerate(tokens):
+        if i in skip:
+            continue
+        if i in named:
+            relational.append(i)
+            continue
+        word = tok[:-2] if tok.endswith(("'s", "’s")) else tok
+        term = terms.get(stem(lemma(word) if word != tok else lem))
+        if term is None:
+            continue
+        complement = i + 1 < len(tokens) and tokens[i + 1][0] == "of"
+        possessed = i > 0 and tokens[i - 1][0].endswith(("'s", "’s"))
+        stranded = i + 2 == len(tokens) and tokens[i + 1][0] in PREPOSITIONS  # "... *answer* to?"
+        if not term.names_thing or complement or possessed or stranded:
+            relational.append(i)
+    runs: list[list[int]] = []
+    for i in relational:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return sum(1 for run in runs if named.isdisjoint(run))

@@ -70,7 +70,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.pathcues import RelationWords, explained_hops, name_cues, voiced_first, voiced_last
+from cef.retrieve.pathcues import (
+    RelationWords,
+    explained_hops,
+    name_cues,
+    unnamed_phrases,
+    voiced_first,
+    voiced_last,
+)
 from cef.retrieve.pathshapes import schema_paths
 from cef.retrieve.pathtypes import (
     EXAMPLES,
@@ -356,6 +363,13 @@ class PathScorer(PathTypes):
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
         # a question word alone ("who", "where") says less of the answer's type than a noun does
         type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
+        # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
+        phrases = 0
+        if s.phrase_hop > 0.0:
+            skip = {at} if at is not None else set()
+            skip.update(self._mention_at(question, others, tokens, at))
+            named = frozenset(i for pos in where.values() for i in pos)
+            phrases = unnamed_phrases(masked, tokens, frozenset(skip), named, self._lemma)
         lexical: list[float] = []
         for p in paths:
             explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
@@ -382,6 +396,7 @@ class PathScorer(PathTypes):
                     voiced.get(p[0].relation) == p[0].forward
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
+                "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
                 "coming_back": -s.cue
                 * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
             }

@@ -56,6 +56,14 @@ class PathSettings(_Settings):
         description="share of a hop a description word explains (a name word: 1); was 0.5, raised so that "
         "'works' (MEMBER_OF's description) names HAS_MEMBER over a name-word-less rival (clinical dev)",
     )
+    phrase_hop: float = Field(
+        default=0.4,
+        ge=0.0,
+        description="per unexplained hop a relational phrase of the question no relation's words name "
+        "accounts for ('who *runs* X', 'whom does the curator *answer to*': a synonym), up to the number of "
+        "such phrases: the hop a phrase asks for costs less than one nothing asks for (cue × cue_cost = "
+        "0.48); chosen on the issue-23 dev sets (curated_all.py) with MetaQA and the examples unchanged",
+    )
     length: float = Field(
         default=0.035,
         ge=0.0,

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Why the path stage ranked as it did: for curated questions, the best candidate paths with
+each term of their score (``PathScorer.rank``'s ``parts_out``), the asked-for kind and the answers.
+
+    PYTHONPATH=. .venv/bin/python bench/explain_paths.py bench/curated/museum mu-12 mu-20 [--top 8]
+
+The store is kept in ``/tmp/cef-explain-<set>.db`` between runs (delete it after a graph change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import cef  # noqa: E402
+from bench.harness.curated import load_graph, question_query, read_questions  # noqa: E402
+from cef.retrieve import pathscore  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("set", type=Path)
+    ap.add_argument("ids", nargs="*")
+    ap.add_argument("--top", type=int, default=8)
+    args = ap.parse_args()
+    db = Path(f"/tmp/cef-explain-{args.set.name}.db")
+    kb = cef.open(db) if db.exists() else load_graph(args.set / "graph.yaml", db)
+    captured: list[tuple[str, dict, list]] = []
+    orig = pathscore.PathScorer.rank
+
+    def rank(self, question, span, paths, **kw):  # type: ignore[no-untyped-def]
+        parts: dict = {}
+        kw["parts_out"] = parts
+        out = orig(self, question, span, paths, **kw)
+        masked = pathscore.masked_question(question, span)
+        tokens = self.lemmatize(masked)
+        at = next((i for i, (t, _) in enumerate(tokens) if t == pathscore.MASK.lower()), None)
+        asked = self._asked(question, masked, tokens, at, paths, kw.get("others", ()))
+        captured.append((f"{masked}  | asked={asked}", parts, [(s, p, self.describe(p)) for s, p in out]))
+        return out
+
+    pathscore.PathScorer.rank = rank  # type: ignore[method-assign]
+    for q in read_questions(args.set / "questions.yaml"):
+        if args.ids and q.id not in args.ids:
+            continue
+        captured.clear()
+        res = kb.retrieve(question_query(q))
+        print(f"\n=== {q.id}: {q.question}\n gold {sorted(q.answers)} via {q.anchor} {list(q.path)}")
+        print(f" got {[n.node.id for n in res.nodes][:5]}")
+        for head, parts, ranked in captured:
+            print(f" -- {head}")
+            for s, p, d in ranked[: args.top]:
+                terms = " ".join(f"{k}={v:+.2f}" for k, v in parts[p].items() if abs(v) > 1e-9)
+                print(f"   {s:6.3f} {d:<60} {terms}")
+
+
+if __name__ == "__main__":
+    main()
