@@ -76,11 +76,68 @@ _PREPOSITIONS = PREPOSITIONS | frozenset(
 )  # fmt: skip
 #: what a verb takes after it: an object's determiner, a preposition
 _VERB_OBJECTS = _DETERMINERS | _PREPOSITIONS
+#: auxiliaries and modals (with the copulas): the word before one ends a question's subject
+_AUXILIARIES = frozenset(
+    [
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "must",
+    ]
+)
+#: forms of "have" (an auxiliary after a description's subject: "a service *has* ...")
+_HAVE = frozenset(["has", "have", "had"])
+#: words that end a noun phrase in a description: function words, prepositions, conjunctions
+_STOPS = FUNCTION_WORDS | _PREPOSITIONS | _COPULAS | _HAVE | frozenset(["or", "and", "that", "which", "who"])
 #: what the question words that name no noun ask for, in general English
 _WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
 #: how the broad kinds above read when compared with node types by meaning ("place" alone is near
 #: any noun; its kinds of general English are not)
 _WH_TEXTS = {"place": "a place, location, site, venue or building"}
+
+
+def described_ends(description: str) -> tuple[list[str], list[str]]:
+    """The words a relation's description calls its two ends by, read with general English: the
+    head (last word) of each noun phrase an indefinite article opens, up to a function word, a
+    preposition or a bracket. The first phrase is the subject's when a form of "be" or "have"
+    follows it ("*an artwork* is in the care of ...": artwork; "a staff member leads": a verb may
+    end it, so nothing), and so is a phrase after a form of "be" ("a researcher ... is *a member*
+    of": member); the first other phrase is the object's ("an exhibition occupies *a gallery
+    room* during its run": room; not the words before the head, which may name another thing:
+    "a *conservation* treatment"). Empty lists when the description says neither so."""
+    parts = re.findall(r"[^\W_]+(?:['-][^\W_]+)*|[()\[\],;:]", description.lower())
+    subject: list[str] = []
+    obj: list[str] = []
+    first = True
+    i = 0
+    while i < len(parts) and not obj:
+        if parts[i] not in ("a", "an"):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(parts) and parts[j][0].isalnum() and parts[j] not in _STOPS:
+            j += 1
+        head = parts[j - 1 : j] if j > i + 1 else []
+        after = parts[j] if j < len(parts) else ""
+        if first:
+            subject += head if after in _COPULAS | _HAVE else []
+        elif i > 0 and parts[i - 1] in _COPULAS:
+            subject += head
+        else:
+            obj = head
+        first = False
+        i = j
+    return subject, obj
 
 
 @dataclass(frozen=True)
@@ -159,9 +216,24 @@ def asked_for(
             break  # the anchor, another named thing, a function word: the noun ends before it
         if len(t) < 2:
             break
-        if noun and (lem in verbs or (lem != t and t.endswith(("ed", "ing")))) and not {t, lem} & types:
+        nxt = tokens[j + 1][0] if j + 1 < len(tokens) else ""
+        subject = nxt in _COPULAS or nxt in _AUXILIARIES  # "which library *versions* did X ship"
+        if (
+            noun
+            and not subject
+            and (lem in verbs or (lem != t and t.endswith(("ed", "ing"))))
+            and not {t, lem} & types
+        ):
             break  # "which cluster *runs*", "which team *looked* after": a verb ends the noun (a word
-            # naming a node type is a noun, even when a relation's name holds it: "research *topics*")
+            # naming a node type is a noun, even when a relation's name holds it: "research *topics*";
+            # so is one an auxiliary follows: the subject's head)
+        if (
+            lem != t
+            and not t.startswith(lem[:3])
+            and (nxt in _PREPOSITIONS or not nxt)
+            and not {t, lem} & types
+        ):
+            break  # an irregular verb form before a preposition: "what *came* after X" ("come")
         noun.append(j)
         j += 1
     if (
@@ -290,6 +362,37 @@ class PathTypes:
 
     def words_of(self, relation: str) -> RelationWords:
         raise NotImplementedError  # PathScorer.words_of
+
+    def relation_card(self, relation: str, *, examples: bool = True) -> str:
+        raise NotImplementedError  # PathScorer.relation_card
+
+    def _described_as(self, asked: AskedFor, label: int) -> float:
+        """1.0 when the relations' descriptions call the label's nodes what is asked
+        (:func:`described_ends`: "a gallery room" at the end of HELD_IN, whose targets are
+        ``Gallery``, so "in which *room*" asks for a gallery); else 0. The schema's own words for
+        its types, like :meth:`_members_named` reads the members' words."""
+        if asked.at is None or asked.classifier:
+            return 0.0
+        key = f"described {label}"
+        if key not in self._types:
+            self._describe_types()
+        words = self._types.get(key, frozenset())
+        return float(any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words))
+
+    def _describe_types(self) -> None:
+        """Fill ``_types["described <label code>"]`` for every label: the words the descriptions of
+        the relations at its nodes call them (:func:`described_ends`)."""
+        g = self.graph
+        found: dict[int, set[str]] = {c: set() for c in range(len(g.labels.names))}
+        for relation in g.relations.names:
+            subject, obj = described_ends(self.relation_card(relation, examples=False))
+            for words, forward in ((obj, True), (subject, False)):
+                if not words:
+                    continue
+                for c in np.unique(g.node_label.view[self._reached(relation, forward)]).tolist():
+                    found.setdefault(int(c), set()).update(words)
+        for c, said in found.items():
+            self._types[f"described {c}"] = frozenset(said)
 
     def _asked(
         self,
@@ -433,7 +536,12 @@ class PathTypes:
             # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
             # the best cosine with its cards
             by_type = {
-                c: max(float(self._names_type(asked, c)), self._members_named(asked, c)) for c in kinds
+                c: max(
+                    float(self._names_type(asked, c)),
+                    self._members_named(asked, c),
+                    self._described_as(asked, c),
+                )
+                for c in kinds
             }
             if got is not None:
                 sims = got[1:] @ got[0]

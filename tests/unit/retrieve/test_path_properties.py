@@ -290,3 +290,120 @@ def test_a_noun_word_naming_a_node_type_heads_the_asked_noun(names: list[str]) -
     # mutation: without the graph's types the last word of the run is taken for the head
     got = asked_for(tokens, at, lambda w: w)
     assert got is not None and got.at != 2
+
+
+@PROPERTY
+@given(names=distinct(9))
+def test_each_relational_phrase_no_relation_names_accounts_for_a_hop(names: list[str]) -> None:
+    # anchor -r1-> b -r2-> c (and b -r3-> d, so the 1-hop path's end is no dead end); "the NOUN of the
+    # LB of X": two phrases relating things, no word of which names r1 or r2 (a synonym, say). The
+    # two-hop path accounts for both; alone, the type the question mentions on the way (LB) is worth
+    # less than the unexplained hop it costs
+    la, lb, lc, r1, r2, r3, x1, x2, noun = names
+    anchor = proper(x1, x2)
+    b, c, d = proper(x1, x1), proper(x2, x2), proper(x2, x1)
+    nodes = [(anchor, la.capitalize()), (b, lb.capitalize()), (c, lc.capitalize()), (d, lc.capitalize())]
+    edges = [(anchor, r1, b), (b, r2, c), (b, r3, d)]
+    question = f"What is the {noun} of the {lb} of {anchor}?"
+    with graph([r1, r2, r3], nodes, edges) as kb:
+        path, _ = best(kb, question, threshold=0.0)
+        assert len(path) == 2 and path[0] == r1
+        # mutation: without the phrases' hops the shorter path wins
+        path, _ = best(kb, question, threshold=0.0, phrase_hop=0.0)
+        assert path == [r1]
+
+
+def test_relational_phrases_are_verbs_complements_and_stranded_verbs_not_named_words() -> None:
+    from cef.extract.lemmas import default_lemmatizer
+    from cef.retrieve.pathcues import unnamed_phrases
+
+    lemmatize = default_lemmatizer()
+
+    def count(question: str, named: frozenset[int] = frozenset()) -> int:
+        tokens = lemmatize(question)
+        at = frozenset(i for i, (t, _) in enumerate(tokens) if t == "x")
+        return unnamed_phrases(question, tokens, at, named, lambda w: lemmatize(w)[0][1])
+
+    assert count("Who runs the X?") == 1  # a verb
+    assert count("Whom does the curator of X answer to?") == 2  # a complement noun, a stranded verb
+    assert count("Whom does the curator of X answer to?", frozenset({3})) == 1  # "curator" named
+    # a run of relational words next to a named word belongs to that naming: "the title *sponsor* of"
+    assert count("Who is the title sponsor of X?", frozenset({4})) == 0
+    assert count("What is X?") == 0
+
+
+@PROPERTY
+@given(names=distinct(8))
+def test_the_descriptions_words_for_a_relations_end_name_its_type(names: list[str]) -> None:
+    # anchor -r1-> b -r2-> c; no label and no node's name is the asked word KIND, but r2's description
+    # calls its targets so ("a LB is linked to a KIND"), as "an exhibition occupies a gallery *room*"
+    la, lb, lc, r1, r2, x1, x2, kind = names
+    anchor = proper(x1, x2)
+    b_nodes = [proper(x2, x1) + f" {i}" for i in range(2)]
+    c_nodes = [proper(x1, x1) + f" {i}" for i in range(2)]
+    nodes = [
+        (anchor, la.capitalize()),
+        *((n, lb.capitalize()) for n in b_nodes),
+        *((n, lc.capitalize()) for n in c_nodes),
+    ]
+    edges = [(anchor, r1, b) for b in b_nodes] + [(b, r2, c) for b, c in zip(b_nodes, c_nodes, strict=True)]
+    descriptions = {r2: f"a {lb} is linked to a {kind} for a while"}
+    question = f"Which {kind} is tied to {anchor}?"
+    with graph([r1, r2], nodes, edges, descriptions=descriptions) as kb:
+        assert best(kb, question, threshold=0.0)[0] == [r1, r2]
+        # mutation: without the descriptions' words for the ends, nothing says what a KIND is
+        from cef.retrieve.pathtypes import PathTypes
+
+        kept = PathTypes._described_as
+        PathTypes._described_as = lambda self, asked, label: 0.0  # type: ignore[method-assign]
+        try:
+            assert best(kb, question, threshold=0.0)[0] != [r1, r2]
+        finally:
+            PathTypes._described_as = kept  # type: ignore[method-assign]
+
+
+def test_described_ends_reads_the_heads_of_the_subject_and_object_phrases() -> None:
+    from cef.retrieve.pathtypes import described_ends
+
+    assert described_ends("an exhibition occupies a gallery room during its run") == ([], ["room"])
+    assert described_ends("an artwork is in the care of a curatorial department") == (
+        ["artwork"],
+        ["department"],
+    )
+    assert described_ends("a researcher works at or is a member of an institution") == (
+        ["member"],
+        ["institution"],
+    )
+    assert described_ends("a product ships a specific release of a package") == ([], ["release"])
+    assert described_ends("directed by: from Movie to Person") == ([], [])
+
+
+@PROPERTY
+@given(names=distinct(4))
+def test_a_word_an_auxiliary_follows_ends_the_asked_noun_even_when_a_relation_holds_it(
+    names: list[str],
+) -> None:
+    # "which ADJ KINDs did X VERB with": KIND is a relation's word (USES_KIND), but the auxiliary
+    # after it says it heads the subject
+    from cef.extract.lemmas import surface_tokens
+    from cef.retrieve.pathtypes import asked_for
+
+    adj, kind, verb, _ = names
+    tokens = surface_tokens(f"Which {adj} {kind}s did X {verb} with?")
+    at = next(i for i, (t, _) in enumerate(tokens) if t == "x")
+    got = asked_for(tokens, at, lambda w: w[:-1] if w.endswith("s") else w, verbs=frozenset({kind}))
+    assert got is not None and got.at == 2
+
+
+def test_an_irregular_verb_form_after_what_is_no_asked_noun() -> None:
+    from cef.extract.lemmas import default_lemmatizer
+    from cef.retrieve.pathtypes import asked_for
+
+    lemmatize = default_lemmatizer()
+    for question in ("What came after X?", "What went into X?"):
+        tokens = lemmatize(question)
+        at = next(i for i, (t, _) in enumerate(tokens) if t == "x")
+        assert asked_for(tokens, at, lambda w: lemmatize(w)[0][1]) is None, question
+    tokens = lemmatize("What films came after X?")
+    got = asked_for(tokens, 4, lambda w: lemmatize(w)[0][1])
+    assert got is not None and got.at == 1
