@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
+from cef.extract.lemmas import WORD
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
@@ -37,6 +38,8 @@ class _RelType(Protocol):
     bidirectional: bool
 
 
+#: English prepositions and particles that may end a question after its verb ("fall *under*")
+_PARTICLES = frozenset(["under", "into", "about", "after", "up", "out", "off", "over", "around", "through"])
 #: auxiliaries between a subject and its verb ("who *is* supervised by", "which teams *have* owned")
 _AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "has", "have", "had"])
 
@@ -317,37 +320,57 @@ def unnamed_phrases(
     tokens: Sequence[tuple[str, str]],
     skip: frozenset[int],
     named: frozenset[int],
-    lemma: Callable[[str], str],
+    *,
+    end_named: bool = False,
 ) -> int:
     """How many relational phrases of the question no candidate relation's words name: runs of
-    words that relate things rather than name them, read with general English
-    (:func:`~cef.retrieve.questionterms.read_terms`): a verb or the noun of a complex preposition
-    ("who *runs*", "whom does ... *answer* to", "in *charge* of"), or a noun that takes a
-    complement ("the *boss* of", "X's *boss*"). ``tokens`` are the question's (token, lemma) pairs;
-    ``skip``: positions that are no phrase (the anchor's mask, other named things); ``named``:
-    positions of words that name a candidate relation (by its name or description): a run of
-    relational words next to one belongs to that naming ("the title *sponsor*"), the cues count
-    it. Each other phrase asks for a hop the path must walk, one a synonym names ("runs" for
-    HEADED_BY), which the lexical cues cannot see."""
-    from cef.retrieve.questionterms import read_terms
-    from cef.text import stem
+    words that relate things rather than name them, read with general English (word order and
+    inflection, no tagger): an inflected verb ("which objects has X *treated*", "the conservator
+    who *relined*"), the verb right after a subject "who" / "that" ("who *runs*", "the department
+    that *looks* after"), a verb stranded before a last preposition ("whom does ... *answer* to?"),
+    or a noun that takes a complement ("the *boss* of", "in *charge* of", "X's *boss*").
+    ``tokens`` are the question's (token, lemma) pairs; ``skip``: positions that are no phrase (the
+    anchor's mask, other named things); ``named``: positions of words that name a candidate
+    relation: a run of relational words next to one belongs to that naming ("the title
+    *sponsor*"), the cues count it. Each other phrase asks for a hop the path must walk, one a
+    synonym names ("runs" for HEADED_BY), which the lexical cues cannot see. No phrase: a
+    capitalized word (a name's), a verb whose subject is the listener ("can you *name*"; a request),
+    a verb before "as" and a named word ("*listed* as director"), and with ``end_named`` (the asked
+    noun names a relation: "what *genres* ...") the question's last verb ("... *fall* under?"),
+    which is that relation's wording."""
+    from cef.retrieve.questionterms import _CALENDAR, _CLASSIFIERS, _PRO_FORMS, _inflected_verb
+    from cef.text import QUERY_STOP_WORDS
 
-    terms = read_terms(question, set(), 3)
+    raw = WORD.findall(question)  # the tokens as written (``tokens`` are lower case)
     relational: list[int] = []
     for i, (tok, lem) in enumerate(tokens):
-        if i in skip:
-            continue
+        if i in skip or (0 < i < len(raw) and raw[i][:1].isupper()):
+            continue  # a capitalized word is a name's (another mention's: "The *Opposite* of X")
         if i in named:
             relational.append(i)
             continue
         word = tok[:-2] if tok.endswith(("'s", "’s")) else tok
-        term = terms.get(stem(lemma(word) if word != tok else lem))
-        if term is None:
+        if (
+            i == 0
+            or tokens[i - 1][0] == "you"  # a request: the listener's verb
+            or word in QUERY_STOP_WORDS
+            or word in FUNCTION_WORDS
+            or word in _CALENDAR
+            or word in _PRO_FORMS
+            or word in _CLASSIFIERS
+            or not any(c.isalpha() for c in word)
+        ):
             continue
+        if i + 2 < len(tokens) and tokens[i + 1][0] == "as" and (i + 2 in named or i + 3 in named):
+            continue  # "*listed* as (a) director": the naming's wording
+        last = all(t in _PARTICLES or t in PREPOSITIONS for t, _ in tokens[i + 1 :])
+        if end_named and last:
+            continue  # the question's last verb, the asked relation's wording ("*fall* under?")
+        verb = _inflected_verb(word, lem) or tokens[i - 1][0] in ("who", "that")
         complement = i + 1 < len(tokens) and tokens[i + 1][0] == "of"
-        possessed = i > 0 and tokens[i - 1][0].endswith(("'s", "’s"))
+        possessed = tokens[i - 1][0].endswith(("'s", "’s"))
         stranded = i + 2 == len(tokens) and tokens[i + 1][0] in PREPOSITIONS  # "... *answer* to?"
-        if not term.names_thing or complement or possessed or stranded:
+        if verb or complement or possessed or stranded:
             relational.append(i)
     runs: list[list[int]] = []
     for i in relational:

@@ -98,6 +98,7 @@ from cef.retrieve.pathwords import (
     masked_question,
     relation_words,
     shared_relation,
+    stem_match,
 )
 from cef.retrieve.presets import PathSettings
 
@@ -368,11 +369,22 @@ class PathScorer(PathTypes):
         if s.phrase_hop > 0.0:
             skip = {at} if at is not None else set()
             skip.update(self._mention_at(question, others, tokens, at))
-            named = frozenset(i for pos in where.values() for i in pos)
-            phrases = unnamed_phrases(masked, tokens, frozenset(skip), named, self._lemma)
+            # a word sharing asks for a hop back, the cues count it ("films that *share* actors")
+            skip.update(i for i, (t, _) in enumerate(tokens) if SHARING_CUE.fullmatch(t))
+            named = {i for pos in where.values() for i in pos}
+            # every word that names a candidate relation, also one a naming before it took ("the
+            # director that *directed* X")
+            cue_words = {w for r in {h.relation for p in paths for h in p} for w in self.words_of(r).cue}
+            named.update(
+                i for i, (t, lt) in enumerate(tokens) if any(stem_match(t, w, lt, lw) for w, lw in cue_words)
+            )
+            asked_named = asked is not None and asked.at is not None and asked.at in named
+            phrases = unnamed_phrases(
+                masked, tokens, frozenset(skip), frozenset(named), end_named=asked_named
+            )
+        hops = [explained_hops(p, cues, sharing, shared, dists, namings) for p in paths]
         lexical: list[float] = []
-        for p in paths:
-            explained, order = explained_hops(p, cues, sharing, shared, dists, namings)
+        for p, (explained, order) in zip(paths, hops, strict=True):
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(p[-1], 0.0) >= 1.0

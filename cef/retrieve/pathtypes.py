@@ -373,10 +373,7 @@ class PathTypes:
         its types, like :meth:`_members_named` reads the members' words."""
         if asked.at is None or asked.classifier:
             return 0.0
-        key = f"described {label}"
-        if key not in self._types:
-            self._describe_types()
-        words = self._types.get(key, frozenset())
+        words = self._described_words(label)
         return float(any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words))
 
     def _describe_types(self) -> None:
@@ -480,11 +477,38 @@ class PathTypes:
         """Head words of node labels the question names besides the thing it asks for (token
         ``skip``): "who is on call for the *services* X relies on" asks for a path through services."""
         types = self._type_lemmas(heads=True)
-        return frozenset(
+        out = {
             lem
             for i, (t, lem) in enumerate(tokens)
             if i != skip and t not in FUNCTION_WORDS and (lem in types or t in types)
-        )
+        }
+        # a word the relations' descriptions call a type's nodes by names it too ("the *conservator*
+        # that ...": a staff member, "a treatment was carried out by a conservator")
+        said = self._said_of_types()
+        for i, (t, lem) in enumerate(tokens):
+            if i != skip and t not in FUNCTION_WORDS and lem not in out:
+                out.update(head for word, head in said if stem_match(t, word, lem, self._lemma(word)))
+        return frozenset(out)
+
+    def _said_of_types(self) -> list[tuple[str, str]]:
+        """(word, the lemma of the type's head word) for every word the relations' descriptions
+        call a node type's nodes by (:func:`described_ends`) that is not its own head word."""
+        g = self.graph
+        out: list[tuple[str, str]] = []
+        for c, name in enumerate(g.labels.names):
+            words = relation_words(name)
+            if not words:
+                continue
+            head = self._lemma(words[-1])
+            out.extend((w, head) for w in sorted(self._described_words(c)) if self._lemma(w) != head)
+        return out
+
+    def _described_words(self, label: int) -> frozenset[str]:
+        """The words the relations' descriptions call the label's nodes by (:func:`described_ends`)."""
+        key = f"described {label}"
+        if key not in self._types:
+            self._describe_types()
+        return self._types.get(key, frozenset())
 
     def _end_labels(self, hop: Hop) -> tuple[int, ...]:
         """Codes of the labels of the nodes ``hop`` reaches."""
