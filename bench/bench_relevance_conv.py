@@ -81,11 +81,11 @@ def main() -> None:
                         f"best relevance quartiles {quart[0]:.2f} / {quart[1]:.2f} / {quart[2]:.2f}; "
                         f"{1000 * (time.perf_counter() - t0) / n:.0f} ms/question"
                     )
-    said = abstained["ontopic"] + abstained["offtopic"]
-    precision = abstained["offtopic"] / said if said else 0.0
+    total = abstained["ontopic"] + abstained["offtopic"]
+    precision = abstained["offtopic"] / total if total else 0.0
     recall = abstained["offtopic"] / max(asked["offtopic"], 1)
     print(
-        f"abstention precision {100 * precision:.1f}%, recall {100 * recall:.1f}% ({said} 'nothing matched')"
+        f"abstention precision {100 * precision:.1f}%, recall {100 * recall:.1f}% ({total} 'nothing matched')"
     )
 
 
