@@ -338,7 +338,7 @@ def unnamed_phrases(
     a verb before "as" and a named word ("*listed* as director"), and with ``end_named`` (the asked
     noun names a relation: "what *genres* ...") the question's last verb ("... *fall* under?"),
     which is that relation's wording."""
-    from cef.retrieve.questionterms import _CALENDAR, _CLASSIFIERS, _PRO_FORMS, _inflected_verb
+    from cef.retrieve.questionterms import _CALENDAR, _CLASSIFIERS, _OPENERS, _PRO_FORMS, _inflected_verb
     from cef.text import QUERY_STOP_WORDS
 
     raw = WORD.findall(question)  # the tokens as written (``tokens`` are lower case)
@@ -355,6 +355,7 @@ def unnamed_phrases(
             or tokens[i - 1][0] == "you"  # a request: the listener's verb
             or word in QUERY_STOP_WORDS
             or word in FUNCTION_WORDS
+            or word in _OPENERS  # determiners and prepositions ("*during*": no -ing verb)
             or word in _CALENDAR
             or word in _PRO_FORMS
             or word in _CLASSIFIERS

@@ -19,7 +19,16 @@ The score of a path for a question whose anchor mention is masked:
   way to its end, when a kind is asked)
 + voice · (the first hop goes the way the wording at the anchor says, or the last hop the way the
   wording at the asked word says: "*who supervises* the nurses", for a relation walked both ways)
++ phrase_hop · min(hops no question word explains, relational phrases no relation's words name)
 − cue · (the path ends walking straight back, and no sharing word or second naming asks for it)``
+
+A *relational phrase* (:func:`~cef.retrieve.pathcues.unnamed_phrases`) is a run of question words
+that relate things rather than name them, read by word order and inflection: "who *runs* X",
+"whom does the curator of X *answer* to", "the *boss* of", "in *charge* of". One that names no
+candidate relation (a synonym: "runs" for ``HEADED_BY``) still asks for a hop, so each accounts
+for one hop no word explains: such a hop costs less than one nothing asks for (``phrase_hop`` <
+``cue · cue_cost``), and the asked and mentioned types and the embedding, not the missing
+naming, decide between stopping a hop short and walking on.
 
 Every weight is a field of :class:`~cef.retrieve.presets.PathSettings` (its description says where its
 value came from). Types are the head words of node labels (``DrugClass``: class).
@@ -31,7 +40,9 @@ each last hop (:meth:`~cef.retrieve.pathtypes.PathTypes._asked_fit`) is, by the 
 cosine of the asked words with the names and members of the types the hop reaches ("vendors" fits
 ``Supplier``), 1.0 when the asked word heads a type's name or when the type's own nodes call
 themselves by it (:meth:`~cef.retrieve.pathtypes.PathTypes._members_named`: "which *units*" and
-"Majors Unit", "which *journals*" and ``type: journal``); the best fitting end gets the whole
+"Majors Unit", "which *journals*" and ``type: journal``) or the relations' descriptions call them
+so (:func:`~cef.retrieve.pathtypes.described_ends`: "an exhibition occupies a gallery *room*": "in
+which *room*" asks for a ``Gallery``; such a word names a mentioned type too); the best fitting end gets the whole
 ``answer_type``, the others ``exp(-gap / type_temperature)`` of it (``generic_type_temperature`` for
 a question word alone, a broad kind several types fit alike), so a path that ends at the asked
 type beats a shorter one that stops on the way. The question word that asks is the last
@@ -140,8 +151,22 @@ class PathScorer(PathTypes):
     _members: dict[int, list[int]] = field(default_factory=dict)  # label code -> a few node positions
     # label code -> the words that say what each of a sample of its nodes is (:func:`kind_words`)
     _member_words: dict[int, list[frozenset[str]]] = field(default_factory=dict)
+    _naming: dict[tuple[str, str], bool] = field(default_factory=dict)  # _names_relation, per word
 
     # ------------------------------------------------------------------ words
+    def _names_relation(self, token: tuple[str, str]) -> bool:
+        """Whether a question word (token, lemma) names one of the graph's relations by a name word
+        (:func:`~cef.retrieve.pathwords.stem_match`), kept per word."""
+        got = self._naming.get(token)
+        if got is None:
+            if len(self._naming) >= _TEXTS_KEPT:
+                self._naming.clear()
+            t, lt = token
+            got = self._naming[token] = any(
+                stem_match(t, w, lt, lw) for r in self.graph.relations.names for w, lw in self.words_of(r).cue
+            )
+        return got
+
     def words_of(self, relation: str) -> RelationWords:
         cur = self.relations.get(relation)
         if cur is not None:
@@ -374,10 +399,7 @@ class PathScorer(PathTypes):
             named = {i for pos in where.values() for i in pos}
             # every word that names a candidate relation, also one a naming before it took ("the
             # director that *directed* X")
-            cue_words = {w for r in {h.relation for p in paths for h in p} for w in self.words_of(r).cue}
-            named.update(
-                i for i, (t, lt) in enumerate(tokens) if any(stem_match(t, w, lt, lw) for w, lw in cue_words)
-            )
+            named.update(i for i, tok in enumerate(tokens) if self._names_relation(tok))
             asked_named = asked is not None and asked.at is not None and asked.at in named
             phrases = unnamed_phrases(
                 masked, tokens, frozenset(skip), frozenset(named), end_named=asked_named

@@ -494,13 +494,16 @@ class PathTypes:
         """(word, the lemma of the type's head word) for every word the relations' descriptions
         call a node type's nodes by (:func:`described_ends`) that is not its own head word."""
         g = self.graph
+        said = {c: self._described_words(c) for c in range(len(g.labels.names))}
+        if not any(said.values()):
+            return []
         out: list[tuple[str, str]] = []
         for c, name in enumerate(g.labels.names):
             words = relation_words(name)
             if not words:
                 continue
             head = self._lemma(words[-1])
-            out.extend((w, head) for w in sorted(self._described_words(c)) if self._lemma(w) != head)
+            out.extend((w, head) for w in sorted(said[c]) if self._lemma(w) != head)
         return out
 
     def _described_words(self, label: int) -> frozenset[str]:
