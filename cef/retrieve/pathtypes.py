@@ -366,6 +366,9 @@ class PathTypes:
     def relation_card(self, relation: str, *, examples: bool = True) -> str:
         raise NotImplementedError  # PathScorer.relation_card
 
+    def _names_relation(self, token: tuple[str, str]) -> bool:
+        raise NotImplementedError  # PathScorer._names_relation
+
     def _described_as(self, asked: AskedFor, label: int) -> float:
         """1.0 when the relations' descriptions call the label's nodes what is asked
         (:func:`described_ends`: "a gallery room" at the end of HELD_IN, whose targets are
@@ -483,10 +486,16 @@ class PathTypes:
             if i != skip and t not in FUNCTION_WORDS and (lem in types or t in types)
         }
         # a word the relations' descriptions call a type's nodes by names it too ("the *conservator*
-        # that ...": a staff member, "a treatment was carried out by a conservator")
+        # that ...": a staff member, "a treatment was carried out by a conservator"), unless it names
+        # a relation ("which entities are *parties* to X": HAS_PARTY)
         said = self._said_of_types()
         for i, (t, lem) in enumerate(tokens):
-            if i != skip and t not in FUNCTION_WORDS and lem not in out:
+            if (
+                i != skip
+                and t not in FUNCTION_WORDS
+                and lem not in out
+                and not self._names_relation((t, lem))
+            ):
                 out.update(head for word, head in said if stem_match(t, word, lem, self._lemma(word)))
         return frozenset(out)
 
