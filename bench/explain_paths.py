@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -19,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 import cef  # noqa: E402
 from bench.harness.curated import load_graph, question_query, read_questions  # noqa: E402
 from cef.retrieve import pathscore  # noqa: E402
+from cef.retrieve.pathwords import RelationPath  # noqa: E402
 
 
 def main() -> None:
@@ -29,11 +32,19 @@ def main() -> None:
     args = ap.parse_args()
     db = Path(f"/tmp/cef-explain-{args.set.name}.db")
     kb = cef.open(db) if db.exists() else load_graph(args.set / "graph.yaml", db)
-    captured: list[tuple[str, dict, list]] = []
+    captured: list[
+        tuple[str, dict[RelationPath, dict[str, float]], list[tuple[float, RelationPath, str]]]
+    ] = []
     orig = pathscore.PathScorer.rank
 
-    def rank(self, question, span, paths, **kw):  # type: ignore[no-untyped-def]
-        parts: dict = {}
+    def rank(
+        self: pathscore.PathScorer,
+        question: str,
+        span: tuple[int, int] | None,
+        paths: Sequence[RelationPath],
+        **kw: Any,
+    ) -> list[tuple[float, RelationPath]]:
+        parts: dict[RelationPath, dict[str, float]] = {}
         kw["parts_out"] = parts
         out = orig(self, question, span, paths, **kw)
         masked = pathscore.masked_question(question, span)
