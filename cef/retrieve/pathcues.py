@@ -336,7 +336,7 @@ def unnamed_phrases(
     synonym names ("runs" for HEADED_BY), which the lexical cues cannot see. No phrase: a
     capitalized word (a name's), a verb whose subject is the listener ("can you *name*"; a request),
     a verb before "as" and a named word ("*listed* as director"), and with ``end_named`` (the asked
-    noun names a relation: "what *genres* ...") the question's last verb ("... *fall* under?"),
+    noun names a relation: "what *genres* ...") the question's last verb ("... *belong* to?"),
     which is that relation's wording."""
     from cef.retrieve.questionterms import _CALENDAR, _CLASSIFIERS, _OPENERS, _PRO_FORMS, _inflected_verb
     from cef.text import QUERY_STOP_WORDS
@@ -366,7 +366,7 @@ def unnamed_phrases(
             continue  # "*listed* as (a) director": the naming's wording
         last = all(t in _PARTICLES or t in PREPOSITIONS for t, _ in tokens[i + 1 :])
         if end_named and last:
-            continue  # the question's last verb, the asked relation's wording ("*fall* under?")
+            continue  # the question's last verb, the asked relation's wording ("*belong* to?")
         verb = _inflected_verb(word, lem) or tokens[i - 1][0] in ("who", "that")
         complement = i + 1 < len(tokens) and tokens[i + 1][0] == "of"
         possessed = tokens[i - 1][0].endswith(("'s", "’s"))

@@ -330,6 +330,25 @@ def test_relational_phrases_are_verbs_complements_and_stranded_verbs_not_named_w
     # a run of relational words next to a named word belongs to that naming: "the title *sponsor* of"
     assert count("Who is the title sponsor of X?", frozenset({4})) == 0
     assert count("What is X?") == 0
+    assert count("Which objects has X treated?") == 1  # an inflected verb
+    assert count("Who is in charge of the department that looks after X?") == 2
+    # no phrase: a request's verb, a verb worded "as" a named word, a preposition, a name's word
+    assert count("Can you name a film directed by X?", frozenset({5})) == 0
+    assert count("Who is listed as director for X?", frozenset({4})) == 0
+    assert count("Which division was X in during the season?") == 0
+    assert count("Who directed The Opposite of X?", frozenset({1})) == 0
+
+
+def test_the_last_verb_is_the_wording_of_the_relation_the_asked_noun_names() -> None:
+    from cef.extract.lemmas import default_lemmatizer
+    from cef.retrieve.pathcues import unnamed_phrases
+
+    question = "What genres do the films starred by X belong to?"
+    tokens = default_lemmatizer()(question)
+    at = frozenset(i for i, (t, _) in enumerate(tokens) if t == "x")
+    named = frozenset({1, 5})  # "genres" (has_genre), "starred" (starred_actors)
+    assert unnamed_phrases(question, tokens, at, named, end_named=True) == 0
+    assert unnamed_phrases(question, tokens, at, named) == 1
 
 
 @PROPERTY
