@@ -45,7 +45,9 @@ _CALENDAR = frozenset(
     # start of", "back in"): when the question asks, which the temporal filters read
     + ["today", "tonight", "yesterday", "tomorrow", "moment", "day", "days", "nowadays", "lately",
        "recently", "currently", "current", "presently", "start", "beginning", "end", "back", "ago",
-       "ever", "anymore", "formerly", "previously", "once", "since"]
+       "ever", "anymore", "formerly", "previously", "once", "since",
+       # adverbs of frequency and the time ordinals ("how *often*", "the *last* result"): when, not what
+       "often", "usually", "always", "never", "sometimes", "still", "last", "latest", "next", "previous"]
 )  # fmt: skip
 #: English adjective endings: a word with one before the head of a noun phrase describes it
 _ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
@@ -69,6 +71,8 @@ _AUXILIARIES = frozenset(
 _WH_DETERMINERS = frozenset(["what", "which", "whose"])
 #: subordinating conjunctions that open a clause after a verb ("what happens *when*")
 _CONJUNCTIONS = frozenset(["when", "if", "while", "where", "whenever", "because", "after", "before"])
+#: English subordinating conjunctions: they join clauses, they name nothing and ask nothing
+_NO_CONTENT_CONJUNCTIONS = frozenset(["if", "whether", "unless", "because", "although", "though", "while"])
 #: the prepositions that open English complex prepositions ("in charge of", "on behalf of", "by means of")
 _COMPLEX_FIRST = frozenset(["in", "on", "at", "by"])
 #: English plurals not formed from their singular, which the dictionary lemmatizer keeps as they are
@@ -87,6 +91,7 @@ class Term:
     lemma: str
     names_thing: bool
     instance: bool = False  # it names an instance of a label ("the *loyalty* service"): a node
+    answer_type: bool = False  # right after "which" / "what" ("which *firms*"): what kind of answer is wanted
     df: int | None = None
     weight: float = 1.0
 
@@ -168,6 +173,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
             or low in _CLASSIFIERS
             or low in _OPENERS
             or low in _CALENDAR
+            or low in _NO_CONTENT_CONJUNCTIONS
+            or low in _PARTICLES
             or not any(c.isalpha() for c in low)
         )
         tokens.append((raw, low, possessive, content))
@@ -203,6 +210,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         term = out.get(key)
         if term is None:
             term = out[key] = Term(key, low, lemma, False)
+        if i > 0 and tokens[i - 1][1] in _WH_DETERMINERS:
+            term.answer_type = True
         if name:
             things.add(key)
         if room > 0 and not verb and not idiom:

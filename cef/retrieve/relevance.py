@@ -202,6 +202,8 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
         schema_text += "\n" + "\n".join(
             [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
         )
+    synonym_text = schema_text  # property keys are held by their form, not by what an embedder finds like them
+    schema_text += "\n" + "\n".join(_property_keys(qc, labels))
     schema_words = _words(schema_text)
     schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
     schema_pairs = {
@@ -221,7 +223,9 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
                     t.df += len(store.search_text("chunk", word, cap, scope=scope))
                 if t.df:
                     break
-    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], schema_text, settings)
+            if not t.df:
+                t.df = _derived_df(qc, t, cap)
+    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
     for t in todo:
         df = t.df or 0
         if df > 0:
@@ -230,6 +234,64 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+#: English derivational suffixes of agent and result nouns and of adjectives: "supervisor" is held
+#: where the text says "supervises", "foggy" where it says "fog"
+_DERIVATIONAL = ("ors", "ers", "or", "er", "ist", "ions", "ion", "ments", "ment", "gy", "y")
+#: the inflections tried on a derived word's base ("supervis": supervise, supervises, supervised)
+_INFLECTIONS = ("", "e", "s", "es", "ed", "ing")
+
+
+def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
+    """How many records hold a word of the same base as an absent question word of 5 letters or
+    more (its derivational suffix taken off, the base inflected); 0 when none does."""
+    word = t.form
+    if len(word) < 5 or not word.isalpha():
+        return 0
+    suffix = next((s for s in _DERIVATIONAL if word.endswith(s)), None)
+    if suffix is None:
+        return 0
+    base = word[: -len(suffix)]
+    if base.endswith(base[-1] * 2):  # "foggy": fog
+        base = base[:-1]
+    store, scope = qc.state.store, qc.query.scope
+    for form in dict.fromkeys(base + ending for ending in _INFLECTIONS):
+        if len(form) < 3 or form == word:
+            continue
+        df = len(store.search_text("node", form, cap, scope=scope))
+        if not t.instance:
+            df += len(store.search_text("chunk", form, cap, scope=scope))
+        if df:
+            return df
+    return 0
+
+
+#: the property keys of a knowledge base's labels, by store and data version (read once per change)
+_PROPERTY_KEYS: dict[tuple[int, object, tuple[str, ...]], list[str]] = {}
+
+
+def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
+    """The property keys of the nodes of ``labels`` as words ("brand", "icd10", "stopped because"):
+    a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
+    like a label or a relation word. Read from a sample of each label's nodes."""
+    store = qc.state.store
+    try:
+        version: object = store.data_version()
+    except Exception:  # a store without a change token: read once per process
+        version = None
+    key = (id(store), version, tuple(labels))
+    got = _PROPERTY_KEYS.get(key)
+    if got is None:
+        names: dict[str, None] = {}
+        for label in labels:
+            for name in store.property_names(label, sample=50):
+                if not name.startswith("_"):
+                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
+        if len(_PROPERTY_KEYS) >= 16:
+            _PROPERTY_KEYS.clear()
+        got = _PROPERTY_KEYS[key] = list(names)
+    return got
 
 
 def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: RelevanceSettings) -> None:
@@ -405,10 +467,33 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     ):
         # the question names the relation path this answer ends (at least half its hops, from an
         # anchor it names, a word of what it asks in the path's relations): the path vouches for
-        # the answer whatever other words the question holds
+        # the answer whatever other words the question holds, but not a thing it names that the
+        # knowledge base holds nowhere ("the monthly hosting *cost*" of a cluster the path reaches)
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
-        relevance = max(relevance, round(tie * (settings.floor + (1.0 - settings.floor) * named), 4))
+        # (the kind of answer wanted, "which *firms*", is what the path's answers are, held or not)
+        vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
+        vouched *= _held(q, [s for s in q.asked if not q.terms[s].answer_type])
+        relevance = max(relevance, round(vouched, 4))
     return relevance
+
+
+def _features(qc: QueryContext, q: _Question, measured: list[str], best: float) -> dict[str, float]:
+    terms = [q.terms[s] for s in measured]
+    total = sum(t.weight for t in terms)
+    absent = sum(t.weight for t in terms if t.df == 0) / total if total > 0 else 0.0
+    out = {
+        "rule": best,
+        "named": max((n.confidence for n in q.named), default=0.0),
+        "absent": round(absent, 4),
+        "held": round(_held(q, measured), 4),
+        "words": float(len(measured)),
+    }
+    vec = qc.query_vector if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
+    if vec is not None:
+        top = qc.state.chunk_vectors.search(vec, 1)
+        if top:
+            out["dense"] = round(float(top[0][1]), 4)
+    return out
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
@@ -428,6 +513,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     qc.answer_nodes = [] if nothing else kept
     measured = q.asked if q.named else q.stems
     missing = [q.form(s) for s in measured if q.terms[s].df == 0]
+    features = _features(qc, q, measured, best)
     qc.stages.relevance = Verdict(
         best=best,
         threshold=threshold,
@@ -436,6 +522,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
         asked=[q.form(s) for s in measured],
         unknown=missing,
         weights={q.form(s): round(q.terms[s].weight, 3) for s in measured},
+        features=features,
     )
     if nothing:
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
