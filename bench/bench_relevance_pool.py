@@ -97,7 +97,8 @@ def domains(metaqa: int) -> list[Domain]:
 
         for hops in (1, 2, 3):
             d.ontopic += [
-                Question(str(q["question"])) for q in read_jsonl(METAQA / f"questions_{hops}hop.jsonl.gz")[:metaqa]
+                Question(str(q["question"]))
+                for q in read_jsonl(METAQA / f"questions_{hops}hop.jsonl.gz")[:metaqa]
             ]
         out.append(d)
     return out

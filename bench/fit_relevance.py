@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-LEXICAL = ("rule", "named", "absent")
-DENSE = (*LEXICAL, "dense")
+LEXICAL: tuple[str, ...] = ("rule", "named")
+#: the weight of the off-topic questions written for a knowledge base, against its cross-domain ones
+OWN = 1.0
+DENSE: tuple[str, ...] = (*LEXICAL, "dense")
 
 
 def rows_of(folder: Path) -> list[dict[str, Any]]:
@@ -47,10 +49,13 @@ def weights(rows: list[dict[str, Any]], cost: float) -> np.ndarray:
     groups: dict[tuple[str, str], int] = defaultdict(int)
     for r in rows:
         groups[(r["kb"], r["kind"])] += 1
-    return np.array([(cost if r["kind"] == "on" else 1.0) / groups[(r["kb"], r["kind"])] for r in rows])
+    share = {"on": cost, "off-own": OWN, "off-cross": 1.0}
+    return np.array([share[r["kind"]] / groups[(r["kb"], r["kind"])] for r in rows])
 
 
-def fit(rows: list[dict[str, Any]], names: tuple[str, ...], cost: float, c: float) -> tuple[float, np.ndarray]:
+def fit(
+    rows: list[dict[str, Any]], names: tuple[str, ...], cost: float, c: float
+) -> tuple[float, np.ndarray]:
     x, y = matrix(rows, names), np.array([r["kind"] == "on" for r in rows], dtype=int)
     model = LogisticRegression(C=c, max_iter=2000)
     model.fit(x, y, sample_weight=weights(rows, cost) * len(rows))
@@ -68,7 +73,9 @@ def model_for(row: dict[str, Any]) -> tuple[str, ...]:
 
 def table(rows: list[dict[str, Any]], abstains: list[bool], title: str) -> None:
     print(f"\n{title}")
-    print(f"{'knowledge base':16} {'on':>5} {'wrongly':>8} {'off own':>8} {'nothing':>8} {'off cross':>9} {'nothing':>8}")
+    print(
+        f"{'knowledge base':16} {'on':>5} {'wrongly':>8} {'off own':>8} {'nothing':>8} {'off cross':>9} {'nothing':>8}"
+    )
     per: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
     for r, a in zip(rows, abstains, strict=True):
         i = {"on": 0, "off-own": 2, "off-cross": 4}[r["kind"]]
@@ -82,12 +89,28 @@ def table(rows: list[dict[str, Any]], abstains: list[bool], title: str) -> None:
 
 
 def main() -> None:
+    global LEXICAL, DENSE, OWN
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", type=Path)
     ap.add_argument("--cost", type=float, default=3.0, help="a wrong abstention weighs this many missed ones")
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic fit")
+    ap.add_argument(
+        "--own", type=float, default=1.0, help="weight of the off-topic questions written for a KB"
+    )
+    ap.add_argument("--lexical", action="store_true", help="leave the dense feature out everywhere")
+    ap.add_argument(
+        "--features",
+        default=",".join(LEXICAL),
+        help="the lexical features, comma-separated (rule,named,absent)",
+    )
     args = ap.parse_args()
+    LEXICAL = tuple(args.features.split(","))
+    OWN = args.own
+    DENSE = (*LEXICAL, "dense")
     rows = rows_of(args.folder)
+    if args.lexical:
+        for r in rows:
+            r["features"].pop("dense", None)
     table(rows, [bool(r["nothing_matched"]) for r in rows], "as run (the verdicts in the files)")
     domains = sorted({r["kb"] for r in rows})
     held_out: list[bool] = [False] * len(rows)
@@ -105,12 +128,17 @@ def main() -> None:
     print("\nfitted on every domain:")
     for names in (LEXICAL, DENSE):
         usable = [r for r in rows if model_for(r) == names or names == LEXICAL]
+        if not usable:
+            continue
         b0, b = fit(usable, names, args.cost, args.c)
-        print(f"  {'+'.join(names):24} intercept {b0:+.3f} " + " ".join(f"{n} {v:+.3f}" for n, v in zip(names, b)))
+        print(
+            f"  {'+'.join(names):24} intercept {b0:+.3f} "
+            + " ".join(f"{n} {v:+.3f}" for n, v in zip(names, b, strict=True))
+        )
         p = prob(usable, names, b0, b)
-        on = [pi for pi, r in zip(p, usable) if r["kind"] == "on"]
+        on = [pi for pi, r in zip(p, usable, strict=True) if r["kind"] == "on"]
         print(f"    on-topic below 0.5: {sum(x < 0.5 for x in on)}/{len(on)}; "
-              f"log-loss {-np.mean([math.log(max(pi if r['kind'] == 'on' else 1 - pi, 1e-9)) for pi, r in zip(p, usable)]):.3f}")  # fmt: skip
+              f"log-loss {-np.mean([math.log(max(pi if r['kind'] == 'on' else 1 - pi, 1e-9)) for pi, r in zip(p, usable, strict=True)]):.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -91,7 +91,6 @@ class Term:
     lemma: str
     names_thing: bool
     instance: bool = False  # it names an instance of a label ("the *loyalty* service"): a node
-    answer_type: bool = False  # right after "which" / "what" ("which *firms*"): what kind of answer is wanted
     df: int | None = None
     weight: float = 1.0
 
@@ -210,8 +209,6 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         term = out.get(key)
         if term is None:
             term = out[key] = Term(key, low, lemma, False)
-        if i > 0 and tokens[i - 1][1] in _WH_DETERMINERS:
-            term.answer_type = True
         if name:
             things.add(key)
         if room > 0 and not verb and not idiom:

@@ -44,10 +44,25 @@ an answer node, its own path's, ``metadata["paths"]["answer_named"]``), up to th
 share of what is asked that the knowledge base holds at all (a path that names
 ``hosts`` does not answer "the monthly hosting *cost*").
 
-With named things: ``relevance = tie confidence × (floor + (1 − floor) × asked) × held``,
+With named things the rule relevance is ``tie confidence × (floor + (1 − floor) × asked) × held``,
 ``held`` the weighted share of what is asked that names nothing absent; without: the coverage of
 all the question's content words, counted the same way, × √held (a question that names nothing
 is read more loosely: conversations and notes say in other words what a question asks).
+
+A word is held when a record's text or a node's name holds it, when it is a label, relation or
+property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
+a label or a relation, or when a word of its base is held ("supervisor" where the notes say
+"supervises", "foggy" where they say "fog").
+
+**Calibration.** The reported relevance is the probability that the result answers the question:
+``1 / (1 + exp(-(b0 + b_rule × rule + b_named × named)))``, ``named`` the best link confidence of
+a thing the question names (0: none), the coefficients
+:attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by logistic regression on ten
+domains (``bench/fit_relevance.py``; each reported leave-one-domain-out). A question that names a
+thing of the knowledge base is more often answerable, so its results need less of the rule (0.43
+against 0.81 at the default). The calibration keeps the rule's order (``b_rule`` > 0); the
+verdict's ``features`` report the rule, ``named``, ``absent`` (the weighted share of what is asked
+the knowledge base holds nowhere) and, with an embedder, ``dense`` (the best chunk's cosine).
 A query's own hints count as naming: its ``targets`` name things, its
 ``traversal.relation_types`` say what it asks. The weights and the threshold
 are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
@@ -202,7 +217,8 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
         schema_text += "\n" + "\n".join(
             [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
         )
-    synonym_text = schema_text  # property keys are held by their form, not by what an embedder finds like them
+    # property keys are held by their form, not by what an embedder finds like them
+    synonym_text = schema_text
     schema_text += "\n" + "\n".join(_property_keys(qc, labels))
     schema_words = _words(schema_text)
     schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
@@ -467,26 +483,23 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     ):
         # the question names the relation path this answer ends (at least half its hops, from an
         # anchor it names, a word of what it asks in the path's relations): the path vouches for
-        # the answer whatever other words the question holds, but not a thing it names that the
-        # knowledge base holds nowhere ("the monthly hosting *cost*" of a cluster the path reaches)
+        # the answer whatever other words the question holds
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
-        # (the kind of answer wanted, "which *firms*", is what the path's answers are, held or not)
-        vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
-        vouched *= _held(q, [s for s in q.asked if not q.terms[s].answer_type])
-        relevance = max(relevance, round(vouched, 4))
+        relevance = max(relevance, round(tie * (settings.floor + (1.0 - settings.floor) * named), 4))
     return relevance
 
 
-def _features(qc: QueryContext, q: _Question, measured: list[str], best: float) -> dict[str, float]:
+def _features(qc: QueryContext, q: _Question, measured: list[str]) -> dict[str, float]:
+    """The question's own evidence, beside each result's rule relevance: ``named``, the best link
+    confidence of a thing it names (0: it names none); ``absent``, the weighted share of what it asks
+    (``measured``) that the knowledge base holds nowhere, verbs and phrasing included; ``dense``, the
+    best chunk's cosine with the question (reported, not calibrated on: its scale is the embedder's)."""
     terms = [q.terms[s] for s in measured]
     total = sum(t.weight for t in terms)
     absent = sum(t.weight for t in terms if t.df == 0) / total if total > 0 else 0.0
     out = {
-        "rule": best,
-        "named": max((n.confidence for n in q.named), default=0.0),
+        "named": round(max((n.confidence for n in q.named), default=0.0), 4),
         "absent": round(absent, 4),
-        "held": round(_held(q, measured), 4),
-        "words": float(len(measured)),
     }
     vec = qc.query_vector if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
     if vec is not None:
@@ -496,6 +509,17 @@ def _features(qc: QueryContext, q: _Question, measured: list[str], best: float) 
     return out
 
 
+def _calibrated(rule: float, features: dict[str, float], settings: RelevanceSettings) -> float:
+    """The probability that a result with this rule relevance answers the question, given the
+    question's evidence: logistic over (rule, named), the coefficients of
+    :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets)."""
+    if settings.calibration is None:
+        return rule
+    b0, b_rule, b_named = settings.calibration
+    z = b0 + b_rule * rule + b_named * features["named"]
+    return round(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))), 4)
+
+
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
     verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
@@ -503,17 +527,24 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     threshold = settings.threshold
     q = _question(qc, settings)
     _weigh(qc, q, settings)
-    out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc, settings)}) for rc in results]
+    measured = q.asked if q.named else q.stems
+    features = _features(qc, q, measured)
+    chunk_rules = [_chunk_relevance(qc, q, rc, settings) for rc in results]
+    node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
+    out = [
+        rc.model_copy(update={"relevance": _calibrated(r, features, settings)})
+        for rc, r in zip(results, chunk_rules, strict=True)
+    ]
     nodes = [
-        rn.model_copy(update={"relevance": _node_relevance(qc, q, rn, settings)}) for rn in qc.answer_nodes
+        rn.model_copy(update={"relevance": _calibrated(r, features, settings)})
+        for rn, r in zip(qc.answer_nodes, node_rules, strict=True)
     ]
     kept = [rn for rn in nodes if (rn.relevance or 0.0) >= threshold]
     best = max([0.0, *(r.relevance or 0.0 for r in out), *(n.relevance or 0.0 for n in nodes)])
     nothing = best < threshold
     qc.answer_nodes = [] if nothing else kept
-    measured = q.asked if q.named else q.stems
     missing = [q.form(s) for s in measured if q.terms[s].df == 0]
-    features = _features(qc, q, measured, best)
+    features["rule"] = max([0.0, *chunk_rules, *node_rules])
     qc.stages.relevance = Verdict(
         best=best,
         threshold=threshold,

@@ -228,3 +228,54 @@ def test_a_relation_path_the_question_names_vouches_for_its_answer(tmp_path: Pat
         assert _verdict(kb.retrieve("Which firms bake bread for our life support equipment?"))[
             "nothing_matched"
         ]
+
+
+# ------------------------------------------------------------------ what the knowledge base holds, read wider
+def test_a_property_key_is_held_like_a_relation(clinical_kb: cef.KnowledgeBase) -> None:
+    """Lisinopril's ``brand`` is a property: a question asking for the brand asks what the graph holds."""
+    result = clinical_kb.retrieve("What's the brand name for lisinopril?")
+    assert _verdict(result)["nothing_matched"] is False and _verdict(result)["unknown"] == []
+
+
+def test_conjunctions_and_particles_are_no_content_words() -> None:
+    terms = _things("What happens if warfarin is combined with amiodarone?")
+    assert "if" not in terms and "warfarin" in terms
+    often = _things("How often does the fog horn go off?")
+    assert "often" not in often and "off" not in often
+
+
+def test_a_word_is_held_by_its_base(notes_kb: cef.KnowledgeBase) -> None:
+    """The notes say Maria Keller *supervises* Ines Okafor: "supervisor" is held by its base."""
+    result = notes_kb.retrieve("Who is Ines Okafor's supervisor?")
+    assert _verdict(result)["nothing_matched"] is False and _verdict(result)["unknown"] == []
+    assert _verdict(notes_kb.retrieve("Who is Ines Okafor's dentist?"))["nothing_matched"] is True
+
+
+# ------------------------------------------------------------------ calibration
+def test_relevance_is_the_calibrated_probability_of_the_rule(clinical_kb: cef.KnowledgeBase) -> None:
+    """The relevance is logistic over the best result's rule relevance and the question's evidence
+    (RelevanceSettings.calibration); without a calibration it is the rule relevance itself."""
+    import math
+
+    from cef.retrieve.presets import RelevanceSettings
+
+    b0, b_rule, b_named = RelevanceSettings().calibration  # type: ignore[misc]
+    for question in ("Which doctor looks after Lucas Brandt?", "Who is Lucas Brandt's dentist?"):
+        verdict = _verdict(clinical_kb.retrieve(question))
+        f = verdict["features"]
+        assert isinstance(f, dict)
+        z = b0 + b_rule * f["rule"] + b_named * f["named"]
+        assert verdict["best"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-3)
+        raw = clinical_kb.retrieve(
+            cef.GraphQuery(query=question, options={"relevance": {"calibration": None}})
+        )
+        assert _verdict(raw)["best"] == pytest.approx(f["rule"], abs=1e-3)
+
+
+def test_the_calibration_keeps_the_rule_order() -> None:
+    from cef.retrieve.presets import RelevanceSettings
+
+    calibration = RelevanceSettings().calibration
+    assert calibration is not None and calibration[1] > 0
+    with pytest.raises(Exception, match="calibration"):
+        RelevanceSettings(calibration=(0.0, -1.0, 0.0))
