@@ -51,6 +51,8 @@ _CALENDAR = frozenset(
 )  # fmt: skip
 #: English adjective endings: a word with one before the head of a noun phrase describes it
 _ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
+#: English noun endings: a word with one names a thing wherever it stands
+_NOUN_ENDINGS = ("ction", "ation", "ssion", "ness", "ity", "ship")
 #: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
 _PRO_FORMS = frozenset(
     ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
@@ -200,7 +202,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         pairs = lemmatize(low)
         lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)
         key = stem(lemma)
-        verb = i in verbs or _inflected_verb(low, lemma)
+        # a word with a noun ending is no verb by its position ("fees per card *transaction*")
+        verb = (i in verbs and not low.endswith(_NOUN_ENDINGS)) or _inflected_verb(low, lemma)
         # a participle inside a phrase, before another content word, modifies it ("a punctured tyre")
         modifier = verb and room > 0 and i + 1 < len(tokens) and tokens[i + 1][3]
         name = i > 0 and (raw[:1].isupper() or any(c.isdigit() for c in raw))

@@ -55,14 +55,17 @@ a label or a relation, or when a word of its base is held ("supervisor" where th
 "supervises", "foggy" where they say "fog").
 
 **Calibration.** The reported relevance is the probability that the result answers the question:
-``1 / (1 + exp(-(b0 + b_rule × rule + b_named × named)))``, ``named`` the best link confidence of
-a thing the question names (0: none), the coefficients
-:attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by logistic regression on ten
-domains (``bench/fit_relevance.py``; each reported leave-one-domain-out). A question that names a
-thing of the knowledge base is more often answerable, so its results need less of the rule (0.43
-against 0.81 at the default). The calibration keeps the rule's order (``b_rule`` > 0); the
-verdict's ``features`` report the rule, ``named``, ``absent`` (the weighted share of what is asked
-the knowledge base holds nowhere) and, with an embedder, ``dense`` (the best chunk's cosine).
+``1 / (1 + exp(-(b0 + b_rule × rule + b_named × named + b_absent × (1 − named) × absent)))``,
+``named`` the best link confidence of a thing the question names (0: none), ``absent`` the weighted
+share of what the question asks that the knowledge base holds nowhere (verbs and phrasing
+included), the coefficients :attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by
+logistic regression on ten domains (``bench/fit_relevance.py``; each reported leave-one-domain-out).
+A question that names a thing of the knowledge base is more often answerable, so its results need
+less of the rule (0.41 at the default); one that names nothing needs 0.69 when the knowledge base
+holds every word it says, more for each word it holds nowhere. The calibration keeps the rule's
+order (``b_rule`` > 0); the verdict's ``features`` report the rule, ``named``, ``absent`` and,
+with an embedder, ``dense`` (the best chunk's cosine, not calibrated on: its scale is the
+embedder's).
 A query's own hints count as naming: its ``targets`` name things, its
 ``traversal.relation_types`` say what it asks. The weights and the threshold
 are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
@@ -511,12 +514,14 @@ def _features(qc: QueryContext, q: _Question, measured: list[str]) -> dict[str, 
 
 def _calibrated(rule: float, features: dict[str, float], settings: RelevanceSettings) -> float:
     """The probability that a result with this rule relevance answers the question, given the
-    question's evidence: logistic over (rule, named), the coefficients of
+    question's evidence: logistic over the rule relevance, ``named`` and, for a question that names
+    nothing, ``absent`` (``(1 - named) x absent``), the coefficients of
     :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets)."""
     if settings.calibration is None:
         return rule
-    b0, b_rule, b_named = settings.calibration
-    z = b0 + b_rule * rule + b_named * features["named"]
+    b0, b_rule, b_named, b_unnamed_absent = settings.calibration
+    named = features["named"]
+    z = b0 + b_rule * rule + b_named * named + b_unnamed_absent * (1.0 - named) * features["absent"]
     return round(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))), 4)
 
 

@@ -162,6 +162,9 @@ def test_verbs_and_idioms_name_nothing() -> None:
     assert _things("Who headed the team in charge of the catalog?")["charge"] is False  # "in charge of"
     assert _things("How do I patch a punctured bicycle tube?")["bicycle"] is True  # a participle modifies
     assert "april" not in _things("Who led the team in April 2025?")  # calendar words say when
+    assert _things("How much does Hearthbox pay CardNet in fees per card transaction?")[
+        "transaction"
+    ]  # a noun ending
 
 
 def test_a_word_before_a_label_word_names_an_instance() -> None:
@@ -259,12 +262,12 @@ def test_relevance_is_the_calibrated_probability_of_the_rule(clinical_kb: cef.Kn
 
     from cef.retrieve.presets import RelevanceSettings
 
-    b0, b_rule, b_named = RelevanceSettings().calibration  # type: ignore[misc]
+    b0, b_rule, b_named, b_absent = RelevanceSettings().calibration  # type: ignore[misc]
     for question in ("Which doctor looks after Lucas Brandt?", "Who is Lucas Brandt's dentist?"):
         verdict = _verdict(clinical_kb.retrieve(question))
         f = verdict["features"]
         assert isinstance(f, dict)
-        z = b0 + b_rule * f["rule"] + b_named * f["named"]
+        z = b0 + b_rule * f["rule"] + b_named * f["named"] + b_absent * (1 - f["named"]) * f["absent"]
         assert verdict["best"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-3)
         raw = clinical_kb.retrieve(
             cef.GraphQuery(query=question, options={"relevance": {"calibration": None}})
@@ -278,4 +281,4 @@ def test_the_calibration_keeps_the_rule_order() -> None:
     calibration = RelevanceSettings().calibration
     assert calibration is not None and calibration[1] > 0
     with pytest.raises(Exception, match="calibration"):
-        RelevanceSettings(calibration=(0.0, -1.0, 0.0))
+        RelevanceSettings(calibration=(0.0, -1.0, 0.0, 0.0))
