@@ -124,8 +124,9 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
     """Where the question's verbs stand by its word order, in general English: the last content
     word of the clause after an auxiliary ("what did the town council *decide*", "which database
     does the wishlist service *store* its data in") and, in such a question, a last word that
-    follows another content word ("what do the dancers in the photo *represent*"), and a word between "what" / "which" and a
-    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the")."""
+    follows another content word ("what do the dancers in the photo *represent*"), a word between "what" / "which" and a
+    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the"), and a
+    lower-case word between "which" and a word and a name ("which words *describe* Alps")."""
     out: set[int] = set()
     n = len(tokens)
     for i, (_, low, _, _) in enumerate(tokens):
@@ -147,6 +148,15 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
             after = tokens[i + 2][1] if i + 2 < n else ""
             if after in _OPENERS or after in _CONJUNCTIONS:
                 out.add(i + 1)
+            elif (
+                i + 3 < n
+                and tokens[i + 2][3]
+                and tokens[i + 2][0].islower()
+                and tokens[i + 3][0][:1].isupper()
+            ):
+                out.add(
+                    i + 2
+                )  # a lower-case word between the wh-phrase and a name: "which words *describe* Alps"
     for i in range(n - 1):
         if tokens[i][3] and tokens[i + 1][1] in _PARTICLES:  # a phrasal verb: "which units *make* up"
             out.add(i)
