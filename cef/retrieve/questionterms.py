@@ -125,8 +125,9 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
     word of the clause after an auxiliary ("what did the town council *decide*", "which database
     does the wishlist service *store* its data in") and, in such a question, a last word that
     follows another content word ("what do the dancers in the photo *represent*"), a word between "what" / "which" and a
-    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the"), and a
-    lower-case word between "which" and a word and a name ("which words *describe* Alps")."""
+    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the"), and the
+    lower-case word after a wh-phrase's noun before a determiner, a preposition or another content
+    word ("which words *describe* Alps", "which team *owns* the service")."""
     out: set[int] = set()
     n = len(tokens)
     for i, (_, low, _, _) in enumerate(tokens):
@@ -152,11 +153,12 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
                 i + 3 < n
                 and tokens[i + 2][3]
                 and tokens[i + 2][0].islower()
-                and tokens[i + 3][0][:1].isupper()
+                and (tokens[i + 3][1] in _OPENERS or tokens[i + 3][3])
             ):
-                out.add(
-                    i + 2
-                )  # a lower-case word between the wh-phrase and a name: "which words *describe* Alps"
+                # the wh-phrase is the subject and its verb follows its noun: "which words *describe*
+                # Alps", "which team *owns* the", "which drugs *interact* with" (a noun compound ends
+                # before a copula or an auxiliary: "which drug class is")
+                out.add(i + 2)
     for i in range(n - 1):
         if tokens[i][3] and tokens[i + 1][1] in _PARTICLES:  # a phrasal verb: "which units *make* up"
             out.add(i)

@@ -165,6 +165,10 @@ def test_verbs_and_idioms_name_nothing() -> None:
     assert _things("How much does Hearthbox pay CardNet in fees per card transaction?")[
         "transaction"
     ]  # a noun ending
+    # the wh-phrase's verb, before a name, a determiner or another noun
+    assert _things("which words describe Lord of the Flies")["describe"] is False
+    assert _things("which words describe film Timecop")["describe"] is False
+    assert _things("Which team owns the payments service?")["owns"] is False
 
 
 def test_a_word_before_a_label_word_names_an_instance() -> None:
