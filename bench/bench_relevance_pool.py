@@ -10,7 +10,8 @@ The domains: the shipped examples ``clinical``, ``services`` (on-topic: their ``
 the on-topic lists of ``bench/offtopic/questions-2.yaml``; off-topic: the lists written for them in
 ``bench/offtopic/``), ``notes`` (``tests/unit/retrieve/notes_questions.yaml`` and questions-2), every
 curated graph under ``bench/curated/`` (its ``questions.yaml``, with its ``as_of``), and with
-``--metaqa N`` the WikiMovies triples (the first N questions of each hop file). Each knowledge base is
+``--metaqa N`` the WikiMovies triples (the first N questions of each hop file), with ``--locomo ID``
+a LoCoMo conversation (in its own scope; its questions on-topic). Each knowledge base is
 also asked up to ``--cross`` on-topic questions of every other domain and every off-topic list (not
 between ``clinical`` and ``hospital``: one domain, medicine). Everything goes through ``cef.open`` and
 ``kb.retrieve`` with default settings. Prints a table (per knowledge base: on-topic wrongly "nothing
@@ -21,6 +22,7 @@ verdict, ``metadata["relevance"]``), which ``bench/fit_relevance.py`` reads.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import tempfile
@@ -41,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OFFTOPIC = ROOT / "bench" / "offtopic"
 CURATED = ROOT / "bench" / "curated"
 METAQA = ROOT.parent / "shared" / "bench" / "metaqa"
+LOCOMO = ROOT.parent / "shared" / "bench" / "locomo" / "corpus.jsonl.gz"
 #: pairs of domains that share a subject: neither is asked the other's questions
 SAME_SUBJECT = {frozenset({"clinical", "hospital"})}
 
@@ -58,6 +61,7 @@ class Domain:
     ontopic: list[Question] = field(default_factory=list)
     offtopic: list[Question] = field(default_factory=list)  # written for this knowledge base
     triples: Path | None = None
+    conversation: str | None = None  # a LoCoMo conversation id: ingested into its scope, asked there
 
 
 def _yaml(path: Path) -> Any:
@@ -66,6 +70,17 @@ def _yaml(path: Path) -> Any:
 
 def _listed(items: list[Any]) -> list[Question]:
     return [Question(str(q["question"]) if isinstance(q, dict) else str(q)) for q in items or []]
+
+
+def conversations(ids: list[str], corpus: Path) -> list[Domain]:
+    """LoCoMo conversations, each a domain: its questions on-topic (none is adversarial)."""
+    from bench.harness.kgqa import read_jsonl
+
+    out = {c: Domain(c, [str(corpus)], conversation=c) for c in ids}
+    for q in read_jsonl(corpus.parent / "questions.jsonl.gz"):
+        if q["conversation"] in out:
+            out[q["conversation"]].ontopic.append(Question(str(q["question"])))
+    return list(out.values())
 
 
 def domains(metaqa: int) -> list[Domain]:
@@ -105,6 +120,21 @@ def domains(metaqa: int) -> list[Domain]:
 
 
 def open_domain(d: Domain, db: Path) -> cef.KnowledgeBase:
+    if d.conversation is not None:
+        from cef.memory.conversation import ingest_conversation, read_conversations
+
+        subset = db.with_suffix(".jsonl")
+        with (
+            gzip.open(d.sources[0], "rt", encoding="utf-8") as src,
+            open(subset, "w", encoding="utf-8") as dst,
+        ):
+            dst.writelines(
+                line for line in src if line.strip() and json.loads(line)["conversation"] == d.name
+            )
+        kb = cef.open(db)
+        for conv in read_conversations(subset):
+            ingest_conversation(kb, conv, scope=conv.id)
+        return kb
     if d.triples is not None:
         from bench.harness.kgqa import load_triples, read_triples
 
@@ -125,8 +155,8 @@ def open_domain(d: Domain, db: Path) -> cef.KnowledgeBase:
     return kb
 
 
-def ask(kb: cef.KnowledgeBase, q: Question) -> dict[str, Any]:
-    result = kb.retrieve(cef.GraphQuery(query=q.text, as_of=q.as_of))
+def ask(kb: cef.KnowledgeBase, q: Question, scope: str | None = None) -> dict[str, Any]:
+    result = kb.retrieve(cef.GraphQuery(query=q.text, as_of=q.as_of, scope=scope))
     verdict = dict(result.metadata.get("relevance", {}))
     verdict["answers"] = [n.node.id for n in result.nodes[:3]]
     return verdict
@@ -137,10 +167,13 @@ def main() -> None:
     ap.add_argument("--domain", action="append", default=[], help="only these knowledge bases (repeatable)")
     ap.add_argument("--cross", type=int, default=12, help="on-topic questions of each other domain asked")
     ap.add_argument("--metaqa", type=int, default=0, help="MetaQA questions per hop file (0: no MetaQA)")
+    ap.add_argument(
+        "--locomo", action="append", default=[], help="a LoCoMo conversation id as a domain (repeatable)"
+    )
     ap.add_argument("--out", type=Path, help="a folder: one <domain>.jsonl of verdicts per knowledge base")
     ap.add_argument("--show", action="store_true", help="print each wrong verdict")
     args = ap.parse_args()
-    everything = domains(args.metaqa)
+    everything = domains(args.metaqa) + conversations(args.locomo, LOCOMO)
     chosen = [d for d in everything if not args.domain or d.name in args.domain]
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -162,7 +195,7 @@ def main() -> None:
             t0 = time.perf_counter()
             try:
                 for kind, source, q in asked:
-                    v = ask(kb, q)
+                    v = ask(kb, q, d.conversation)
                     rows.append({"kb": d.name, "kind": kind, "source": source, "question": q.text, **v})
                     wrong = v.get("nothing_matched") == (kind == "on")
                     if args.show and wrong:

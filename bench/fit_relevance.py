@@ -1,19 +1,19 @@
-"""Fit the calibration of "nothing matched" (:class:`cef.retrieve.presets.RelevanceSettings`
-``calibration`` and ``calibration_lexical``) on the verdicts ``bench/bench_relevance_pool.py --out``
-wrote, and report it leave-one-domain-out: each knowledge base's figures come from a fit on the
-other domains only.
+"""Fit the calibration of relevance (:attr:`cef.retrieve.presets.RelevanceSettings.calibration`) on
+the verdicts ``bench/bench_relevance_pool.py --out`` wrote, and report it leave-one-domain-out: each
+knowledge base's figures come from a fit on the other domains only.
 
-    python bench/fit_relevance.py runs/relevance            # fit, report, print the coefficients
-    python bench/fit_relevance.py runs/relevance --cost 3   # a wrong abstention costs 3 missed ones
+    python bench/bench_relevance_pool.py --out runs/rel --metaqa 100 --locomo conv-26 --locomo conv-30
+    python bench/fit_relevance.py runs/rel --lexical                  # the shipped calibration
+    python bench/fit_relevance.py runs/rel --lexical --features rule,named,unnamed_absent
 
 The model is logistic over the question's features (``metadata["relevance"]["features"]``):
-``rule`` (the best result's rule relevance), ``named`` (the best link confidence of a thing the
-question names), ``absent`` (the weighted share of what is asked the knowledge base holds nowhere)
-and ``dense`` (the best chunk's cosine with the question; only with an embedder and chunks — the
-lexical model leaves it out). Each knowledge base's on-topic questions, the off-topic ones written for it and
-the other domains' questions weigh alike in the fit (the many cross-domain questions do not drown
-the few written for it), on-topic ones ``--cost``
-times more: a wrong "nothing matched" hides answers.
+``rule`` (the best result's rule relevance; the shipped calibration reads only it), ``named`` (the
+best link confidence of a thing the question names), ``absent`` (the weighted share of what is asked
+that the knowledge base holds nowhere), ``unnamed_absent`` (``(1 - named) x absent``) and ``dense``
+(the best chunk's cosine with the question, with an embedder and chunks; ``--lexical`` leaves it
+out). Per knowledge base, its on-topic questions weigh ``--cost`` (a wrong "nothing matched" hides
+answers), the off-topic ones written for it ``--own`` and the other domains' questions 1, each group
+shared among its questions (the many cross-domain questions do not drown the few written for it).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-LEXICAL: tuple[str, ...] = ("rule", "named")
+LEXICAL: tuple[str, ...] = ("rule",)
 #: the weight of the off-topic questions written for a knowledge base, against its cross-domain ones
-OWN = 1.0
+OWN = 2.0
 DENSE: tuple[str, ...] = (*LEXICAL, "dense")
 
 
@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--cost", type=float, default=3.0, help="a wrong abstention weighs this many missed ones")
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic fit")
     ap.add_argument(
-        "--own", type=float, default=1.0, help="weight of the off-topic questions written for a KB"
+        "--own", type=float, default=2.0, help="weight of the off-topic questions written for a KB"
     )
     ap.add_argument("--lexical", action="store_true", help="leave the dense feature out everywhere")
     ap.add_argument(

@@ -55,28 +55,15 @@ a label or a relation, or when a word of its base is held ("supervisor" where th
 "supervises", "foggy" where they say "fog").
 
 **Calibration.** The reported relevance is the probability that the result answers the question:
-``1 / (1 + exp(-(b0 + b_rule × rule + b_named × named + b_absent × (1 − named) × absent)))``,
-``named`` the best link confidence of a thing the question names (0: none), ``absent`` the weighted
-share of what the question asks that the knowledge base holds nowhere (verbs and phrasing
-included), the coefficients :attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by
-logistic regression on ten domains (``bench/fit_relevance.py``; each reported leave-one-domain-out).
-A question that names a thing of the knowledge base is more often answerable, so its results need
-less of the rule (0.41 at the default); one that names nothing needs 0.69 when the knowledge base
-holds every word it says, more for each word it holds nowhere. The calibration keeps the rule's
-order (``b_rule`` > 0); the verdict's ``features`` report the rule, ``named``, ``absent`` and,
-with an embedder, ``dense`` (the best chunk's cosine, not calibrated on: its scale is the
-embedder's).
-A query's own hints count as naming: its ``targets`` name things, its
-``traversal.relation_types`` say what it asks. The weights and the threshold
-are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
-them in ``options["relevance"]``).
-
-When no chunk and no answer node reaches the threshold (default
-:data:`NOTHING_MATCHED_BELOW`), the result says so:
-``metadata["relevance"]["nothing_matched"]`` is true, a note says ``nothing
-matched``, and there are no answer nodes. Answer nodes below it are dropped
-whatever the chunks say. Chunks are kept (ranked as before), each with its
-relevance, for a caller who wants to look anyway.
+``1 / (1 + exp(-(b0 + b_rule × rule)))``, the coefficients
+:attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by logistic regression on twelve
+domains (``bench/fit_relevance.py``; reported leave-one-domain-out). It keeps the rule's order
+(``b_rule`` > 0) and its verdicts (even odds at a rule relevance of 0.49). The question's other
+evidence — ``named`` (the best link confidence of a thing it names), ``absent`` (the weighted share
+of what it asks that the knowledge base holds nowhere) and, with an embedder, ``dense`` (the best
+chunk's cosine) — is reported in the verdict's ``features``; fitted beside the rule, none improved
+the verdicts on a domain left out (``named`` helps graphs and hurts conversations, ``dense`` is on
+the embedder's scale).
 """
 
 from __future__ import annotations
@@ -512,16 +499,13 @@ def _features(qc: QueryContext, q: _Question, measured: list[str]) -> dict[str, 
     return out
 
 
-def _calibrated(rule: float, features: dict[str, float], settings: RelevanceSettings) -> float:
-    """The probability that a result with this rule relevance answers the question, given the
-    question's evidence: logistic over the rule relevance, ``named`` and, for a question that names
-    nothing, ``absent`` (``(1 - named) x absent``), the coefficients of
-    :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets)."""
+def _calibrated(rule: float, settings: RelevanceSettings) -> float:
+    """The probability that a result with this rule relevance answers the question: the logistic
+    of :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets)."""
     if settings.calibration is None:
         return rule
-    b0, b_rule, b_named, b_unnamed_absent = settings.calibration
-    named = features["named"]
-    z = b0 + b_rule * rule + b_named * named + b_unnamed_absent * (1.0 - named) * features["absent"]
+    b0, b_rule = settings.calibration
+    z = b0 + b_rule * rule
     return round(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))), 4)
 
 
@@ -537,11 +521,11 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     chunk_rules = [_chunk_relevance(qc, q, rc, settings) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
     out = [
-        rc.model_copy(update={"relevance": _calibrated(r, features, settings)})
+        rc.model_copy(update={"relevance": _calibrated(r, settings)})
         for rc, r in zip(results, chunk_rules, strict=True)
     ]
     nodes = [
-        rn.model_copy(update={"relevance": _calibrated(r, features, settings)})
+        rn.model_copy(update={"relevance": _calibrated(r, settings)})
         for rn, r in zip(qc.answer_nodes, node_rules, strict=True)
     ]
     kept = [rn for rn in nodes if (rn.relevance or 0.0) >= threshold]

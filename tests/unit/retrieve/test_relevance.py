@@ -260,18 +260,18 @@ def test_a_word_is_held_by_its_base(notes_kb: cef.KnowledgeBase) -> None:
 
 # ------------------------------------------------------------------ calibration
 def test_relevance_is_the_calibrated_probability_of_the_rule(clinical_kb: cef.KnowledgeBase) -> None:
-    """The relevance is logistic over the best result's rule relevance and the question's evidence
+    """The relevance is the logistic of the best result's rule relevance
     (RelevanceSettings.calibration); without a calibration it is the rule relevance itself."""
     import math
 
     from cef.retrieve.presets import RelevanceSettings
 
-    b0, b_rule, b_named, b_absent = RelevanceSettings().calibration  # type: ignore[misc]
+    b0, b_rule = RelevanceSettings().calibration  # type: ignore[misc]
     for question in ("Which doctor looks after Lucas Brandt?", "Who is Lucas Brandt's dentist?"):
         verdict = _verdict(clinical_kb.retrieve(question))
         f = verdict["features"]
         assert isinstance(f, dict)
-        z = b0 + b_rule * f["rule"] + b_named * f["named"] + b_absent * (1 - f["named"]) * f["absent"]
+        z = b0 + b_rule * f["rule"]
         assert verdict["best"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-3)
         raw = clinical_kb.retrieve(
             cef.GraphQuery(query=question, options={"relevance": {"calibration": None}})
@@ -285,4 +285,4 @@ def test_the_calibration_keeps_the_rule_order() -> None:
     calibration = RelevanceSettings().calibration
     assert calibration is not None and calibration[1] > 0
     with pytest.raises(Exception, match="calibration"):
-        RelevanceSettings(calibration=(0.0, -1.0, 0.0, 0.0))
+        RelevanceSettings(calibration=(0.0, -1.0))
