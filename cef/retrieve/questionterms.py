@@ -93,6 +93,7 @@ class Term:
     lemma: str
     names_thing: bool
     instance: bool = False  # it names an instance of a label ("the *loyalty* service"): a node
+    proper: bool = False  # capitalized inside the question or holding a digit: a name or a code
     df: int | None = None
     weight: float = 1.0
 
@@ -226,6 +227,7 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
             term = out[key] = Term(key, low, lemma, False)
         if name:
             things.add(key)
+            term.proper = True
         if room > 0 and not verb and not idiom:
             phrase.append((term, name))
             if key in heads:  # "the loyalty points service": the words before it name a service

@@ -387,6 +387,15 @@ def _held(q: _Question, wanted: Sequence[str]) -> float:
     return sum(t.weight for t in terms if not t.absent_thing) / total
 
 
+def _held_names(q: _Question, wanted: Sequence[str]) -> float:
+    """The weighted share of the wanted words that are no name or code the knowledge base lacks."""
+    terms = [q.terms[s] for s in wanted]
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight for t in terms if not (t.absent_thing and t.proper)) / total
+
+
 def _relevance(
     q: _Question, evidence: set[str], ties: set[str], settings: RelevanceSettings, named: float = 0.0
 ) -> float:
@@ -473,9 +482,12 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     ):
         # the question names the relation path this answer ends (at least half its hops, from an
         # anchor it names, a word of what it asks in the path's relations): the path vouches for
-        # the answer whatever other words the question holds
+        # the answer whatever other words the question holds, but not a name or a code it says that
+        # the knowledge base holds nowhere ("do we use *Stripe* for payments": a paraphrase may be
+        # absent, a name is not paraphrased)
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
-        relevance = max(relevance, round(tie * (settings.floor + (1.0 - settings.floor) * named), 4))
+        vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
+        relevance = max(relevance, round(vouched * _held_names(q, q.asked), 4))
     return relevance
 
 

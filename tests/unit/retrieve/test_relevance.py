@@ -286,3 +286,15 @@ def test_the_calibration_keeps_the_rule_order() -> None:
     assert calibration is not None and calibration[1] > 0
     with pytest.raises(Exception, match="calibration"):
         RelevanceSettings(calibration=(0.0, -1.0))
+
+
+def test_a_path_does_not_vouch_for_a_name_the_knowledge_base_lacks(tmp_path: Path) -> None:
+    """The payments path reaches CardNet, but the question names Stripe, which the graph holds nowhere:
+    a paraphrase may be absent from the graph, a name is not paraphrased."""
+    graph = yaml.safe_load((ROOT / "examples" / "services" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        result = kb.retrieve("Do we use Stripe for any of our payments?")
+        assert _verdict(result)["nothing_matched"] is True and result.nodes == []
+        assert _verdict(result)["unknown"] == ["stripe"]
+        assert _verdict(kb.retrieve("Which team owns the payments service?"))["nothing_matched"] is False
