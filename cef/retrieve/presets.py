@@ -170,7 +170,7 @@ class RelevanceSettings(_Settings):
     off-topic questions of ``bench/offtopic/questions.yaml`` and the shipped questions of
     ``examples/clinical`` and ``examples/services``, the notes vault's own questions
     (``tests/unit/retrieve/notes_questions.yaml``) and the answerable LoCoMo questions of two
-    conversations (none must say "nothing matched"); the calibration was fitted on ten domains
+    conversations (none must say "nothing matched"); the calibration was fitted on twelve domains
     (``bench/bench_relevance_pool.py``, ``bench/fit_relevance.py``) and is reported leave-one-domain-out.
     No value was chosen on a set scored as unseen."""
 

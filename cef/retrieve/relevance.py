@@ -48,6 +48,10 @@ With named things the rule relevance is ``tie confidence × (floor + (1 − floo
 ``held`` the weighted share of what is asked that names nothing absent; without: the coverage of
 all the question's content words, counted the same way, × √held (a question that names nothing
 is read more loosely: conversations and notes say in other words what a question asks).
+A query's own hints count as naming: its ``targets`` name things, its
+``traversal.relation_types`` say what it asks. The weights and the threshold
+are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
+them in ``options["relevance"]``).
 
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
@@ -59,11 +63,17 @@ a label or a relation, or when a word of its base is held ("supervisor" where th
 :attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by logistic regression on twelve
 domains (``bench/fit_relevance.py``; reported leave-one-domain-out). It keeps the rule's order
 (``b_rule`` > 0) and its verdicts (even odds at a rule relevance of 0.49). The question's other
-evidence — ``named`` (the best link confidence of a thing it names), ``absent`` (the weighted share
-of what it asks that the knowledge base holds nowhere) and, with an embedder, ``dense`` (the best
-chunk's cosine) — is reported in the verdict's ``features``; fitted beside the rule, none improved
-the verdicts on a domain left out (``named`` helps graphs and hurts conversations, ``dense`` is on
-the embedder's scale).
+evidence — ``named`` (the best link confidence of a thing it names) and ``absent`` (the weighted
+share of what it asks that the knowledge base holds nowhere) — is reported in the verdict's
+``features``; fitted beside the rule, neither improved the verdicts on a domain left out (``named``
+helps graphs and hurts conversations), nor did the best chunk's cosine (on the embedder's scale).
+
+When no chunk and no answer node reaches the threshold (default
+:data:`NOTHING_MATCHED_BELOW`), the result says so:
+``metadata["relevance"]["nothing_matched"]`` is true, a note says ``nothing
+matched``, and there are no answer nodes. Answer nodes below it are dropped
+whatever the chunks say. Chunks are kept (ranked as before), each with its
+relevance, for a caller who wants to look anyway.
 """
 
 from __future__ import annotations
@@ -273,8 +283,8 @@ def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
     return 0
 
 
-#: the property keys of a knowledge base's labels, by store and data version (read once per change)
-_PROPERTY_KEYS: dict[tuple[int, object, tuple[str, ...]], list[str]] = {}
+#: the property keys of a knowledge base's labels, by store and change-feed position (read once per change)
+_PROPERTY_KEYS: dict[tuple[int, int, tuple[str, ...]], list[str]] = {}
 
 
 def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
@@ -282,11 +292,7 @@ def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
     a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
     like a label or a relation word. Read from a sample of each label's nodes."""
     store = qc.state.store
-    try:
-        version: object = store.data_version()
-    except Exception:  # a store without a change token: read once per process
-        version = None
-    key = (id(store), version, tuple(labels))
+    key = (id(store), store.current_seq(), tuple(labels))  # read again after any write
     got = _PROPERTY_KEYS.get(key)
     if got is None:
         names: dict[str, None] = {}
@@ -491,24 +497,18 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     return relevance
 
 
-def _features(qc: QueryContext, q: _Question, measured: list[str]) -> dict[str, float]:
+def _features(q: _Question, measured: list[str]) -> dict[str, float]:
     """The question's own evidence, beside each result's rule relevance: ``named``, the best link
     confidence of a thing it names (0: it names none); ``absent``, the weighted share of what it asks
-    (``measured``) that the knowledge base holds nowhere, verbs and phrasing included; ``dense``, the
-    best chunk's cosine with the question (reported, not calibrated on: its scale is the embedder's)."""
+    (``measured``) that the knowledge base holds nowhere, verbs and phrasing included (reported
+    for the calibration's fit, ``bench/fit_relevance.py``)."""
     terms = [q.terms[s] for s in measured]
     total = sum(t.weight for t in terms)
     absent = sum(t.weight for t in terms if t.df == 0) / total if total > 0 else 0.0
-    out = {
+    return {
         "named": round(max((n.confidence for n in q.named), default=0.0), 4),
         "absent": round(absent, 4),
     }
-    vec = qc.query_vector if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
-    if vec is not None:
-        top = qc.state.chunk_vectors.search(vec, 1)
-        if top:
-            out["dense"] = round(float(top[0][1]), 4)
-    return out
 
 
 def _calibrated(rule: float, settings: RelevanceSettings) -> float:
@@ -529,7 +529,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     q = _question(qc, settings)
     _weigh(qc, q, settings)
     measured = q.asked if q.named else q.stems
-    features = _features(qc, q, measured)
+    features = _features(q, measured)
     chunk_rules = [_chunk_relevance(qc, q, rc, settings) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
     out = [

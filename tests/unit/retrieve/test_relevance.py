@@ -298,3 +298,15 @@ def test_a_path_does_not_vouch_for_a_name_the_knowledge_base_lacks(tmp_path: Pat
         assert _verdict(result)["nothing_matched"] is True and result.nodes == []
         assert _verdict(result)["unknown"] == ["stripe"]
         assert _verdict(kb.retrieve("Which team owns the payments service?"))["nothing_matched"] is False
+
+
+def test_a_property_key_written_later_is_held(clinical_kb: cef.KnowledgeBase) -> None:
+    """The property keys are read again after a write: a key written after the first question counts."""
+    question = "What is the shelf colour of warfarin?"
+    assert "colour" in _verdict(clinical_kb.retrieve(question))["unknown"]  # type: ignore[operator]
+    clinical_kb.index_batch(
+        cef.Batch(
+            nodes=[cef.Node(id="med-x", label="Medication", properties={"name": "Xyz", "colour": "red"})]
+        )
+    )
+    assert "colour" not in _verdict(clinical_kb.retrieve(question))["unknown"]  # type: ignore[operator]
