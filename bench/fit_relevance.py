@@ -10,8 +10,8 @@ The model is logistic over the question's features (``metadata["relevance"]["fea
 ``rule`` (the best result's rule relevance; the shipped calibration reads only it), ``named`` (the
 best link confidence of a thing the question names), ``absent`` (the weighted share of what is asked
 that the knowledge base holds nowhere), ``unnamed_absent`` (``(1 - named) x absent``) and ``dense``
-(the best chunk's cosine with the question, with an embedder and chunks; ``--lexical`` leaves it
-out). Per knowledge base, its on-topic questions weigh ``--cost`` (a wrong "nothing matched" hides
+(the best chunk's cosine with the question, in verdicts that carry it: the product no longer
+computes it; ``--lexical`` leaves it out). Per knowledge base, its on-topic questions weigh ``--cost`` (a wrong "nothing matched" hides
 answers), the off-topic ones written for it ``--own`` and the other domains' questions 1, each group
 shared among its questions (the many cross-domain questions do not drown the few written for it).
 """
