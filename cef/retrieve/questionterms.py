@@ -45,10 +45,14 @@ _CALENDAR = frozenset(
     # start of", "back in"): when the question asks, which the temporal filters read
     + ["today", "tonight", "yesterday", "tomorrow", "moment", "day", "days", "nowadays", "lately",
        "recently", "currently", "current", "presently", "start", "beginning", "end", "back", "ago",
-       "ever", "anymore", "formerly", "previously", "once", "since"]
+       "ever", "anymore", "formerly", "previously", "once", "since",
+       # adverbs of frequency and the time ordinals ("how *often*", "the *last* result"): when, not what
+       "often", "usually", "always", "never", "sometimes", "still", "last", "latest", "next", "previous"]
 )  # fmt: skip
 #: English adjective endings: a word with one before the head of a noun phrase describes it
 _ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
+#: English noun endings: a word with one names a thing wherever it stands
+_NOUN_ENDINGS = ("ction", "ation", "ssion", "ness", "ity", "ship")
 #: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
 _PRO_FORMS = frozenset(
     ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
@@ -69,6 +73,8 @@ _AUXILIARIES = frozenset(
 _WH_DETERMINERS = frozenset(["what", "which", "whose"])
 #: subordinating conjunctions that open a clause after a verb ("what happens *when*")
 _CONJUNCTIONS = frozenset(["when", "if", "while", "where", "whenever", "because", "after", "before"])
+#: English subordinating conjunctions: they join clauses, they name nothing and ask nothing
+_NO_CONTENT_CONJUNCTIONS = frozenset(["if", "whether", "unless", "because", "although", "though", "while"])
 #: the prepositions that open English complex prepositions ("in charge of", "on behalf of", "by means of")
 _COMPLEX_FIRST = frozenset(["in", "on", "at", "by"])
 #: English plurals not formed from their singular, which the dictionary lemmatizer keeps as they are
@@ -87,6 +93,7 @@ class Term:
     lemma: str
     names_thing: bool
     instance: bool = False  # it names an instance of a label ("the *loyalty* service"): a node
+    proper: bool = False  # capitalized inside the question or holding a digit: a name or a code
     df: int | None = None
     weight: float = 1.0
 
@@ -118,8 +125,10 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
     """Where the question's verbs stand by its word order, in general English: the last content
     word of the clause after an auxiliary ("what did the town council *decide*", "which database
     does the wishlist service *store* its data in") and, in such a question, a last word that
-    follows another content word ("what do the dancers in the photo *represent*"), and a word between "what" / "which" and a
-    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the")."""
+    follows another content word ("what do the dancers in the photo *represent*"), a word between "what" / "which" and a
+    determiner, a preposition or a conjunction ("what *happens* when", "what *causes* the"), and the
+    lower-case word after a wh-phrase's noun before a determiner, a preposition or another content
+    word ("which words *describe* Alps", "which team *owns* the service")."""
     out: set[int] = set()
     n = len(tokens)
     for i, (_, low, _, _) in enumerate(tokens):
@@ -141,6 +150,16 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
             after = tokens[i + 2][1] if i + 2 < n else ""
             if after in _OPENERS or after in _CONJUNCTIONS:
                 out.add(i + 1)
+            elif (
+                i + 3 < n
+                and tokens[i + 2][3]
+                and tokens[i + 2][0].islower()
+                and (tokens[i + 3][1] in _OPENERS or tokens[i + 3][3])
+            ):
+                # the wh-phrase is the subject and its verb follows its noun: "which words *describe*
+                # Alps", "which team *owns* the", "which drugs *interact* with" (a noun compound ends
+                # before a copula or an auxiliary: "which drug class is")
+                out.add(i + 2)
     for i in range(n - 1):
         if tokens[i][3] and tokens[i + 1][1] in _PARTICLES:  # a phrasal verb: "which units *make* up"
             out.add(i)
@@ -168,6 +187,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
             or low in _CLASSIFIERS
             or low in _OPENERS
             or low in _CALENDAR
+            or low in _NO_CONTENT_CONJUNCTIONS
+            or low in _PARTICLES
             or not any(c.isalpha() for c in low)
         )
         tokens.append((raw, low, possessive, content))
@@ -194,7 +215,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         pairs = lemmatize(low)
         lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)
         key = stem(lemma)
-        verb = i in verbs or _inflected_verb(low, lemma)
+        # a word with a noun ending is no verb by its position ("fees per card *transaction*")
+        verb = (i in verbs and not low.endswith(_NOUN_ENDINGS)) or _inflected_verb(low, lemma)
         # a participle inside a phrase, before another content word, modifies it ("a punctured tyre")
         modifier = verb and room > 0 and i + 1 < len(tokens) and tokens[i + 1][3]
         name = i > 0 and (raw[:1].isupper() or any(c.isdigit() for c in raw))
@@ -205,6 +227,7 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
             term = out[key] = Term(key, low, lemma, False)
         if name:
             things.add(key)
+            term.proper = True
         if room > 0 and not verb and not idiom:
             phrase.append((term, name))
             if key in heads:  # "the loyalty points service": the words before it name a service

@@ -44,7 +44,7 @@ an answer node, its own path's, ``metadata["paths"]["answer_named"]``), up to th
 share of what is asked that the knowledge base holds at all (a path that names
 ``hosts`` does not answer "the monthly hosting *cost*").
 
-With named things: ``relevance = tie confidence × (floor + (1 − floor) × asked) × held``,
+With named things the rule relevance is ``tie confidence × (floor + (1 − floor) × asked) × held``,
 ``held`` the weighted share of what is asked that names nothing absent; without: the coverage of
 all the question's content words, counted the same way, × √held (a question that names nothing
 is read more loosely: conversations and notes say in other words what a question asks).
@@ -52,6 +52,21 @@ A query's own hints count as naming: its ``targets`` name things, its
 ``traversal.relation_types`` say what it asks. The weights and the threshold
 are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
 them in ``options["relevance"]``).
+
+A word is held when a record's text or a node's name holds it, when it is a label, relation or
+property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
+a label or a relation, or when a word of its base is held ("supervisor" where the notes say
+"supervises", "foggy" where they say "fog").
+
+**Calibration.** The reported relevance is the probability that the result answers the question:
+``1 / (1 + exp(-(b0 + b_rule × rule)))``, the coefficients
+:attr:`~cef.retrieve.presets.RelevanceSettings.calibration`, fitted by logistic regression on twelve
+domains (``bench/fit_relevance.py``; reported leave-one-domain-out). It keeps the rule's order
+(``b_rule`` > 0) and its verdicts (even odds at a rule relevance of 0.49). The question's other
+evidence — ``named`` (the best link confidence of a thing it names) and ``absent`` (the weighted
+share of what it asks that the knowledge base holds nowhere) — is reported in the verdict's
+``features``; fitted beside the rule, neither improved the verdicts on a domain left out (``named``
+helps graphs and hurts conversations), nor did the best chunk's cosine (on the embedder's scale).
 
 When no chunk and no answer node reaches the threshold (default
 :data:`NOTHING_MATCHED_BELOW`), the result says so:
@@ -202,6 +217,9 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
         schema_text += "\n" + "\n".join(
             [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
         )
+    # property keys are held by their form, not by what an embedder finds like them
+    synonym_text = schema_text
+    schema_text += "\n" + "\n".join(_property_keys(qc, labels))
     schema_words = _words(schema_text)
     schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
     schema_pairs = {
@@ -221,7 +239,9 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
                     t.df += len(store.search_text("chunk", word, cap, scope=scope))
                 if t.df:
                     break
-    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], schema_text, settings)
+            if not t.df:
+                t.df = _derived_df(qc, t, cap)
+    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
     for t in todo:
         df = t.df or 0
         if df > 0:
@@ -230,6 +250,60 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+#: English derivational suffixes of agent and result nouns and of adjectives: "supervisor" is held
+#: where the text says "supervises", "foggy" where it says "fog"
+_DERIVATIONAL = ("ors", "ers", "or", "er", "ist", "ions", "ion", "ments", "ment", "gy", "y")
+#: the inflections tried on a derived word's base ("supervis": supervise, supervises, supervised)
+_INFLECTIONS = ("", "e", "s", "es", "ed", "ing")
+
+
+def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
+    """How many records hold a word of the same base as an absent question word of 5 letters or
+    more (its derivational suffix taken off, the base inflected); 0 when none does."""
+    word = t.form
+    if len(word) < 5 or not word.isalpha():
+        return 0
+    suffix = next((s for s in _DERIVATIONAL if word.endswith(s)), None)
+    if suffix is None:
+        return 0
+    base = word[: -len(suffix)]
+    if base.endswith(base[-1] * 2):  # "foggy": fog
+        base = base[:-1]
+    store, scope = qc.state.store, qc.query.scope
+    for form in dict.fromkeys(base + ending for ending in _INFLECTIONS):
+        if len(form) < 3 or form == word:
+            continue
+        df = len(store.search_text("node", form, cap, scope=scope))
+        if not t.instance:
+            df += len(store.search_text("chunk", form, cap, scope=scope))
+        if df:
+            return df
+    return 0
+
+
+#: the property keys of a knowledge base's labels, by store and change-feed position (read once per change)
+_PROPERTY_KEYS: dict[tuple[int, int, tuple[str, ...]], list[str]] = {}
+
+
+def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
+    """The property keys of the nodes of ``labels`` as words ("brand", "icd10", "stopped because"):
+    a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
+    like a label or a relation word. Read from a sample of each label's nodes."""
+    store = qc.state.store
+    key = (id(store), store.current_seq(), tuple(labels))  # read again after any write
+    got = _PROPERTY_KEYS.get(key)
+    if got is None:
+        names: dict[str, None] = {}
+        for label in labels:
+            for name in store.property_names(label, sample=50):
+                if not name.startswith("_"):
+                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
+        if len(_PROPERTY_KEYS) >= 16:
+            _PROPERTY_KEYS.clear()
+        got = _PROPERTY_KEYS[key] = list(names)
+    return got
 
 
 def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: RelevanceSettings) -> None:
@@ -319,6 +393,15 @@ def _held(q: _Question, wanted: Sequence[str]) -> float:
     return sum(t.weight for t in terms if not t.absent_thing) / total
 
 
+def _held_names(q: _Question, wanted: Sequence[str]) -> float:
+    """The weighted share of the wanted words that are no name or code the knowledge base lacks."""
+    terms = [q.terms[s] for s in wanted]
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight for t in terms if not (t.absent_thing and t.proper)) / total
+
+
 def _relevance(
     q: _Question, evidence: set[str], ties: set[str], settings: RelevanceSettings, named: float = 0.0
 ) -> float:
@@ -405,10 +488,37 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     ):
         # the question names the relation path this answer ends (at least half its hops, from an
         # anchor it names, a word of what it asks in the path's relations): the path vouches for
-        # the answer whatever other words the question holds
+        # the answer whatever other words the question holds, but not a name or a code it says that
+        # the knowledge base holds nowhere ("do we use *Stripe* for payments": a paraphrase may be
+        # absent, a name is not paraphrased)
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
-        relevance = max(relevance, round(tie * (settings.floor + (1.0 - settings.floor) * named), 4))
+        vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
+        relevance = max(relevance, round(vouched * _held_names(q, q.asked), 4))
     return relevance
+
+
+def _features(q: _Question, measured: list[str]) -> dict[str, float]:
+    """The question's own evidence, beside each result's rule relevance: ``named``, the best link
+    confidence of a thing it names (0: it names none); ``absent``, the weighted share of what it asks
+    (``measured``) that the knowledge base holds nowhere, verbs and phrasing included (reported
+    for the calibration's fit, ``bench/fit_relevance.py``)."""
+    terms = [q.terms[s] for s in measured]
+    total = sum(t.weight for t in terms)
+    absent = sum(t.weight for t in terms if t.df == 0) / total if total > 0 else 0.0
+    return {
+        "named": round(max((n.confidence for n in q.named), default=0.0), 4),
+        "absent": round(absent, 4),
+    }
+
+
+def _calibrated(rule: float, settings: RelevanceSettings) -> float:
+    """The probability that a result with this rule relevance answers the question: the logistic
+    of :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets)."""
+    if settings.calibration is None:
+        return rule
+    b0, b_rule = settings.calibration
+    z = b0 + b_rule * rule
+    return round(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))), 4)
 
 
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
@@ -418,16 +528,24 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     threshold = settings.threshold
     q = _question(qc, settings)
     _weigh(qc, q, settings)
-    out = [rc.model_copy(update={"relevance": _chunk_relevance(qc, q, rc, settings)}) for rc in results]
+    measured = q.asked if q.named else q.stems
+    features = _features(q, measured)
+    chunk_rules = [_chunk_relevance(qc, q, rc, settings) for rc in results]
+    node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
+    out = [
+        rc.model_copy(update={"relevance": _calibrated(r, settings)})
+        for rc, r in zip(results, chunk_rules, strict=True)
+    ]
     nodes = [
-        rn.model_copy(update={"relevance": _node_relevance(qc, q, rn, settings)}) for rn in qc.answer_nodes
+        rn.model_copy(update={"relevance": _calibrated(r, settings)})
+        for rn, r in zip(qc.answer_nodes, node_rules, strict=True)
     ]
     kept = [rn for rn in nodes if (rn.relevance or 0.0) >= threshold]
     best = max([0.0, *(r.relevance or 0.0 for r in out), *(n.relevance or 0.0 for n in nodes)])
     nothing = best < threshold
     qc.answer_nodes = [] if nothing else kept
-    measured = q.asked if q.named else q.stems
     missing = [q.form(s) for s in measured if q.terms[s].df == 0]
+    features["rule"] = max([0.0, *chunk_rules, *node_rules])
     qc.stages.relevance = Verdict(
         best=best,
         threshold=threshold,
@@ -436,6 +554,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
         asked=[q.form(s) for s in measured],
         unknown=missing,
         weights={q.form(s): round(q.terms[s].weight, 3) for s in measured},
+        features=features,
     )
     if nothing:
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""

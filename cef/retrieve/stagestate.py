@@ -221,10 +221,13 @@ class Verdict:
     unknown: list[str]
     #: each measured word's weight: how specific it is in the knowledge base
     weights: dict[str, float] = field(default_factory=dict)
+    #: the question's evidence the verdict was calibrated on (see :mod:`cef.retrieve.relevance`)
+    features: dict[str, float] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         return {
             "best": self.best,
+            "features": self.features,
             "threshold": self.threshold,
             "nothing_matched": self.nothing_matched,
             "named": self.named,

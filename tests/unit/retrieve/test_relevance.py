@@ -156,12 +156,19 @@ def test_words_in_a_noun_phrase_name_things() -> None:
 
 def test_verbs_and_idioms_name_nothing() -> None:
     hurt = _things("What would be hurt if the auth service went down?")
-    assert not hurt["hurt"] and not hurt["went"] and not hurt["down"]
+    assert not hurt["hurt"] and not hurt["went"] and "down" not in hurt  # a particle is no content word
     assert _things("What did the town council decide about the pier?")["decide"] is False  # after "did"
     assert _things("What happens when the boat is in repair?")["happens"] is False
     assert _things("Who headed the team in charge of the catalog?")["charge"] is False  # "in charge of"
     assert _things("How do I patch a punctured bicycle tube?")["bicycle"] is True  # a participle modifies
     assert "april" not in _things("Who led the team in April 2025?")  # calendar words say when
+    assert _things("How much does Hearthbox pay CardNet in fees per card transaction?")[
+        "transaction"
+    ]  # a noun ending
+    # the wh-phrase's verb, before a name, a determiner or another noun
+    assert _things("which words describe Lord of the Flies")["describe"] is False
+    assert _things("which words describe film Timecop")["describe"] is False
+    assert _things("Which team owns the payments service?")["owns"] is False
 
 
 def test_a_word_before_a_label_word_names_an_instance() -> None:
@@ -228,3 +235,78 @@ def test_a_relation_path_the_question_names_vouches_for_its_answer(tmp_path: Pat
         assert _verdict(kb.retrieve("Which firms bake bread for our life support equipment?"))[
             "nothing_matched"
         ]
+
+
+# ------------------------------------------------------------------ what the knowledge base holds, read wider
+def test_a_property_key_is_held_like_a_relation(clinical_kb: cef.KnowledgeBase) -> None:
+    """Lisinopril's ``brand`` is a property: a question asking for the brand asks what the graph holds."""
+    result = clinical_kb.retrieve("What's the brand name for lisinopril?")
+    assert _verdict(result)["nothing_matched"] is False and _verdict(result)["unknown"] == []
+
+
+def test_conjunctions_and_particles_are_no_content_words() -> None:
+    terms = _things("What happens if warfarin is combined with amiodarone?")
+    assert "if" not in terms and "warfarin" in terms
+    often = _things("How often does the fog horn go off?")
+    assert "often" not in often and "off" not in often
+
+
+def test_a_word_is_held_by_its_base(notes_kb: cef.KnowledgeBase) -> None:
+    """The notes say Maria Keller *supervises* Ines Okafor: "supervisor" is held by its base."""
+    result = notes_kb.retrieve("Who is Ines Okafor's supervisor?")
+    assert _verdict(result)["nothing_matched"] is False and _verdict(result)["unknown"] == []
+    assert _verdict(notes_kb.retrieve("Who is Ines Okafor's dentist?"))["nothing_matched"] is True
+
+
+# ------------------------------------------------------------------ calibration
+def test_relevance_is_the_calibrated_probability_of_the_rule(clinical_kb: cef.KnowledgeBase) -> None:
+    """The relevance is the logistic of the best result's rule relevance
+    (RelevanceSettings.calibration); without a calibration it is the rule relevance itself."""
+    import math
+
+    from cef.retrieve.presets import RelevanceSettings
+
+    b0, b_rule = RelevanceSettings().calibration  # type: ignore[misc]
+    for question in ("Which doctor looks after Lucas Brandt?", "Who is Lucas Brandt's dentist?"):
+        verdict = _verdict(clinical_kb.retrieve(question))
+        f = verdict["features"]
+        assert isinstance(f, dict)
+        z = b0 + b_rule * f["rule"]
+        assert verdict["best"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-3)
+        raw = clinical_kb.retrieve(
+            cef.GraphQuery(query=question, options={"relevance": {"calibration": None}})
+        )
+        assert _verdict(raw)["best"] == pytest.approx(f["rule"], abs=1e-3)
+
+
+def test_the_calibration_keeps_the_rule_order() -> None:
+    from cef.retrieve.presets import RelevanceSettings
+
+    calibration = RelevanceSettings().calibration
+    assert calibration is not None and calibration[1] > 0
+    with pytest.raises(Exception, match="calibration"):
+        RelevanceSettings(calibration=(0.0, -1.0))
+
+
+def test_a_path_does_not_vouch_for_a_name_the_knowledge_base_lacks(tmp_path: Path) -> None:
+    """The payments path reaches CardNet, but the question names Stripe, which the graph holds nowhere:
+    a paraphrase may be absent from the graph, a name is not paraphrased."""
+    graph = yaml.safe_load((ROOT / "examples" / "services" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        result = kb.retrieve("Do we use Stripe for any of our payments?")
+        assert _verdict(result)["nothing_matched"] is True and result.nodes == []
+        assert _verdict(result)["unknown"] == ["stripe"]
+        assert _verdict(kb.retrieve("Which team owns the payments service?"))["nothing_matched"] is False
+
+
+def test_a_property_key_written_later_is_held(clinical_kb: cef.KnowledgeBase) -> None:
+    """The property keys are read again after a write: a key written after the first question counts."""
+    question = "What is the shelf colour of warfarin?"
+    assert "colour" in _verdict(clinical_kb.retrieve(question))["unknown"]  # type: ignore[operator]
+    clinical_kb.index_batch(
+        cef.Batch(
+            nodes=[cef.Node(id="med-x", label="Medication", properties={"name": "Xyz", "colour": "red"})]
+        )
+    )
+    assert "colour" not in _verdict(clinical_kb.retrieve(question))["unknown"]  # type: ignore[operator]
