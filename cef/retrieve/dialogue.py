@@ -13,9 +13,10 @@ the two speakers' names, which seed nothing useful):
   scope's turns (their own text and the turn they answer), with IDF among those
   turns: full-text search matches words as written ("paint" does not find
   "painting") and weighs them by every scope's text;
-* **asked**: both lists match the question without the speakers' names: every session says them,
-  and a question's embedding leans toward the turns that greet or address the person named
-  instead of those that say what it asks about;
+* **asked**: both lists match the question without the speakers' names: every turn is kept
+  (and embedded) with its speaker in front and every session says them, so a short question's
+  vector leans toward whatever the person named said or was told, not what it asks about (the
+  named speaker is weighed on its own, below);
 * **neighbours**: a turn gains ``neighbours`` × the better fused score of the
   turns just before and after it in its session (a short turn means what the
   turns around it say);
@@ -217,8 +218,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     if qc.wanted_tags:
         seen = qc.chunks(turns.ids)
         visible = np.fromiter((i in seen for i in turns.ids), dtype=bool, count=n)
-    # what the question asks about, without the speakers' names: they are in every session, and a
-    # question's embedding leans to the turns that greet or address the person instead
+    # what the question asks about, without the speakers' names (see the module doc)
     asked = _without_speakers(q.query, turns.speakers)
     lexical = np.where(visible, turns.lexicon.scores(asked), 0.0)
     dense = np.full(n, -np.inf, dtype=np.float32)
