@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import cef
-from cef import GraphQuery
+from cef import GraphQuery, SearchStrategy
 from cef.errors import ValidationError
 from cef.extract.reldates import resolve_dates
 from cef.memory.conversation import (
@@ -453,7 +453,7 @@ def test_a_question_finds_turns_by_the_stems_of_their_words(kb: cef.KnowledgeBas
     ingest_conversation(kb, ALICE, scope="alice", enricher=None)
     ingest_conversation(kb, CAROL, scope="carol", enricher=None)
     question = "Who adopts beagles?"
-    assert not kb.retrieve(GraphQuery(query=question, scope="alice", strategy="bm25")).results
+    assert not kb.retrieve(GraphQuery(query=question, scope="alice", strategy=SearchStrategy.BM25)).results
     got = [r.chunk.id for r in kb.retrieve(GraphQuery(query=question, scope="alice", top_k=2)).results]
     # the turn that says it, and the reply that holds it as the turn it answers
     assert set(got) == {"alice/D1:1", "alice/D1:2"}
@@ -526,7 +526,7 @@ def test_a_question_naming_a_speaker_is_embedded_without_the_name(tmp_path: Path
     with cef.open(tmp_path / "gina.db") as kb:  # the default embedder
         ingest_conversation(kb, talk, scope="gina", enricher=None)
         res = kb.retrieve(GraphQuery(query="What is Gina restoring?", scope="gina", top_k=4))
-    by_vector = {r.chunk.id: r.explanation.rank_sources.get("vector") for r in res.results}
+    by_vector = {r.chunk.id: r.explanation.rank_sources.get("vector", 0) for r in res.results}
     assert res.results[0].chunk.id == "gina/D2:1" and by_vector["gina/D2:1"] == 1
     # next by meaning: the reply about the boat, not Gina's small talk (every turn of hers is
     # embedded with her name: matched with the name, it came second)
