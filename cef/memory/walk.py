@@ -27,9 +27,6 @@ __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
 #: the walk's settings (the engine's best-first walk, :mod:`cef.retrieve.bestfirst`)
 WALK = WalkSettings()
 
-#: a relation the question does not name keeps this share of the priority (named: up to 1)
-UNNAMED_RELATION = WALK.unnamed_relation
-
 #: a node of a type the question does not name keeps this share (named: 1)
 UNNAMED_TYPE = WALK.unnamed_type
 
