@@ -38,6 +38,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "session": (0.5, 1.0),
     "session_turns": (3, 5),
     "neighbours": (0.25, 0.5),
+    "speaker": (0.5, 1.0),
 }
 
 

@@ -166,12 +166,16 @@ def format_report(
             f"| {m['mrr']:.3f} | {m.get('latency_ms_p50', 0):.1f} | {m.get('latency_ms_p95', 0):.1f} |"
         )
     cats = sorted({c for _, s in scores for c in s.categories})
-    lines += ["", "| category (questions) | " + " | ".join(f"{n} R@5 / R@10" for n, _ in scores) + " |"]
+    lines += [
+        "",
+        "| category (questions) | " + " | ".join(f"{n} R@5 / R@10 / Hit@1" for n, _ in scores) + " |",
+    ]
     lines.append("|---|" + "---:|" * len(scores))
     for c in cats:
         n = int(next(s.categories[c]["questions"] for _, s in scores if c in s.categories))
         cells = [
-            f"{s.categories[c]['recall@5']:.1f} / {s.categories[c]['recall@10']:.1f}"
+            f"{s.categories[c]['recall@5']:.1f} / {s.categories[c]['recall@10']:.1f} / "
+            f"{s.categories[c]['session_hit@1']:.1f}"
             if c in s.categories
             else "–"
             for _, s in scores

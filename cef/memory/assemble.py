@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 
 from cef.memory.constraints import Reached, Run
-from cef.memory.walk import UNNAMED_RELATION, edges_among, relation_boosts
+from cef.memory.walk import WALK, edges_among, relation_boosts
+from cef.retrieve.bestfirst import walk_weights
 
 __all__ = ["assemble"]
 
@@ -109,13 +110,14 @@ def assemble(run: Run, reached: dict[int, Reached]) -> tuple[list[tuple[Section,
     # relations among the facts, attached to the better-scored end, named relations first
     rel_boost = relation_boosts(run)
     asked = {name for name, w in rel_boost.items() if w >= 0.5}
+    relation_weight = walk_weights(g, rel_boost, None, WALK).relation  # as the walk weighs them
     candidates_by_owner: dict[int, list[tuple[float, str, str, int]]] = {}
     for e, s, t in among:
         if s not in in_facts or t not in in_facts:
             continue
         name = g.relations.names[int(g.e_rel[e])]
         owner, other = (s, t) if scores[s] >= scores[t] else (t, s)
-        weight = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(name, 0.0))
+        weight = float(relation_weight[int(g.e_rel[e])])
         candidates_by_owner.setdefault(owner, []).append(
             ((scores[s] + scores[t]) * weight, name, g.node_ids[other], e)
         )

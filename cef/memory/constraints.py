@@ -15,6 +15,7 @@ from cef.context.formats import ContextFormat
 from cef.graph.filter import EdgeFilter
 from cef.memory.temporal import TemporalConstraint
 from cef.memory.understand import QueryUnderstanding
+from cef.retrieve.bestfirst import Reached
 
 if TYPE_CHECKING:
     from cef.memory.view import MemoryRetrievalView
@@ -67,17 +68,6 @@ def normalize_scope(scope: str | dict[str, str] | None) -> str | None:
     if not isinstance(scope, str) or not scope.strip():
         raise ValueError("a scope is a non-empty string or a mapping of strings")
     return scope
-
-
-@dataclass
-class Reached:
-    pos: int
-    priority: float
-    depth: int
-    parent: int = -1
-    edge: int = -1
-    forward: bool = True
-    anchor_how: str | None = None
 
 
 @dataclass

@@ -4,14 +4,13 @@ and best-first expansion from them, filtered by scope and time.
 Every hop is the graph index's :meth:`~cef.graph.index.GraphIndex.step` under the query's
 :class:`~cef.graph.filter.EdgeFilter` (valid and known time, scope), and the facts among the
 reached nodes are :meth:`~cef.graph.index.GraphIndex.edges_among` — the same walks retrieval
-and the graph context provider use. The order is the memory's own: a priority queue steered by
-the question (named relations and types, the neighbour's likeness to the question), which a
-breadth-first ``expand`` cannot give, so the walk drives ``step`` itself.
+and the graph context provider use. The expansion is the engine's best-first walk
+(:func:`cef.retrieve.bestfirst.walk`), steered by the question: the relations and types it names,
+and the neighbour's likeness to it.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,30 +18,17 @@ import numpy as np
 from cef.memory.constraints import Reached, Run
 from cef.model import in_scope
 from cef.retrieve.anchors import node_vector_hits, node_visible
+from cef.retrieve.bestfirst import WalkSettings, walk, walk_weights
 from cef.retrieve.search import search_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
 
-#: priority kept per hop away from an anchor (before edge confidence and relevance)
-HOP_DECAY = 0.7
-
-#: a relation the question does not name keeps this share of the priority (named: up to 1)
-UNNAMED_RELATION = 0.5
+#: the walk's settings (the engine's best-first walk, :mod:`cef.retrieve.bestfirst`)
+WALK = WalkSettings()
 
 #: a node of a type the question does not name keeps this share (named: 1)
-UNNAMED_TYPE = 0.8
-
-#: neighbour priority × clip(SIM_BASE + SIM_SLOPE × cosine(question, neighbour), SIM_BASE, 1)
-SIM_BASE = 0.4
-
-SIM_SLOPE = 1.2
-
-#: most neighbours of one node offered to the queue (hubs)
-FANOUT = 48
-
-#: nodes taken from the queue and expanded together
-EXPAND_BATCH = 8
+UNNAMED_TYPE = WALK.unnamed_type
 
 #: a node-vector match below this cosine is not an anchor
 MIN_VECTOR = 0.3
@@ -153,89 +139,32 @@ def relation_boosts(run: Run) -> dict[str, float]:
 
 
 def expand(run: Run, anchors: list[Reached]) -> dict[int, Reached]:
-    """Best-first expansion from the anchors, bounded by max_depth and max_nodes."""
+    """Best-first from the anchors (:func:`cef.retrieve.bestfirst.walk`), bounded by max_depth and
+    max_nodes: relations and types the questions name weigh more, belief relations are not walked,
+    and a neighbour unlike the question costs more."""
     memory = run.memory
     st = memory.kb.state
     g = st.graph
     reg = memory.registry
     c = run.constraints
     qvec = run.embed(run.query_text) if len(st.node_vectors) else None
-    rel_boost = relation_boosts(run)
     hinted = {t for u in run.understandings for t in u.type_hints}
-    rel_codes = {name: g.relations.get(name) for name in g.relations.names}
-    boost_by_code = np.ones(len(g.relations), dtype=np.float64)
-    skip_by_code = np.zeros(len(g.relations), dtype=np.bool_)
-    for name, code in rel_codes.items():
-        if code is None:
-            continue
-        boost_by_code[code] = UNNAMED_RELATION + (1.0 - UNNAMED_RELATION) * min(1.0, rel_boost.get(name, 0.0))
-        skip_by_code[code] = name in BELIEF_RELATIONS
-    label_boost_arr = np.array(
-        [1.0 if not hinted or any(reg.is_a(lb, t) for t in hinted) else UNNAMED_TYPE for lb in g.labels.names]
-        or [1.0],
-        dtype=np.float64,
+    weights = walk_weights(
+        g,
+        relation_boosts(run),
+        (lambda label: any(reg.is_a(label, t) for t in hinted)) if hinted else None,
+        WALK,
+        never=BELIEF_RELATIONS,
     )
+    likeness = None
+    if qvec is not None:
 
-    heap: list[tuple[float, int, int, int, int, int, bool]] = []
-    counter = 0
-    for a in anchors:
-        heapq.heappush(heap, (-a.priority, counter, a.pos, 0, -1, -1, True))
-        counter += 1
-    anchor_how = {a.pos: a.anchor_how for a in anchors}
-    reached: dict[int, Reached] = {}
-    while heap and len(reached) < c.max_nodes:
-        # the best few nodes of the queue are expanded together (one vectorized step)
-        batch: list[Reached] = []
-        while heap and len(batch) < EXPAND_BATCH and len(reached) < c.max_nodes:
-            negp, _, pos, depth, parent, edge, fwd = heapq.heappop(heap)
-            if pos in reached:
-                continue
-            r = reached[pos] = Reached(pos, -negp, depth, parent, edge, fwd, anchor_how.get(pos))
-            if depth < c.max_depth:
-                batch.append(r)
-        if not batch:
-            continue
-        edges, owners, targets, forward = g.step(np.array([r.pos for r in batch], dtype=np.int64), run.flt)
-        if not len(edges):
-            continue
-        codes = g.e_rel.view[edges]
-        keep = ~skip_by_code[codes]
-        if reached:
-            keep &= ~np.isin(targets, np.fromiter(reached, dtype=np.int64, count=len(reached)))
-        edges, owners, targets, forward, codes = (
-            edges[keep],
-            owners[keep],
-            targets[keep],
-            forward[keep],
-            codes[keep],
-        )
-        if not len(edges):
-            continue
-        by_pos = {r.pos: r for r in batch}
-        owner_prio = np.fromiter(
-            (by_pos[int(o)].priority for o in owners), dtype=np.float64, count=len(owners)
-        )
-        tboost = label_boost_arr[g.node_label.view[targets]]
-        prio = (
-            owner_prio * HOP_DECAY * g.e_conf.view[edges].astype(np.float64) * boost_by_code[codes] * tboost
-        )
-        order = np.argsort(-prio, kind="stable")[: FANOUT * len(batch)]
-        edges, owners, targets, forward, prio = (
-            edges[order],
-            owners[order],
-            targets[order],
-            forward[order],
-            prio[order],
-        )
-        if qvec is not None:  # meaning steers the walk: a neighbour unlike the question costs more
-            sims = st.node_vectors.similarities(qvec, [g.node_ids[t] for t in targets.tolist()])
-            prio = prio * np.clip(SIM_BASE + SIM_SLOPE * sims.astype(np.float64), SIM_BASE, 1.0)
-        for p_, t, o, e, f in zip(
-            prio.tolist(), targets.tolist(), owners.tolist(), edges.tolist(), forward.tolist(), strict=True
-        ):
-            heapq.heappush(heap, (-p_, counter, t, by_pos[o].depth + 1, o, e, f))
-            counter += 1
-    return reached
+        def likeness(targets: Sequence[int]) -> np.ndarray:
+            return st.node_vectors.similarities(qvec, [g.node_ids[t] for t in targets])
+
+    return walk(
+        g, anchors, run.flt, weights, WALK, max_nodes=c.max_nodes, max_depth=c.max_depth, likeness=likeness
+    )
 
 
 def edges_among(run: Run, positions: Sequence[int]) -> list[tuple[int, int, int]]:

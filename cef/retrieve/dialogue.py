@@ -13,6 +13,10 @@ the two speakers' names, which seed nothing useful):
   scope's turns (their own text and the turn they answer), with IDF among those
   turns: full-text search matches words as written ("paint" does not find
   "painting") and weighs them by every scope's text;
+* **asked**: both lists match the question without the speakers' names: every turn is kept
+  (and embedded) with its speaker in front and every session says them, so a short question's
+  vector leans toward whatever the person named said or was told, not what it asks about (the
+  named speaker is weighed on its own, below);
 * **neighbours**: a turn gains ``neighbours`` × the better fused score of the
   turns just before and after it in its session (a short turn means what the
   turns around it say);
@@ -122,6 +126,8 @@ class _Turns:
     previous: np.ndarray
     next: np.ndarray
     lexicon: _Lexicon
+    #: the speakers' names
+    speakers: frozenset[str]
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -174,7 +180,15 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
     previous[1:][same] = positions[:-1][same]
     nxt[:-1][same] = positions[1:][same]
     out = _Turns(
-        kept, session, speaker, dates, session_of, previous, nxt, _Lexicon([content[i] for i in kept])
+        kept,
+        session,
+        speaker,
+        dates,
+        session_of,
+        previous,
+        nxt,
+        _Lexicon([content[i] for i in kept]),
+        frozenset(speaker[i] for i in kept if speaker[i]),
     )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
@@ -204,9 +218,11 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     if qc.wanted_tags:
         seen = qc.chunks(turns.ids)
         visible = np.fromiter((i in seen for i in turns.ids), dtype=bool, count=n)
-    lexical = np.where(visible, turns.lexicon.scores(q.query), 0.0)
+    # what the question asks about, without the speakers' names (see the module doc)
+    asked = _without_speakers(q.query, turns.speakers)
+    lexical = np.where(visible, turns.lexicon.scores(asked), 0.0)
     dense = np.full(n, -np.inf, dtype=np.float32)
-    vec = qc.embed(q.query) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
+    vec = qc.embed(asked) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
     if vec is not None:
         dense = np.where(visible, qc.state.chunk_vectors.similarities(vec, turns.ids), -np.inf)
     elif not head and not lexical.any():
@@ -242,10 +258,10 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     if named is not None:
         speaker_turns = np.fromiter((turns.speaker[i] == named for i in turns.ids), dtype=bool, count=n)
         scored = np.where(speaker_turns, scored * (1.0 + s.speaker), scored)
-    asked = _asked_dates(q.query) if s.date > 0 else []
-    if asked:
+    on_dates = _asked_dates(q.query) if s.date > 0 else []
+    if on_dates:
         on_date = np.fromiter(
-            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in asked) for i in turns.ids),
+            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
             dtype=bool,
             count=n,
         )
@@ -325,6 +341,17 @@ def _same_date(iso: str, asked: tuple[int | None, int | None, int | None]) -> bo
         if want is not None and have != want:
             return False
     return all(want is None for want in asked[len(parts) :])
+
+
+def _without_speakers(question: str, speakers: frozenset[str]) -> str:
+    """The question without the speakers' names (and their possessive ``'s``); the question itself
+    when nothing else is left."""
+    names = sorted((sp for sp in speakers if sp.strip()), key=len, reverse=True)
+    if not names:
+        return question
+    pattern = r"\b(?:" + "|".join(re.escape(sp) for sp in names) + r")(?:['’]s)?\b"
+    rest = " ".join(re.sub(pattern, " ", question, flags=re.IGNORECASE).split())
+    return rest if any(w not in QUERY_STOP_WORDS for w in words(rest)) else question
 
 
 def _named_speaker(question: str, speakers: set[str]) -> str | None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import cef
-from cef import GraphQuery
+from cef import GraphQuery, SearchStrategy
 from cef.errors import ValidationError
 from cef.extract.reldates import resolve_dates
 from cef.memory.conversation import (
@@ -453,7 +453,7 @@ def test_a_question_finds_turns_by_the_stems_of_their_words(kb: cef.KnowledgeBas
     ingest_conversation(kb, ALICE, scope="alice", enricher=None)
     ingest_conversation(kb, CAROL, scope="carol", enricher=None)
     question = "Who adopts beagles?"
-    assert not kb.retrieve(GraphQuery(query=question, scope="alice", strategy="bm25")).results
+    assert not kb.retrieve(GraphQuery(query=question, scope="alice", strategy=SearchStrategy.BM25)).results
     got = [r.chunk.id for r in kb.retrieve(GraphQuery(query=question, scope="alice", top_k=2)).results]
     # the turn that says it, and the reply that holds it as the turn it answers
     assert set(got) == {"alice/D1:1", "alice/D1:2"}
@@ -482,3 +482,52 @@ def test_a_short_turn_gains_from_the_turns_around_it(kb: cef.KnowledgeBase) -> N
     # "Nice, what flour did you use?" shares no word with the question: found by its neighbours only
     assert "eve/D1:3" in with_context and "eve/D1:3" not in alone
     assert not any(i.startswith("eve/D2") for i in with_context)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What is Gina restoring?", "What is restoring?"),
+        ("What are Gina's dogs' names?", "What are dogs' names?"),
+        ("Would gina and Hal like sailing?", "Would and like sailing?"),
+        ("Who is Ginasaurus?", "Who is Ginasaurus?"),  # a name inside a word is not the name
+        ("Gina?", "Gina?"),  # nothing but the name: the question itself
+    ],
+)
+def test_a_question_without_the_speakers_names(question: str, expected: str) -> None:
+    from cef.retrieve.dialogue import _without_speakers
+
+    assert _without_speakers(question, frozenset({"Gina", "Hal"})) == expected
+
+
+@given(st.text(alphabet="abcdefg ' ?", max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_the_names_are_gone_unless_nothing_else_is_left(question: str) -> None:
+    from cef.retrieve.dialogue import _without_speakers
+    from cef.text import words
+
+    out = _without_speakers(question, frozenset({"abe", "bad"}))
+    assert out == question or not {"abe", "bad"} & set(words(out))
+
+
+def test_a_question_naming_a_speaker_is_embedded_without_the_name(tmp_path: Path) -> None:
+    """A name weighs much in a short question's embedding: matched with it, whatever the person
+    said, or was told by name, comes near; the dialogue stage embeds the question without the
+    speakers' names, so meaning ranks what was said about what is asked."""
+    talk = _conversation(
+        "gina",
+        ("Gina", "Hal"),
+        [
+            ["Hey Hal, long week.", "Gina! So good to see you, Gina. How have you been, Gina?"],
+            ["I have been restoring an old sailboat on weekends.", "That sounds like a big project."],
+        ],
+        ["2023-03-01", "2023-03-08"],
+    )
+    with cef.open(tmp_path / "gina.db") as kb:  # the default embedder
+        ingest_conversation(kb, talk, scope="gina", enricher=None)
+        res = kb.retrieve(GraphQuery(query="What is Gina restoring?", scope="gina", top_k=4))
+    by_vector = {r.chunk.id: r.explanation.rank_sources.get("vector", 0) for r in res.results}
+    assert res.results[0].chunk.id == "gina/D2:1" and by_vector["gina/D2:1"] == 1
+    # next by meaning: the reply about the boat, not Gina's small talk (every turn of hers is
+    # embedded with her name: matched with the name, it came second)
+    assert by_vector["gina/D2:2"] == 2 and by_vector["gina/D1:1"] > 2
