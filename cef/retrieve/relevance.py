@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -283,8 +284,11 @@ def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
     return 0
 
 
-#: the property keys of a knowledge base's labels, by store and change-feed position (read once per change)
-_PROPERTY_KEYS: dict[tuple[int, int, tuple[str, ...]], list[str]] = {}
+#: the property keys of a knowledge base's labels, per store (gone with it), by change-feed position
+#: and labels (read again after any write)
+_PROPERTY_KEYS: weakref.WeakKeyDictionary[object, dict[tuple[int, tuple[str, ...]], list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
@@ -292,17 +296,18 @@ def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
     a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
     like a label or a relation word. Read from a sample of each label's nodes."""
     store = qc.state.store
-    key = (id(store), store.current_seq(), tuple(labels))  # read again after any write
-    got = _PROPERTY_KEYS.get(key)
+    kept = _PROPERTY_KEYS.setdefault(store, {})
+    key = (store.current_seq(), tuple(labels))
+    got = kept.get(key)
     if got is None:
         names: dict[str, None] = {}
         for label in labels:
             for name in store.property_names(label, sample=50):
                 if not name.startswith("_"):
                     names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
-        if len(_PROPERTY_KEYS) >= 16:
-            _PROPERTY_KEYS.clear()
-        got = _PROPERTY_KEYS[key] = list(names)
+        if len(kept) >= 16:
+            kept.clear()
+        got = kept[key] = list(names)
     return got
 
 
