@@ -14,6 +14,7 @@ from itertools import pairwise
 from typing import Any, Protocol
 
 from cef.extract.lemmas import WORD
+from cef.retrieve.english import CALENDAR, CLASSIFIERS, OPENERS, PRO_FORMS, inflected_verb
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
@@ -26,8 +27,10 @@ from cef.retrieve.pathwords import (
 __all__ = [
     "RelationWords",
     "assign",
+    "ends_coming_back",
     "explained_hops",
     "name_cues",
+    "unnamed_phrases",
     "voiced_direction",
     "voiced_first",
     "voiced_last",
@@ -338,7 +341,6 @@ def unnamed_phrases(
     a verb before "as" and a named word ("*listed* as director"), and with ``end_named`` (the asked
     noun names a relation: "what *genres* ...") the question's last verb ("... *belong* to?"),
     which is that relation's wording."""
-    from cef.retrieve.questionterms import _CALENDAR, _CLASSIFIERS, _OPENERS, _PRO_FORMS, _inflected_verb
     from cef.text import QUERY_STOP_WORDS
 
     raw = WORD.findall(question)  # the tokens as written (``tokens`` are lower case)
@@ -355,10 +357,10 @@ def unnamed_phrases(
             or tokens[i - 1][0] == "you"  # a request: the listener's verb
             or word in QUERY_STOP_WORDS
             or word in FUNCTION_WORDS
-            or word in _OPENERS  # determiners and prepositions ("*during*": no -ing verb)
-            or word in _CALENDAR
-            or word in _PRO_FORMS
-            or word in _CLASSIFIERS
+            or word in OPENERS  # determiners and prepositions ("*during*": no -ing verb)
+            or word in CALENDAR
+            or word in PRO_FORMS
+            or word in CLASSIFIERS
             or not any(c.isalpha() for c in word)
         ):
             continue
@@ -367,7 +369,7 @@ def unnamed_phrases(
         last = all(t in _PARTICLES or t in PREPOSITIONS for t, _ in tokens[i + 1 :])
         if end_named and last:
             continue  # the question's last verb, the asked relation's wording ("*belong* to?")
-        verb = _inflected_verb(word, lem) or tokens[i - 1][0] in ("who", "that")
+        verb = inflected_verb(word, lem) or tokens[i - 1][0] in ("who", "that")
         complement = i + 1 < len(tokens) and tokens[i + 1][0] == "of"
         possessed = tokens[i - 1][0].endswith(("'s", "’s"))
         stranded = i + 2 == len(tokens) and tokens[i + 1][0] in PREPOSITIONS  # "... *answer* to?"
@@ -380,3 +382,10 @@ def unnamed_phrases(
         else:
             runs.append([i])
     return sum(1 for run in runs if named.isdisjoint(run))
+
+
+def ends_coming_back(path: RelationPath) -> bool:
+    """The last hop walks straight back along the one before: things like the one before it ("the
+    services its on-call engineer is on call for"), which a question asks with a sharing word or by
+    naming the relation twice ("movies starred by actors in X")."""
+    return len(path) > 1 and path[-1].relation == path[-2].relation and path[-1].forward != path[-2].forward

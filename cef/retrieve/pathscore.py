@@ -69,8 +69,6 @@ Nothing here knows a domain: the words all come from the graph.
 
 from __future__ import annotations
 
-import logging
-import os
 import threading
 import weakref
 from collections.abc import Sequence
@@ -83,6 +81,7 @@ import numpy as np
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathcues import (
     RelationWords,
+    ends_coming_back,
     explained_hops,
     name_cues,
     unnamed_phrases,
@@ -112,13 +111,13 @@ from cef.retrieve.pathwords import (
     stem_match,
 )
 from cef.retrieve.presets import PathSettings
+from cef.retrieve.textvectors import read_text_vectors, write_text_vectors
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
     from cef.retrieve.ports import EngineView as EngineState
     from cef.schema.registry import SchemaRegistry
 
-log = logging.getLogger(__name__)
 
 __all__ = ["AskedFor", "PathScorer", "asked_for", "path_scorer"]
 
@@ -304,46 +303,14 @@ class PathScorer(PathTypes):
     def load_vectors(self, path: Path, space: str) -> int:
         """Add the text vectors saved in ``path`` by :meth:`save_vectors` for the embedding ``space``
         (the embedder's name); returns how many were read (0 when absent, stale or unreadable)."""
-        if not path.exists():
-            return 0
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data["space"]) != space:
-                    log.info("saved path vectors %s are from another embedder; embedding again", path)
-                    return 0
-                texts, vectors = data["texts"].tolist(), np.asarray(data["vectors"], dtype=np.float32)
-        except (OSError, ValueError, KeyError) as exc:
-            log.warning("ignoring saved path vectors %s: %s", path, exc)
-            return 0
-        if vectors.ndim != 2 or len(texts) != len(vectors):
-            log.warning(
-                "ignoring saved path vectors %s: %d texts for %s vectors", path, len(texts), vectors.shape
-            )
-            return 0
-        for t, v in zip(texts, vectors, strict=True):
-            self.vectors.setdefault(str(t), v)
-        return len(texts)
+        saved = read_text_vectors(path, space)
+        for t, v in saved.items():
+            self.vectors.setdefault(t, v)
+        return len(saved)
 
     def save_vectors(self, path: Path, space: str) -> bool:
         """Write the text vectors beside the store (atomically), so the next open embeds nothing."""
-        if not self.vectors:
-            return False
-        texts = list(self.vectors)
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with open(tmp, "wb") as f:
-                np.savez(
-                    f,
-                    space=np.array(space),
-                    texts=np.array(texts),
-                    vectors=np.stack(list(self.vectors.values())),
-                )
-            os.replace(tmp, path)
-        except OSError as exc:
-            log.warning("could not save the path vectors to %s: %s", path, exc)
-            tmp.unlink(missing_ok=True)
-            return False
-        return True
+        return write_text_vectors(path, space, self.vectors)
 
     def rank(
         self,
@@ -390,20 +357,7 @@ class PathScorer(PathTypes):
         # a question word alone ("who", "where") says less of the answer's type than a noun does
         type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
-        phrases = 0
-        if s.phrase_hop > 0.0:
-            skip = {at} if at is not None else set()
-            skip.update(self._mention_at(question, others, tokens, at))
-            # a word sharing asks for a hop back, the cues count it ("films that *share* actors")
-            skip.update(i for i, (t, _) in enumerate(tokens) if SHARING_CUE.fullmatch(t))
-            named = {i for pos in where.values() for i in pos}
-            # every word that names a candidate relation, also one a naming before it took ("the
-            # director that *directed* X")
-            named.update(i for i, tok in enumerate(tokens) if self._names_relation(tok))
-            asked_named = asked is not None and asked.at is not None and asked.at in named
-            phrases = unnamed_phrases(
-                masked, tokens, frozenset(skip), frozenset(named), end_named=asked_named
-            )
+        phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = [explained_hops(p, cues, sharing, shared, dists, namings) for p in paths]
         lexical: list[float] = []
         for p, (explained, order) in zip(paths, hops, strict=True):
@@ -432,7 +386,7 @@ class PathScorer(PathTypes):
                 ),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
                 "coming_back": -s.cue
-                * (not sharing and _ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
+                * (not sharing and ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
             }
             if parts_out is not None:
                 parts_out[p] = parts
@@ -453,6 +407,30 @@ class PathScorer(PathTypes):
                 parts_out[p]["embedding"] = score - lex_of[p]
         out.sort(key=lambda x: -x[0])
         return out
+
+    def _phrases(
+        self,
+        question: str,
+        masked: str,
+        tokens: list[tuple[str, str]],
+        at: int | None,
+        others: Sequence[tuple[int, int]],
+        where: dict[str, list[int]],
+        asked: AskedFor | None,
+    ) -> int:
+        """How many relational phrases of the question no candidate relation's words name
+        (:func:`~cef.retrieve.pathcues.unnamed_phrases`); ``where``: the positions of the words that
+        name each candidate relation (:meth:`_cues`)."""
+        skip = {at} if at is not None else set()
+        skip.update(self._mention_at(question, others, tokens, at))
+        # a word sharing asks for a hop back, the cues count it ("films that *share* actors")
+        skip.update(i for i, (t, _) in enumerate(tokens) if SHARING_CUE.fullmatch(t))
+        named = {i for pos in where.values() for i in pos}
+        # every word that names a candidate relation, also one a naming before it took ("the
+        # director that *directed* X")
+        named.update(i for i, tok in enumerate(tokens) if self._names_relation(tok))
+        asked_named = asked is not None and asked.at is not None and asked.at in named
+        return unnamed_phrases(masked, tokens, frozenset(skip), frozenset(named), end_named=asked_named)
 
     def _cues(
         self,
@@ -596,13 +574,6 @@ class PathScorer(PathTypes):
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
         return self._vectors(["relation"], embed) is not None
-
-
-def _ends_coming_back(path: RelationPath) -> bool:
-    """The last hop walks straight back along the one before: things like the one before it ("the
-    services its on-call engineer is on call for"), which a question asks with a sharing word or by
-    naming the relation twice ("movies starred by actors in X")."""
-    return len(path) > 1 and path[-1].relation == path[-2].relation and path[-1].forward != path[-2].forward
 
 
 _cache: weakref.WeakKeyDictionary[EngineState, PathScorer] = weakref.WeakKeyDictionary()

@@ -11,58 +11,25 @@ are no content words.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cef.extract.lemmas import default_lemmatizer
-from cef.retrieve.pathtypes import CLASSIFIER_NOUNS
+from cef.retrieve.english import CALENDAR as _CALENDAR
+from cef.retrieve.english import CLASSIFIERS as _CLASSIFIERS
+from cef.retrieve.english import OPENERS as _OPENERS
+from cef.retrieve.english import PRO_FORMS as _PRO_FORMS
+from cef.retrieve.english import inflected_verb as _inflected_verb
 from cef.retrieve.pathwords import PREPOSITIONS
 from cef.text import QUERY_STOP_WORDS, stem
 
 __all__ = ["Term", "read_terms"]
 
-#: words that open a noun phrase in general English: articles, possessive and demonstrative
-#: determiners, quantifiers, the interrogative determiners, and prepositions (their object; not
-#: "to", which opens infinitives as often: "to *promote* his venture")
-_OPENERS = frozenset(
-    ["the", "a", "an", "our", "my", "your", "his", "her", "its", "their", "this", "these", "those",
-     "which", "what", "whose", "each", "every", "any", "some", "all", "no",
-     "many", "much", "few", "several", "more", "most", "enough",
-     "of", "by", "in", "on", "at", "for", "with", "from", "per", "about", "after", "before", "during",
-     "into", "over", "under", "between", "without", "within", "through", "across", "along", "among",
-     "around", "behind", "below", "beneath", "beside", "beyond", "inside", "near", "onto", "outside",
-     "since", "until", "upon", "via", "toward", "towards", "against", "like", "unlike", "than"]
-)  # fmt: skip
-#: calendar and time words (months, weekdays, seasons, time adverbs): when a question asks, not
-#: what it is about
-_CALENDAR = frozenset(
-    [m.lower() for m in calendar.month_name if m]
-    + [d.lower() for d in calendar.day_name]
-    + ["spring", "summer", "autumn", "winter"]
-    # English time adverbs and the nouns of time idioms ("these days", "at the moment", "at the
-    # start of", "back in"): when the question asks, which the temporal filters read
-    + ["today", "tonight", "yesterday", "tomorrow", "moment", "day", "days", "nowadays", "lately",
-       "recently", "currently", "current", "presently", "start", "beginning", "end", "back", "ago",
-       "ever", "anymore", "formerly", "previously", "once", "since",
-       # adverbs of frequency and the time ordinals ("how *often*", "the *last* result"): when, not what
-       "often", "usually", "always", "never", "sometimes", "still", "last", "latest", "next", "previous"]
-)  # fmt: skip
 #: English adjective endings: a word with one before the head of a noun phrase describes it
 _ADJECTIVE_ENDINGS = ("al", "ive", "ous", "ful", "less", "able", "ible", "ic", "ary")
 #: English noun endings: a word with one names a thing wherever it stands
 _NOUN_ENDINGS = ("ction", "ation", "ssion", "ness", "ity", "ship")
-#: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
-_PRO_FORMS = frozenset(
-    ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
-     "something", "anything", "everything", "nothing", "whoever", "whomever", "whatever", "whichever"]
-)  # fmt: skip
-#: English classifier nouns and their plurals ("what *kind* of film", "what *types* are"): they ask
-#: for a category, they name no thing
-_CLASSIFIERS = CLASSIFIER_NOUNS | frozenset(
-    w[:-1] + "ies" if w.endswith("y") else w + ("es" if w.endswith("s") else "s") for w in CLASSIFIER_NOUNS
-)
 #: English verb particles: the word before one is a phrasal verb ("make up", "find out")
 _PARTICLES = frozenset(["up", "out", "off", "down", "away"])
 #: auxiliaries and modals: in a question, the clause after one ends with its main verb
@@ -101,16 +68,6 @@ class Term:
     def absent_thing(self) -> bool:
         """A thing the question names that the knowledge base holds nowhere."""
         return self.df == 0 and self.names_thing
-
-
-def _inflected_verb(token: str, lemma: str) -> bool:
-    """A past or progressive form ("blamed", "hosting") or an irregular one ("went" -> "go"): a verb
-    (a plural noun's lemma is the token less its plural ending)."""
-    if (len(token) > 4 and token.endswith("ed")) or (len(token) > 5 and token.endswith("ing")):
-        return True
-    if lemma == token or token in (lemma + "s", lemma + "es") or token == lemma[:-1] + "ies":
-        return False
-    return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
 
 
 def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:

@@ -1,0 +1,61 @@
+"""General English closed classes the question readers share (:mod:`~cef.retrieve.questionterms`,
+:mod:`~cef.retrieve.pathcues`, :mod:`~cef.retrieve.pathtypes`): determiners and prepositions that open a
+noun phrase, calendar and time words, pro-forms, classifier nouns, and how an inflected verb looks. A
+leaf module (it imports nothing of cef), so the readers can share it without importing each other."""
+
+from __future__ import annotations
+
+import calendar
+
+__all__ = ["CALENDAR", "CLASSIFIERS", "CLASSIFIER_NOUNS", "OPENERS", "PRO_FORMS", "inflected_verb"]
+
+#: words that open a noun phrase in general English: articles, possessive and demonstrative
+#: determiners, quantifiers, the interrogative determiners, and prepositions (their object; not
+#: "to", which opens infinitives as often: "to *promote* his venture")
+OPENERS = frozenset(
+    ["the", "a", "an", "our", "my", "your", "his", "her", "its", "their", "this", "these", "those",
+     "which", "what", "whose", "each", "every", "any", "some", "all", "no",
+     "many", "much", "few", "several", "more", "most", "enough",
+     "of", "by", "in", "on", "at", "for", "with", "from", "per", "about", "after", "before", "during",
+     "into", "over", "under", "between", "without", "within", "through", "across", "along", "among",
+     "around", "behind", "below", "beneath", "beside", "beyond", "inside", "near", "onto", "outside",
+     "since", "until", "upon", "via", "toward", "towards", "against", "like", "unlike", "than"]
+)  # fmt: skip
+#: calendar and time words (months, weekdays, seasons, time adverbs): when a question asks, not
+#: what it is about
+CALENDAR = frozenset(
+    [m.lower() for m in calendar.month_name if m]
+    + [d.lower() for d in calendar.day_name]
+    + ["spring", "summer", "autumn", "winter"]
+    # English time adverbs and the nouns of time idioms ("these days", "at the moment", "at the
+    # start of", "back in"): when the question asks, which the temporal filters read
+    + ["today", "tonight", "yesterday", "tomorrow", "moment", "day", "days", "nowadays", "lately",
+       "recently", "currently", "current", "presently", "start", "beginning", "end", "back", "ago",
+       "ever", "anymore", "formerly", "previously", "once", "since",
+       # adverbs of frequency and the time ordinals ("how *often*", "the *last* result"): when, not what
+       "often", "usually", "always", "never", "sometimes", "still", "last", "latest", "next", "previous"]
+)  # fmt: skip
+#: English pro-forms: "one(s)" and the indefinite pronouns stand for a thing, they name none
+PRO_FORMS = frozenset(
+    ["one", "ones", "someone", "anyone", "everyone", "somebody", "anybody", "everybody", "nobody",
+     "something", "anything", "everything", "nothing", "whoever", "whomever", "whatever", "whichever"]
+)  # fmt: skip
+#: English classifier nouns: "what *kind* / *type* / *sort* of X" asks for a category of X (a closed
+#: class of general English, no relation's name: the relation is found by how widely its values are
+#: shared, :meth:`PathTypes._sharing`)
+CLASSIFIER_NOUNS = frozenset(["kind", "type", "sort", "category", "class", "variety"])
+#: English classifier nouns and their plurals ("what *kind* of film", "what *types* are"): they ask
+#: for a category, they name no thing
+CLASSIFIERS = CLASSIFIER_NOUNS | frozenset(
+    w[:-1] + "ies" if w.endswith("y") else w + ("es" if w.endswith("s") else "s") for w in CLASSIFIER_NOUNS
+)
+
+
+def inflected_verb(token: str, lemma: str) -> bool:
+    """A past or progressive form ("blamed", "hosting") or an irregular one ("went" -> "go"): a verb
+    (a plural noun's lemma is the token less its plural ending)."""
+    if (len(token) > 4 and token.endswith("ed")) or (len(token) > 5 and token.endswith("ing")):
+        return True
+    if lemma == token or token in (lemma + "s", lemma + "es") or token == lemma[:-1] + "ies":
+        return False
+    return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
