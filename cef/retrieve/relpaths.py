@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -109,12 +110,14 @@ def candidate_paths(
     *,
     deep_limit: int | None = None,
     max_paths: int = 5_000,
+    check: Callable[[], None] | None = None,
 ) -> list[RelationPath]:
     """The relation paths of 1..``max_hops`` hops that exist from node position ``start``.
 
     Walks never come back to the start (answers exclude it); a bidirectional
     relation is one hop whichever way it is walked. Hops beyond the third are
-    explored only while fewer than ``deep_limit`` paths were found.
+    explored only while fewer than ``deep_limit`` paths were found. ``check`` is called
+    before each level (a query's deadline: it raises to stop the walk).
     """
     out: list[RelationPath] = []
     level: dict[RelationPath, np.ndarray] = {(): np.asarray([start], dtype=np.int64)}
@@ -122,6 +125,8 @@ def candidate_paths(
     for depth in range(max_hops):
         if depth >= 3 and deep_limit is not None and len(out) >= deep_limit:
             break
+        if check is not None and depth:
+            check()
         final = depth == max_hops - 1
         if final or (depth >= 2 and deep_limit is not None):
             # maybe the last level: which hops leave each frontier is enough, not where they lead
@@ -292,9 +297,10 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     explained: dict[tuple[int, RelationPath], float] = {}
     walks = []
     for a in anchors:
-        qc.check_deadline("paths")
-        found = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit)
-        walks.append((a, CheckedPaths(found, lambda: qc.check_deadline("paths"))))
+        check = partial(qc.check_deadline, "paths")
+        check()
+        found = candidate_paths(g, a.pos, flt, max_hops, deep_limit=settings.deep_limit, check=check)
+        walks.append((a, CheckedPaths(found, check)))
     walks = [(a, paths) for a, paths in walks if paths]
     # the question masked at each anchor's mention, embedded in one batch
     masked = list(dict.fromkeys(masked_question(qc.query.query, a.span) for a, _ in walks))

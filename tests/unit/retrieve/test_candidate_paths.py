@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,3 +58,32 @@ def test_candidate_paths_equal_walking_each_frontier(seed: int, n: int, m: int, 
     got = candidate_paths(g, start, flt, max_hops)
     assert len(got) == len(set(got))  # each path once
     assert set(got) == _naive(g, start, flt, max_hops)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_the_walk_checks_before_each_level_and_a_raising_check_stops_it() -> None:
+    """``check`` (a query's deadline) runs before every level after the first, so a wide graph's
+    walk stops between levels rather than after its last one."""
+    g = GraphIndex()
+    g.set_relation_types(RELS)
+    g.add_nodes([Node(id=f"n{i}", label="T") for i in range(6)])
+    g.add_edges([Edge(id=f"e{i}", relation_type="R0", source=f"n{i}", target=f"n{i + 1}") for i in range(5)])
+    flt = g.edge_filter()
+    start = g.pos("n0")
+    assert start is not None
+    calls: list[int] = []
+    got = candidate_paths(g, start, flt, 4, check=lambda: calls.append(1))
+    assert max(map(len, got)) == 4 and len(calls) == 3  # before levels 2, 3 and 4
+    seen: list[int] = []
+
+    def stop_at_second() -> None:
+        seen.append(1)
+        if len(seen) == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        candidate_paths(g, start, flt, 4, check=stop_at_second)
+    assert len(seen) == 2
