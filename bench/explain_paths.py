@@ -4,13 +4,14 @@ each term of their score (``PathScorer.rank``'s ``parts_out``), the asked-for ki
 
     PYTHONPATH=. .venv/bin/python bench/explain_paths.py bench/curated/museum mu-12 mu-20 [--top 8]
 
-The store is kept in ``/tmp/cef-explain-<set>.db`` between runs (delete it after a graph change).
+The store is kept in the temporary folder as ``cef-explain-<set>.db`` between runs (delete it after a graph change).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ def main() -> None:
     ap.add_argument("ids", nargs="*")
     ap.add_argument("--top", type=int, default=8)
     args = ap.parse_args()
-    db = Path(f"/tmp/cef-explain-{args.set.name}.db")
+    db = Path(tempfile.gettempdir()) / f"cef-explain-{args.set.name}.db"
     kb = cef.open(db) if db.exists() else load_graph(args.set / "graph.yaml", db)
     captured: list[
         tuple[str, dict[RelationPath, dict[str, float]], list[tuple[float, RelationPath, str]]]
