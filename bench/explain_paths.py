@@ -26,10 +26,10 @@ from cef.retrieve.pathwords import RelationPath  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("set", type=Path)
-    ap.add_argument("ids", nargs="*")
-    ap.add_argument("--top", type=int, default=8)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("set", type=Path, help="a curated set's folder (its graph.yaml and questions.yaml)")
+    ap.add_argument("ids", nargs="*", help="the question ids to explain (default: every question)")
+    ap.add_argument("--top", type=int, default=8, help="candidate paths shown per question (default 8)")
     args = ap.parse_args()
     db = Path(tempfile.gettempdir()) / f"cef-explain-{args.set.name}.db"
     kb = cef.open(db) if db.exists() else load_graph(args.set / "graph.yaml", db)

@@ -98,7 +98,9 @@ def table(rows: list[dict[str, Any]], abstains: list[bool], title: str) -> None:
 def main() -> None:
     global LEXICAL, DENSE, OWN
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folder", type=Path)
+    ap.add_argument(
+        "folder", type=Path, help="the verdicts bench_relevance_pool.py --out wrote (one <domain>.jsonl each)"
+    )
     ap.add_argument("--cost", type=float, default=3.0, help="a wrong abstention weighs this many missed ones")
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic fit")
     ap.add_argument(
