@@ -45,11 +45,13 @@ def read_questions(path: Path, set_name: str | None = None, kind: str = "offtopi
 
 
 def run(
-    kb: cef.KnowledgeBase, questions: list[str], top_k: int, show: bool
+    kb: cef.KnowledgeBase, questions: list[str], top_k: int, show: bool, scope: str | None = None
 ) -> tuple[float, list[float], float]:
+    """Ask each question (in ``scope``): the share said "nothing matched", each best relevance, and
+    the mean milliseconds per question."""
     abstained, best, t0 = 0, [], time.perf_counter()
     for q in questions:
-        result = kb.retrieve(cef.GraphQuery(query=q, top_k=top_k))
+        result = kb.retrieve(cef.GraphQuery(query=q, top_k=top_k, scope=scope))
         verdict = result.metadata.get("relevance", {})
         abstained += bool(verdict.get("nothing_matched"))
         best.append(float(verdict.get("best", 0.0)))
@@ -57,6 +59,16 @@ def run(
             print(f"  {'NOTHING' if verdict.get('nothing_matched') else 'matched'} {best[-1]:.2f}  {q}")
     ms = 1000 * (time.perf_counter() - t0) / max(len(questions), 1)
     return abstained / max(len(questions), 1), best, ms
+
+
+def report(kind: str, name: str, n: int, rate: float, best: list[float], ms: float) -> str:
+    """One line of figures: ``kind`` is "on-topic" or "off-topic", ``name`` the file or set asked."""
+    wanted = "wrongly 'nothing matched'" if kind == "on-topic" else "'nothing matched'"
+    q = statistics.quantiles(best, n=4) if len(best) > 1 else best * 3
+    return (
+        f"{kind:9} {name:32} {n:4} questions: {100 * rate:5.1f}% {wanted}; "
+        f"best relevance quartiles {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f}; {ms:.0f} ms/question"
+    )
 
 
 def main() -> None:
@@ -81,18 +93,13 @@ def main() -> None:
         db = args.db or Path(tmp) / "kb.db"
         with cef.open(db, embedder=embedder) as kb:
             if args.source:
-                report = ingest_sources(kb, args.source)
-                assert not report.failures, report.failures
+                ingested = ingest_sources(kb, args.source)
+                assert not ingested.failures, ingested.failures
             for kind, files in (("on-topic", args.on_topic), ("off-topic", args.off_topic)):
                 for path in files:
                     qs = read_questions(path, args.set, kind.replace("-", ""))[: args.limit]
                     rate, best, ms = run(kb, qs, args.top_k, args.show)
-                    wanted = "wrongly 'nothing matched'" if kind == "on-topic" else "'nothing matched'"
-                    q = statistics.quantiles(best, n=4) if len(best) > 1 else best * 3
-                    print(
-                        f"{kind:9} {path.name:32} {len(qs):4} questions: {100 * rate:5.1f}% {wanted}; "
-                        f"best relevance quartiles {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f}; {ms:.0f} ms/question"
-                    )
+                    print(report(kind, path.name, len(qs), rate, best, ms))
 
 
 if __name__ == "__main__":

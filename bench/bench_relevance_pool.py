@@ -22,7 +22,6 @@ verdict, ``metadata["relevance"]``), which ``bench/fit_relevance.py`` reads.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import tempfile
@@ -123,17 +122,10 @@ def open_domain(d: Domain, db: Path) -> cef.KnowledgeBase:
     if d.conversation is not None:
         from cef.memory.conversation import ingest_conversation, read_conversations
 
-        subset = db.with_suffix(".jsonl")
-        with (
-            gzip.open(d.sources[0], "rt", encoding="utf-8") as src,
-            open(subset, "w", encoding="utf-8") as dst,
-        ):
-            dst.writelines(
-                line for line in src if line.strip() and json.loads(line)["conversation"] == d.name
-            )
         kb = cef.open(db)
-        for conv in read_conversations(subset):
-            ingest_conversation(kb, conv, scope=conv.id)
+        for conv in read_conversations(d.sources[0]):
+            if conv.id == d.name:
+                ingest_conversation(kb, conv, scope=conv.id)
         return kb
     if d.triples is not None:
         from bench.harness.kgqa import load_triples, read_triples

@@ -151,6 +151,7 @@ class PathScorer(PathTypes):
     # label code -> the words that say what each of a sample of its nodes is (:func:`kind_words`)
     _member_words: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     _naming: dict[tuple[str, str], bool] = field(default_factory=dict)  # _names_relation, per word
+    _said: list[tuple[str, str]] | None = None  # _said_of_types
 
     # ------------------------------------------------------------------ words
     def _names_relation(self, token: tuple[str, str]) -> bool:

@@ -114,6 +114,7 @@ class PathTypes:
     _cards: dict[int, tuple[str, str]]
     _shares: dict[Hop, float]
     _labels: dict[Hop, tuple[int, ...]]
+    _said: list[tuple[str, str]] | None
 
     def _vectors(self, texts: Sequence[str], embed: EmbedMany) -> np.ndarray | None:
         raise NotImplementedError  # PathScorer._vectors
@@ -259,18 +260,20 @@ class PathTypes:
 
     def _said_of_types(self) -> list[tuple[str, str]]:
         """(word, the lemma of the type's head word) for every word the relations' descriptions
-        call a node type's nodes by (:func:`described_ends`) that is not its own head word."""
+        call a node type's nodes by (:func:`described_ends`) that is not its own head word (read once
+        per graph generation)."""
+        if self._said is not None:
+            return self._said
         g = self.graph
         said = {c: self._described_words(c) for c in range(len(g.labels.names))}
-        if not any(said.values()):
-            return []
         out: list[tuple[str, str]] = []
         for c, name in enumerate(g.labels.names):
             words = relation_words(name)
-            if not words:
+            if not words or not said[c]:
                 continue
             head = self._lemma(words[-1])
             out.extend((w, head) for w in sorted(said[c]) if self._lemma(w) != head)
+        self._said = out
         return out
 
     def _described_words(self, label: int) -> frozenset[str]:

@@ -388,23 +388,15 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
     return sum(t.weight * _credit(t, evidence, settings) for t in terms) / total
 
 
-def _held(q: _Question, wanted: Sequence[str]) -> float:
+def _held(q: _Question, wanted: Sequence[str], *, names_only: bool = False) -> float:
     """The weighted share of the wanted words that name nothing absent: the most a relation path
-    can explain of the question."""
+    can explain of the question. ``names_only``: only a name or a code the knowledge base lacks
+    counts as absent (a paraphrase may be absent, a name is not paraphrased)."""
     terms = [q.terms[s] for s in wanted]
     total = sum(t.weight for t in terms)
     if total <= 0:
         return 1.0
-    return sum(t.weight for t in terms if not t.absent_thing) / total
-
-
-def _held_names(q: _Question, wanted: Sequence[str]) -> float:
-    """The weighted share of the wanted words that are no name or code the knowledge base lacks."""
-    terms = [q.terms[s] for s in wanted]
-    total = sum(t.weight for t in terms)
-    if total <= 0:
-        return 1.0
-    return sum(t.weight for t in terms if not (t.absent_thing and t.proper)) / total
+    return sum(t.weight for t in terms if not (t.absent_thing and (t.proper or not names_only))) / total
 
 
 def _relevance(
@@ -498,7 +490,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         # absent, a name is not paraphrased)
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
-        relevance = max(relevance, round(vouched * _held_names(q, q.asked), 4))
+        relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
     return relevance
 
 
