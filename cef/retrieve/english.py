@@ -7,8 +7,24 @@ from __future__ import annotations
 
 import calendar
 
-__all__ = ["CALENDAR", "CLASSIFIERS", "CLASSIFIER_NOUNS", "OPENERS", "PRO_FORMS", "inflected_verb"]
+__all__ = [
+    "CALENDAR",
+    "CLASSIFIERS",
+    "CLASSIFIER_NOUNS",
+    "COPULAS",
+    "HAVE",
+    "MODALS",
+    "OPENERS",
+    "PRO_FORMS",
+    "inflected_verb",
+]
 
+#: the forms of "be" a question or a description uses ("what *is* the genre", "*is* a member of")
+COPULAS = frozenset(["is", "are", "was", "were", "be", "been"])
+#: the forms of "have" ("which teams *have* owned", "a service *has* ...")
+HAVE = frozenset(["has", "have", "had"])
+#: "do" and the modal verbs: in a question, the clause after one ends with its main verb
+MODALS = frozenset(["do", "does", "did", "can", "could", "will", "would", "should", "may", "might", "must"])
 #: words that open a noun phrase in general English: articles, possessive and demonstrative
 #: determiners, quantifiers, the interrogative determiners, and prepositions (their object; not
 #: "to", which opens infinitives as often: "to *promote* his venture")

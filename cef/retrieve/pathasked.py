@@ -12,14 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.english import CLASSIFIER_NOUNS
+from cef.retrieve.english import CLASSIFIER_NOUNS, COPULAS, HAVE, MODALS
 from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS
 from cef.text import QUESTION_WORDS
 
 __all__ = ["AskedFor", "asked_for", "described_ends", "last_sentence"]
 
-#: copulas and determiners between a question word and the noun it asks about ("what is *the* genre")
-_COPULAS = frozenset(["is", "are", "was", "were", "be", "been"])
+#: determiners between a question word and the noun it asks about ("what is *the* genre")
 _DETERMINERS = frozenset(["the", "a", "an"])
 #: words that open a noun phrase: articles and quantifiers ("*all* services", "*every* plant")
 _QUANTIFIERS = _DETERMINERS | frozenset(["all", "every", "each", "any", "some", "both"])
@@ -34,28 +33,9 @@ _PREPOSITIONS = PREPOSITIONS | frozenset(
 #: what a verb takes after it: an object's determiner, a preposition
 _VERB_OBJECTS = _DETERMINERS | _PREPOSITIONS
 #: auxiliaries and modals (with the copulas): the word before one ends a question's subject
-_AUXILIARIES = frozenset(
-    [
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "may",
-        "might",
-        "must",
-    ]
-)
-#: forms of "have" (an auxiliary after a description's subject: "a service *has* ...")
-_HAVE = frozenset(["has", "have", "had"])
+_AUXILIARIES = HAVE | MODALS
 #: words that end a noun phrase in a description: function words, prepositions, conjunctions
-_STOPS = FUNCTION_WORDS | _PREPOSITIONS | _COPULAS | _HAVE | frozenset(["or", "and", "that", "which", "who"])
+_STOPS = FUNCTION_WORDS | _PREPOSITIONS | COPULAS | HAVE | frozenset(["or", "and", "that", "which", "who"])
 #: what the question words that name no noun ask for, in general English
 _WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
 #: how the broad kinds above read when compared with node types by meaning ("place" alone is near
@@ -87,8 +67,8 @@ def described_ends(description: str) -> tuple[list[str], list[str]]:
         head = parts[j - 1 : j] if j > i + 1 else []
         after = parts[j] if j < len(parts) else ""
         if first:
-            subject += head if after in _COPULAS | _HAVE else []
-        elif i > 0 and parts[i - 1] in _COPULAS:
+            subject += head if after in COPULAS | HAVE else []
+        elif i > 0 and parts[i - 1] in COPULAS:
             subject += head
         else:
             obj = head
@@ -158,7 +138,7 @@ def asked_for(
         if word == "how" and j < len(tokens) and tokens[j][0] in ("many", "much"):  # "how many services"
             j += 1
             opened = True
-        copula = contracted or (j < len(tokens) and tokens[j][0] in _COPULAS)
+        copula = contracted or (j < len(tokens) and tokens[j][0] in COPULAS)
         if copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
             j += 0 if contracted else 1
             opened = True
@@ -218,7 +198,7 @@ def _noun_words(
         if len(t) < 2:
             break
         nxt = tokens[j + 1][0] if j + 1 < len(tokens) else ""
-        subject = nxt in _COPULAS or nxt in _AUXILIARIES  # "which library *versions* did X ship"
+        subject = nxt in COPULAS or nxt in _AUXILIARIES  # "which library *versions* did X ship"
         if (
             noun
             and not subject

@@ -14,7 +14,7 @@ from itertools import pairwise
 from typing import Any, Protocol
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.english import CALENDAR, CLASSIFIERS, OPENERS, PRO_FORMS, inflected_verb
+from cef.retrieve.english import CALENDAR, CLASSIFIERS, COPULAS, HAVE, OPENERS, PRO_FORMS, inflected_verb
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
@@ -44,7 +44,7 @@ class _RelType(Protocol):
 #: English prepositions and particles that may end a question after its verb ("fall *under*")
 _PARTICLES = frozenset(["under", "into", "about", "after", "up", "out", "off", "over", "around", "through"])
 #: auxiliaries between a subject and its verb ("who *is* supervised by", "which teams *have* owned")
-_AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "has", "have", "had"])
+_AUXILIARIES = COPULAS | HAVE
 
 
 @dataclass

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from cef.extract.lemmas import default_lemmatizer
 from cef.retrieve.english import CALENDAR as _CALENDAR
 from cef.retrieve.english import CLASSIFIERS as _CLASSIFIERS
+from cef.retrieve.english import MODALS
 from cef.retrieve.english import OPENERS as _OPENERS
 from cef.retrieve.english import PRO_FORMS as _PRO_FORMS
 from cef.retrieve.english import inflected_verb as _inflected_verb
@@ -33,9 +34,7 @@ _NOUN_ENDINGS = ("ction", "ation", "ssion", "ness", "ity", "ship")
 #: English verb particles: the word before one is a phrasal verb ("make up", "find out")
 _PARTICLES = frozenset(["up", "out", "off", "down", "away"])
 #: auxiliaries and modals: in a question, the clause after one ends with its main verb
-_AUXILIARIES = frozenset(
-    ["do", "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must"]
-)
+_AUXILIARIES = MODALS | {"shall"}
 #: the interrogative determiners ("*which* team", "*what* drug class")
 _WH_DETERMINERS = frozenset(["what", "which", "whose"])
 #: subordinating conjunctions that open a clause after a verb ("what happens *when*")
