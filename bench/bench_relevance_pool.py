@@ -51,6 +51,7 @@ SAME_SUBJECT = {frozenset({"clinical", "hospital"})}
 class Question:
     text: str
     as_of: datetime | None = None
+    set: str = ""  # the file it was written in (the verdicts say it, to report each set)
 
 
 @dataclass
@@ -67,8 +68,10 @@ def _yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def _listed(items: list[Any]) -> list[Question]:
-    return [Question(str(q["question"]) if isinstance(q, dict) else str(q)) for q in items or []]
+def _listed(items: list[Any], set_name: str = "") -> list[Question]:
+    return [
+        Question(str(q["question"]) if isinstance(q, dict) else str(q), set=set_name) for q in items or []
+    ]
 
 
 def conversations(ids: list[str], corpus: Path) -> list[Domain]:
@@ -78,24 +81,37 @@ def conversations(ids: list[str], corpus: Path) -> list[Domain]:
     out = {c: Domain(c, [str(corpus)], conversation=c) for c in ids}
     for q in read_jsonl(corpus.parent / "questions.jsonl.gz"):
         if q["conversation"] in out:
-            out[q["conversation"]].ontopic.append(Question(str(q["question"])))
+            out[q["conversation"]].ontopic.append(Question(str(q["question"]), set="locomo"))
+    written = _yaml(OFFTOPIC / "conversations-1.yaml")["sets"]  # adversarial questions written for two
+    for c, d in out.items():
+        if c in written:
+            d.ontopic += _listed(written[c].get("ontopic", []), "conversations-1")
+            d.offtopic += _listed(written[c].get("offtopic", []), "conversations-1")
     return list(out.values())
 
 
 def domains(metaqa: int) -> list[Domain]:
     off1 = _yaml(OFFTOPIC / "questions.yaml")["sets"]
     off2 = _yaml(OFFTOPIC / "questions-2.yaml")["sets"]
+    off3 = _yaml(OFFTOPIC / "questions-3.yaml")["sets"]
     out = []
     for name in ("clinical", "services"):
         d = Domain(name, [str(ROOT / "examples" / name / "graph.yaml")])
-        d.ontopic = _listed(_yaml(ROOT / "examples" / name / "questions.yaml")["questions"])
-        d.ontopic += _listed(off2[name]["ontopic"])
-        d.offtopic = _listed(off1[name]["offtopic"]) + _listed(off2[name]["offtopic"])
+        d.ontopic = _listed(_yaml(ROOT / "examples" / name / "questions.yaml")["questions"], "shipped")
+        d.ontopic += _listed(off2[name]["ontopic"], "questions-2") + _listed(
+            off3[name]["ontopic"], "questions-3"
+        )
+        d.offtopic = _listed(off1[name]["offtopic"], "questions") + _listed(
+            off2[name]["offtopic"], "questions-2"
+        )
+        d.offtopic += _listed(off3[name]["offtopic"], "questions-3")
         out.append(d)
     notes = _yaml(ROOT / "tests" / "unit" / "retrieve" / "notes_questions.yaml")
     d = Domain("notes", [str(ROOT / "examples" / "notes")])
-    d.ontopic = _listed(notes["ontopic"]) + _listed(off2["notes"]["ontopic"])
-    d.offtopic = _listed(notes["offtopic"]) + _listed(off2["notes"]["offtopic"])
+    d.ontopic = _listed(notes["ontopic"], "shipped") + _listed(off2["notes"]["ontopic"], "questions-2")
+    d.ontopic += _listed(off3["notes"]["ontopic"], "questions-3")
+    d.offtopic = _listed(notes["offtopic"], "shipped") + _listed(off2["notes"]["offtopic"], "questions-2")
+    d.offtopic += _listed(off3["notes"]["offtopic"], "questions-3")
     out.append(d)
     for folder in sorted(p for p in CURATED.iterdir() if (p / "graph.yaml").exists()):
         d = Domain(folder.name, [str(folder / "graph.yaml")])
@@ -103,7 +119,7 @@ def domains(metaqa: int) -> list[Domain]:
             as_of = item.get("as_of")
             if as_of is not None and not isinstance(as_of, datetime):
                 as_of = datetime.fromisoformat(str(as_of))
-            d.ontopic.append(Question(str(item["question"]), as_of))
+            d.ontopic.append(Question(str(item["question"]), as_of, "curated"))
         out.append(d)
     if metaqa:
         d = Domain("metaqa", [], triples=METAQA / "kb.tsv.gz")
@@ -111,7 +127,7 @@ def domains(metaqa: int) -> list[Domain]:
 
         for hops in (1, 2, 3):
             d.ontopic += [
-                Question(str(q["question"]))
+                Question(str(q["question"]), set=f"metaqa-{hops}hop")
                 for q in read_jsonl(METAQA / f"questions_{hops}hop.jsonl.gz")[:metaqa]
             ]
         out.append(d)
@@ -188,7 +204,9 @@ def main() -> None:
             try:
                 for kind, source, q in asked:
                     v = ask(kb, q, d.conversation)
-                    rows.append({"kb": d.name, "kind": kind, "source": source, "question": q.text, **v})
+                    rows.append(
+                        {"kb": d.name, "kind": kind, "source": source, "set": q.set, "question": q.text, **v}
+                    )
                     wrong = v.get("nothing_matched") == (kind == "on")
                     if args.show and wrong:
                         print(f"  WRONG {kind:9} {v.get('best', 0):.2f} [{source}] {q.text}")

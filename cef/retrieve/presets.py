@@ -269,6 +269,12 @@ class RelevanceSettings(_Settings):
         "knowledge base holds nowhere and the best chunk's cosine did not do better on a domain left "
         "out. None: the rule relevance itself",
     )
+    credit_speakers: bool = Field(
+        default=True,
+        description="when the question names one speaker of a conversation, another speaker's turn that "
+        "neither names nor addresses them ('you') is worth floor x its relevance: what Caroline said of "
+        "herself does not answer a question about Melanie (cef.retrieve.credit)",
+    )
     phrase_words: int = Field(
         default=3,
         ge=0,

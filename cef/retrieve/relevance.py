@@ -89,11 +89,13 @@ import numpy as np
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
+from cef.retrieve.credit import credited_text, named_speaker
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term, read_terms
 from cef.retrieve.qwords import relation_share
 from cef.retrieve.stagestate import Verdict
+from cef.retrieve.support import phrase_vectors, semantic_support, unit
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
 
@@ -145,6 +147,7 @@ class _Question:
     terms: dict[str, Term]  # stem -> the question's content word, in order
     named: list[_Named] = field(default_factory=list)
     asked_given: bool = False  # the query names the relations to follow: what it asks is given
+    miscredited: set[str] = field(default_factory=set)  # said only of another speaker (credit.py)
 
     @property
     def stems(self) -> list[str]:
@@ -318,11 +321,11 @@ def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: Relev
     if not absent or qc.state.embedder is None or settings.synonym > 1.0:
         return
     phrases = _schema_phrases(schema)
-    known = _phrase_vectors(qc, phrases)
+    known = phrase_vectors(qc, phrases)
     words = qc.embed_many([t.form for t in absent])
     if known is None or words is None or not len(known):
         return
-    best = (_unit(words) @ known.T).max(axis=1)
+    best = (unit(words) @ known.T).max(axis=1)
     for t, cos in zip(absent, best, strict=True):
         if float(cos) >= settings.synonym:
             t.df = settings.df_cap
@@ -330,29 +333,6 @@ def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: Relev
 
 def _schema_phrases(schema: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
-
-
-#: the unit vectors of a knowledge base's label and relation phrases, by phrases (the schema changes
-#: rarely; each engine's embedder is asked once per schema)
-_PHRASE_VECTORS: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}
-
-
-def _phrase_vectors(qc: QueryContext, phrases: tuple[str, ...]) -> np.ndarray | None:
-    key = (id(qc.state.embedder), phrases)
-    got = _PHRASE_VECTORS.get(key)
-    if got is None:
-        vectors = qc.embed_many(list(phrases))
-        if vectors is None:
-            return None
-        if len(_PHRASE_VECTORS) >= 16:
-            _PHRASE_VECTORS.clear()
-        got = _PHRASE_VECTORS[key] = _unit(vectors)
-    return got
-
-
-def _unit(m: np.ndarray) -> np.ndarray:
-    m = np.asarray(m, dtype=np.float32)
-    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
@@ -371,10 +351,10 @@ def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> 
     return " ".join(parts)
 
 
-def _credit(t: Term, evidence: set[str], settings: RelevanceSettings) -> float:
+def _credit(t: Term, evidence: set[str], settings: RelevanceSettings, miscredited: bool = False) -> float:
     if t.key in evidence:
         return 1.0
-    return 0.0 if t.absent_thing else settings.elsewhere
+    return 0.0 if t.absent_thing or miscredited else settings.elsewhere
 
 
 def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings: RelevanceSettings) -> float:
@@ -385,7 +365,7 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
     total = sum(t.weight for t in terms)
     if total <= 0:
         return 1.0
-    return sum(t.weight * _credit(t, evidence, settings) for t in terms) / total
+    return sum(t.weight * _credit(t, evidence, settings, t.key in q.miscredited) for t in terms) / total
 
 
 def _held(q: _Question, wanted: Sequence[str], *, names_only: bool = False) -> float:
@@ -425,13 +405,21 @@ def _relevance(
     return round(min(1.0, max(tied, loose)), 4)
 
 
-def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk, settings: RelevanceSettings) -> float:
+def _chunk_relevance(
+    qc: QueryContext,
+    q: _Question,
+    rc: RankedChunk,
+    settings: RelevanceSettings,
+    said: str | None = None,
+) -> float:
+    """``said``: when the question names one dialogue speaker, what this turn's chunk says of them
+    (what they said and what was said naming them, :mod:`cef.retrieve.credit`): its evidence."""
     chunk, e = rc.chunk, rc.explanation
     headings = chunk.metadata.get("headings")
     title = chunk.metadata.get("title")
     text = " ".join(
         [
-            chunk.content,
+            chunk.content if said is None else said,
             title if isinstance(title, str) else "",
             " ".join(h for h in headings if isinstance(h, str)) if isinstance(headings, list) else "",
             _path_text(qc, e.path),
@@ -445,6 +433,29 @@ def _chunk_relevance(qc: QueryContext, q: _Question, rc: RankedChunk, settings: 
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
     return _relevance(q, _stems(text), ties, settings, _path_named(qc) if from_paths else 0.0)
+
+
+def _credit_speaker(
+    qc: QueryContext, q: _Question, results: list[RankedChunk], settings: RelevanceSettings
+) -> dict[str, str]:
+    """When the question names one speaker of the results' dialogue turns: what each turn's chunk
+    says of them (by chunk id); the question's words that the results say only of another speaker
+    are ``miscredited`` (they count as a thing the knowledge base does not hold: the question credits
+    one speaker with another's words, :mod:`cef.retrieve.credit`)."""
+    person = named_speaker(qc.query.query, results) if settings.credit_speakers else None
+    if person is None:
+        return {}
+    said: dict[str, str] = {}
+    theirs: set[str] = set()
+    others: set[str] = set()
+    for rc in results:
+        got = credited_text(rc.chunk, person)
+        if got is not None:
+            said[rc.chunk.id] = got[0]
+            theirs |= _stems(got[0])
+            others |= _stems(got[1])
+    q.miscredited = {s for s in q.stems if s in others and s not in theirs} - _stems(person)
+    return said
 
 
 def _path_named(qc: QueryContext) -> float:
@@ -527,8 +538,12 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     _weigh(qc, q, settings)
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
-    chunk_rules = [_chunk_relevance(qc, q, rc, settings) for rc in results]
+    said = _credit_speaker(qc, q, results, settings)
+    chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
+    support = semantic_support(qc, [q.form(s) for s in measured], results, qc.answer_nodes)
+    if support is not None:
+        features["support"] = support
     out = [
         rc.model_copy(update={"relevance": _calibrated(r, settings)})
         for rc, r in zip(results, chunk_rules, strict=True)

@@ -1,0 +1,109 @@
+"""Who a dialogue turn speaks about: a question that credits one speaker is not answered by what
+another speaker said of themselves.
+
+A conversation's turns are chunks whose metadata says who spoke (``speaker``) and what they said
+(``text``), their content ending with the turn they reply to (``(in reply to Speaker: …)``; see
+:mod:`cef.memory.conversation`). A question that names exactly one of the speakers ("What did
+*Melanie* make for the church?") asks about that speaker. Of a turn's chunk, the evidence for it is
+what that speaker said (their own turn, or the turn replied to when it was theirs) and what another
+speaker said naming them. Another speaker's words that do not name them ("Caroline: I made a stained
+glass window for the church", or the same as the line a reply of Melanie's answers) are about their
+own speaker, whatever words they share with the question. No data set's words: speakers and names
+only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cef.model import Chunk, RankedChunk
+
+__all__ = ["credited_text", "named_speaker"]
+
+#: the line a turn's chunk ends with, the turn it answers (:func:`cef.memory.conversation.turn_content`)
+_REPLY = re.compile(r"\n\(in reply to ([^:\n]+): (.*)\)\s*$", re.DOTALL)
+#: words by which a speaker addresses the hearer, and speaks of themselves
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll"})
+FIRST_PERSON = frozenset(
+    {"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm", "i've", "i'll"}
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: words that open an address to the hearer ("*Hi* Melanie!")
+GREETINGS = frozenset({"hi", "hey", "hello", "dear", "yo", "thanks", "bye", "morning", "evening"})
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def _speaker(chunk: Chunk) -> str | None:
+    speaker = chunk.metadata.get("speaker")
+    return speaker if isinstance(speaker, str) and speaker.strip() else None
+
+
+def _name_words(name: str) -> list[str]:
+    return _WORD.findall(name.lower())
+
+
+def named_speaker(question: str, results: Sequence[RankedChunk]) -> str | None:
+    """The one speaker of the results' dialogue turns whose name (every word of it, or its first
+    word) the question says; None when it names none of them or several."""
+    words = set(_WORD.findall(re.sub(r"['’]s\b", "", question.lower())))
+    speakers = dict.fromkeys(s for rc in results if (s := _speaker(rc.chunk)) is not None)
+    named = [s for s in speakers if (parts := _name_words(s)) and (set(parts) <= words or parts[0] in words)]
+    return named[0] if len(named) == 1 else None
+
+
+def _names(text: str, person: str) -> bool:
+    """Whether ``text`` says ``person``'s first name other than to address them: "Hi Melanie!",
+    "Thanks, Melanie." call the hearer; "Melanie's kids", "Melanie said" speak of her."""
+    parts = _name_words(person)
+    if not parts:
+        return False
+    for m in re.finditer(rf"\b{re.escape(parts[0])}\b", text, re.IGNORECASE):
+        before = text[: m.start()].rstrip()
+        after = text[m.end() :].lstrip()
+        greeted = _WORD.findall(before.lower())[-1:] in ([g] for g in GREETINGS)
+        if not (greeted or after[:1] in {",", "!", "?"} or (before.endswith(",") and after[:1] in {".", ""})):
+            return True
+    return False
+
+
+def _of(text: str, person: str, to_them: bool) -> tuple[list[str], list[str]]:
+    """The sentences of another speaker's ``text`` that speak of ``person`` (name them, or address
+    them when they are the hearer, ``to_them``: "you", no "I" or "my") and the rest."""
+    said: list[str] = []
+    rest: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        words = set(_WORD.findall(sentence.lower()))
+        addressed = to_them and not SECOND_PERSON.isdisjoint(words) and FIRST_PERSON.isdisjoint(words)
+        (said if addressed or _names(sentence, person) else rest).append(sentence)
+    return said, rest
+
+
+def credited_text(chunk: Chunk, person: str) -> tuple[str, str] | None:
+    """What a dialogue turn's chunk says of ``person`` and what it says of others: of its parts (the
+    turn's own text and caption, the turn it replies to), those ``person`` spoke and the sentences of
+    the others' that speak of them (name them, or address them as the hearer: in a dialogue the
+    hearer of a reply is the speaker replied to), with their name when any is kept; and the rest.
+    None for a chunk that is no dialogue turn (no speaker), which is not judged."""
+    speaker = _speaker(chunk)
+    if speaker is None:
+        return None
+    own = chunk.metadata.get("text")
+    caption = chunk.metadata.get("image_caption")
+    reply = _REPLY.search(chunk.content)
+    replied = reply.group(1).strip() if reply is not None else None
+    parts = [(speaker, own if isinstance(own, str) else chunk.content, replied)]
+    if isinstance(caption, str):
+        parts.append((speaker, caption, None))
+    if reply is not None:
+        parts.append((reply.group(1).strip(), reply.group(2), speaker))
+    said: list[str] = []
+    rest: list[str] = []
+    for who, text, hearer in parts:
+        if who == person:
+            said.append(text)
+        else:
+            of, other = _of(text, person, hearer == person)
+            said += of
+            rest += other
+    return (" ".join([person, *said]) if said else "", " ".join(rest))
