@@ -163,8 +163,11 @@ def open_domain(d: Domain, db: Path) -> cef.KnowledgeBase:
     return kb
 
 
-def ask(kb: cef.KnowledgeBase, q: Question, scope: str | None = None) -> dict[str, Any]:
-    result = kb.retrieve(cef.GraphQuery(query=q.text, as_of=q.as_of, scope=scope))
+def ask(
+    kb: cef.KnowledgeBase, q: Question, scope: str | None = None, support: bool = False
+) -> dict[str, Any]:
+    options = {"relevance": {"support": True}} if support else {}  # a feature reported, no verdict changed
+    result = kb.retrieve(cef.GraphQuery(query=q.text, as_of=q.as_of, scope=scope, options=options))
     verdict = dict(result.metadata.get("relevance", {}))
     verdict["answers"] = [n.node.id for n in result.nodes[:3]]
     return verdict
@@ -180,6 +183,11 @@ def main() -> None:
     )
     ap.add_argument("--out", type=Path, help="a folder: one <domain>.jsonl of verdicts per knowledge base")
     ap.add_argument("--show", action="store_true", help="print each wrong verdict")
+    ap.add_argument(
+        "--support",
+        action="store_true",
+        help="report semantic support in each verdict's features (a fit's input)",
+    )
     args = ap.parse_args()
     everything = domains(args.metaqa) + conversations(args.locomo, LOCOMO)
     chosen = [d for d in everything if not args.domain or d.name in args.domain]
@@ -203,7 +211,7 @@ def main() -> None:
             t0 = time.perf_counter()
             try:
                 for kind, source, q in asked:
-                    v = ask(kb, q, d.conversation)
+                    v = ask(kb, q, d.conversation, args.support)
                     rows.append(
                         {"kb": d.name, "kind": kind, "source": source, "set": q.set, "question": q.text, **v}
                     )

@@ -9,7 +9,9 @@ knowledge base's figures come from a fit on the other domains only.
 The model is logistic over the question's features (``metadata["relevance"]["features"]``):
 ``rule`` (the best result's rule relevance; the shipped calibration reads only it), ``named`` (the
 best link confidence of a thing the question names), ``absent`` (the weighted share of what is asked
-that the knowledge base holds nowhere), ``unnamed_absent`` (``(1 - named) x absent``) and ``dense``
+that the knowledge base holds nowhere), ``unnamed_absent`` (``(1 - named) x absent``), ``support`` (semantic support,
+in verdicts of ``bench_relevance_pool.py --support``; :mod:`cef.retrieve.support`), any product of
+two (``rule*support``) and ``dense``
 (the best chunk's cosine with the question, in verdicts that carry it: the product no longer
 computes it; ``--lexical`` leaves it out). Per knowledge base, its on-topic questions weigh ``--cost`` (a wrong "nothing matched" hides
 answers), the off-topic ones written for it ``--own`` and the other domains' questions 1, each group
@@ -43,6 +45,9 @@ def rows_of(folder: Path) -> list[dict[str, Any]]:
 
 def feature(r: dict[str, Any], name: str) -> float:
     f = r["features"]
+    if "*" in name:  # a product of features ("rule*support")
+        a, b = name.split("*", 1)
+        return feature(r, a) * feature(r, b)
     if name == "unnamed_absent":  # what a question that names nothing asks, held nowhere
         return (1.0 - float(f["named"])) * float(f["absent"])
     return float(f.get(name, 0.0))

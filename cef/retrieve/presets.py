@@ -269,6 +269,17 @@ class RelevanceSettings(_Settings):
         "knowledge base holds nowhere and the best chunk's cosine did not do better on a domain left "
         "out. None: the rule relevance itself",
     )
+    support: bool = Field(
+        default=False,
+        description="measure semantic support (cef.retrieve.support: the best cosine of the question's "
+        "remainder, the words its named things leave, with the results' chunks, answer nodes and path "
+        "relations) and report it in the verdict's features. Off by default: it changes no verdict and "
+        "costs one embedding per question. Fitted beside the rule on the pooled dev sets (16 knowledge "
+        "bases, bench/fit_relevance.py --features rule,support, leave-one-domain-out) it moved on-topic "
+        "wrongly 'nothing matched' 3.2 -> 2.9 % but the written off-topic caught 77.0 -> 75.2 %: with "
+        "MiniLM a short remainder ('appear in', 'runs') is as far from the relation that answers it as "
+        "an asked-for relation the knowledge base lacks ('blood type')",
+    )
     credit_speakers: bool = Field(
         default=True,
         description="when the question names one speaker of a conversation, another speaker's turn that "

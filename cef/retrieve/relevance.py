@@ -68,6 +68,19 @@ share of what it asks that the knowledge base holds nowhere) — is reported in 
 ``features``; fitted beside the rule, neither improved the verdicts on a domain left out (``named``
 helps graphs and hurts conversations), nor did the best chunk's cosine (on the embedder's scale).
 
+**Dialogue speakers.** When the question names exactly one speaker of the results' dialogue turns
+("What did *Melanie* make for the church?"), a turn's evidence is what that speaker said and the
+sentences of the other side that name them or address them as the hearer; a question word that the
+results hold only in another speaker's words counts as held nowhere (the question credits one
+speaker with the other's deed; :mod:`cef.retrieve.credit`,
+:attr:`~cef.retrieve.presets.RelevanceSettings.credit_speakers`).
+
+**Semantic support** (:mod:`cef.retrieve.support`, off unless
+:attr:`~cef.retrieve.presets.RelevanceSettings.support`): the best cosine of what the question asks
+beyond its named things with the results' chunks, answer nodes and path relations, reported in the
+verdict's ``features`` for fitting; it is not in the shipped calibration (it did not help a domain
+left out).
+
 When no chunk and no answer node reaches the threshold (default
 :data:`NOTHING_MATCHED_BELOW`), the result says so:
 ``metadata["relevance"]["nothing_matched"]`` is true, a note says ``nothing
@@ -541,9 +554,10 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     said = _credit_speaker(qc, q, results, settings)
     chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
-    support = semantic_support(qc, [q.form(s) for s in measured], results, qc.answer_nodes)
-    if support is not None:
-        features["support"] = support
+    if settings.support:
+        support = semantic_support(qc, [q.form(s) for s in measured], results, qc.answer_nodes)
+        if support is not None:
+            features["support"] = support
     out = [
         rc.model_copy(update={"relevance": _calibrated(r, settings)})
         for rc, r in zip(results, chunk_rules, strict=True)
