@@ -5,8 +5,9 @@ A conversation's turns are chunks whose metadata says who spoke (``speaker``) an
 (``text``), their content ending with the turn they reply to (``(in reply to Speaker: …)``; see
 :mod:`cef.memory.conversation`). A question that names exactly one of the speakers ("What did
 *Melanie* make for the church?") asks about that speaker. Of a turn's chunk, the evidence for it is
-what that speaker said (their own turn, or the turn replied to when it was theirs) and what another
-speaker said naming them. Another speaker's words that do not name them ("Caroline: I made a stained
+what that speaker said (their own turn, or the turn replied to when it was theirs) but for the
+sentences about their hearer ("Glad *your* son is okay": "you", no "I" or "my"; these are left out),
+and the sentences of another speaker that name them or address them as the hearer. Another speaker's words that do not name them ("Caroline: I made a stained
 glass window for the church", or the same as the line a reply of Melanie's answers) are about their
 own speaker, whatever words they share with the question. No data set's words: speakers and names
 only.
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 
 from cef.model import Chunk, RankedChunk
 
-__all__ = ["credited_text", "named_speaker"]
+__all__ = ["addresses_hearer", "credited_text", "named_speaker"]
 
 #: the line a turn's chunk ends with, the turn it answers (:func:`cef.memory.conversation.turn_content`)
 _REPLY = re.compile(r"\n\(in reply to ([^:\n]+): (.*)\)\s*$", re.DOTALL)
@@ -67,15 +68,27 @@ def _names(text: str, person: str) -> bool:
     return False
 
 
-def _of(text: str, person: str, to_them: bool) -> tuple[list[str], list[str]]:
-    """The sentences of another speaker's ``text`` that speak of ``person`` (name them, or address
-    them when they are the hearer, ``to_them``: "you", no "I" or "my") and the rest."""
+def addresses_hearer(sentence: str) -> bool:
+    """A sentence about its hearer: it says "you" or "your" and no "I", "my" or "we"."""
+    words = set(_WORD.findall(sentence.lower()))
+    return not SECOND_PERSON.isdisjoint(words) and FIRST_PERSON.isdisjoint(words)
+
+
+def _of(text: str, person: str, theirs: bool, to_them: bool) -> tuple[list[str], list[str]]:
+    """The sentences of ``text`` that speak of ``person`` and those that speak of another. Their own
+    words (``theirs``) speak of them, but for a sentence about their hearer, which is left out of
+    both (it may ask the hearer what they themselves did); another speaker's sentence speaks of them
+    when it names them or addresses them as its hearer (``to_them``), else of another."""
     said: list[str] = []
     rest: list[str] = []
     for sentence in _SENTENCE.split(text):
-        words = set(_WORD.findall(sentence.lower()))
-        addressed = to_them and not SECOND_PERSON.isdisjoint(words) and FIRST_PERSON.isdisjoint(words)
-        (said if addressed or _names(sentence, person) else rest).append(sentence)
+        if _names(sentence, person):
+            said.append(sentence)
+        elif theirs:
+            if not addresses_hearer(sentence):  # what they say of their hearer is neither's evidence
+                said.append(sentence)
+        else:
+            (said if to_them and addresses_hearer(sentence) else rest).append(sentence)
     return said, rest
 
 
@@ -100,10 +113,7 @@ def credited_text(chunk: Chunk, person: str) -> tuple[str, str] | None:
     said: list[str] = []
     rest: list[str] = []
     for who, text, hearer in parts:
-        if who == person:
-            said.append(text)
-        else:
-            of, other = _of(text, person, hearer == person)
-            said += of
-            rest += other
+        of, other = _of(text, person, who == person, hearer == person)
+        said += of
+        rest += other
     return (" ".join([person, *said]) if said else "", " ".join(rest))

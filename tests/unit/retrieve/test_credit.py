@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import cef
 from cef.memory.conversation import Conversation, Session, Turn, ingest_conversation
 from cef.model import Chunk
-from cef.retrieve.credit import FIRST_PERSON, SECOND_PERSON, credited_text, named_speaker
+from cef.retrieve.credit import FIRST_PERSON, SECOND_PERSON, addresses_hearer, credited_text, named_speaker
 
 PETS = [
     ["Hi Bob! I adopted a puppy yesterday, a beagle named Biscuit.", "A beagle! What colour is he?"],
@@ -72,8 +72,9 @@ def test_what_a_turn_says_of_a_speaker() -> None:
         ("Caroline", "Oscar is my guinea pig. How are your pets?"),
     )
     said, rest = credited_text(chunk, "Melanie") or ("", "")
-    assert "Your guinea pig" in said and "How are your pets?" in said  # hers, and asked of her
+    assert "I love my cats." in said and "How are your pets?" in said  # hers, and asked of her
     assert "Oscar is my guinea pig." in rest  # Caroline's own
+    assert "Your guinea pig is adorable!" not in said + rest  # Melanie speaks of her hearer: left out
     said, rest = credited_text(chunk, "Caroline") or ("", "")
     assert "Oscar is my guinea pig." in said and "Your guinea pig is adorable!" in said
     assert "I love my cats." in rest
@@ -108,7 +109,9 @@ _TEXT = st.lists(st.lists(_WORDS, min_size=1, max_size=8).map(" ".join), min_siz
 def test_credit_loses_no_sentence_and_keeps_the_speakers_own_words(own: str, replied: str) -> None:
     chunk = _turn("Alice", own, ("Bob", replied))
     said, rest = credited_text(chunk, "Alice") or ("", "")
-    assert own in said  # what she said is hers
+    for sentence in own.split(". "):  # what she said is hers, but for what she says of her hearer
+        mine = sentence.rstrip(".") in said
+        assert mine or addresses_hearer(sentence)
     for sentence in replied.split(". "):
         assert sentence.rstrip(".") in said or sentence.rstrip(".") in rest  # nothing lost
     # of someone neither speaking nor named, nothing is said (the hearers are Alice and Bob)
