@@ -19,6 +19,7 @@ from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
     WH_WORDS,
+    Hop,
     RelationPath,
     hop_order,
     stem_match,
@@ -29,6 +30,7 @@ __all__ = [
     "assign",
     "ends_coming_back",
     "explained_hops",
+    "explained_many",
     "name_cues",
     "unnamed_phrases",
     "voiced_direction",
@@ -209,6 +211,37 @@ def explained_hops(
                 break
     explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
     return explained, hop_order(path, dists or {})
+
+
+def explained_many(
+    paths: Sequence[RelationPath],
+    cues: dict[str, tuple[float, int]],
+    sharing: bool,
+    shared: str | None = None,
+    dists: dict[str, list[int]] | None = None,
+    namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
+) -> list[tuple[float, float]]:
+    """:func:`explained_hops` of each path, computed once per shape. A relation no question word
+    names (not in ``cues``, ``dists``, ``namings``, nor ``shared``) counts only by which hops walk it
+    and which way, so it is replaced by a placeholder numbered by first use: paths that differ only
+    in unnamed relations explain alike (a big graph's hundreds of candidate paths have a few dozen
+    shapes)."""
+    known = {*cues, *(dists or {}), *(namings or {})}
+    if shared is not None:
+        known.add(shared)
+    memo: dict[RelationPath, tuple[float, float]] = {}
+    out: list[tuple[float, float]] = []
+    for path in paths:
+        canon: dict[str, str] = {}
+        shape = tuple(
+            h if h.relation in known else Hop(canon.setdefault(h.relation, f"\x00{len(canon)}"), h.forward)
+            for h in path
+        )
+        got = memo.get(shape)
+        if got is None:
+            got = memo[shape] = explained_hops(shape, cues, sharing, shared, dists, namings)
+        out.append(got)
+    return out
 
 
 def assign(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cef import text
 from cef.extract.lemmas import Lemmatize, default_lemmatizer, surface_tokens
@@ -32,9 +32,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Hop:
-    """One hop of a relation path: ``relation`` walked source → target (``forward``) or back."""
+class Hop(NamedTuple):
+    """One hop of a relation path: ``relation`` walked source → target (``forward``) or back.
+
+    A named tuple, not a dataclass: scoring hashes paths (tuples of hops) hundreds of thousands
+    of times per question batch, and a tuple hashes and compares in C."""
 
     relation: str
     forward: bool
