@@ -439,3 +439,18 @@ def test_explaining_paths_by_shape_equals_explaining_each(
     for nm in (None, namings):
         want = [explained_hops(p, cues, sharing, shared, dists, nm) for p in paths]
         assert explained_many(paths, cues, sharing, shared, dists, nm) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("ABCD"), st.booleans()), min_size=1, max_size=4),
+    st.sets(st.sampled_from("ABCD"), min_size=1),
+    st.integers(-5, 5).filter(bool),
+)
+def test_one_word_naming_several_relations_tells_no_order(
+    raw: list[tuple[str, bool]], named: set[str], at: int
+) -> None:
+    """One word names one hop: when every naming is the same word ("chairing" for both
+    CHAIRS_DEPARTMENT and CHAIRS_COMMITTEE), no walking order is told (an order needs two words)."""
+    path = tuple(Hop(r, f) for r, f in raw)
+    assert _hop_order(path, {r: [at] for r in named}) == 0.0
