@@ -103,6 +103,16 @@ def spans(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     )
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-d array, ascending: ``np.unique`` by one sort. NumPy 2.4's
+    ``np.unique`` hashes instead, 6-15x slower on the int64 node and edge positions of a walk
+    (500 to 80,000 values); this is the same result."""
+    out = np.sort(np.asarray(values).ravel())
+    if len(out) > 1:
+        out = out[np.concatenate([[True], out[1:] != out[:-1]])]
+    return out
+
+
 def pack_strings(items: Sequence[str], error: type[Exception] = ValueError) -> np.ndarray:
     """``items`` as one UTF-8 byte array, NUL-separated (``error`` when an item holds a NUL)."""
     text = NUL.join(items)

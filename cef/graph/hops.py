@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cef.graph.arrays import spans
+from cef.graph.arrays import sorted_unique, spans
 from cef.graph.filter import NEG_INF, POS_INF, EdgeFilter
 
 if TYPE_CHECKING:
@@ -101,14 +101,14 @@ def _keys_by_walking(g: GraphIndex, frontier: np.ndarray, flt: EdgeFilter, exclu
     if exclude is not None:
         keep = targets != exclude
         edges, fwd = edges[keep], fwd[keep]
-    return np.unique(move_keys(g, edges, fwd))
+    return sorted_unique(move_keys(g, edges, fwd))
 
 
 def neighbours(g: GraphIndex, node: int) -> np.ndarray:
     """Sorted positions of the nodes one live edge away from ``node`` (either direction)."""
     edges = np.asarray(g.incident_edges(node), dtype=np.int64)
     ends = np.concatenate([g.e_src.view[edges], g.e_dst.view[edges]]).astype(np.int64)
-    return np.unique(ends[ends != node])
+    return sorted_unique(ends[ends != node])
 
 
 def hop_keys(
@@ -174,13 +174,13 @@ def hop_keys_many(
         has[:, back] |= ((in_bits[:, None] >> shifts) & np.uint64(1)).astype(bool) & flt.backward_ok[:n_rel]
     if walked.any():
         w_nodes, w_owner = nodes[walked], owner[walked]
-        edges, origin, targets, fwd = g.step(np.unique(w_nodes), flt)
+        edges, origin, targets, fwd = g.step(sorted_unique(w_nodes), flt)
         if exclude is not None:
             keep = targets != exclude
             edges, origin, fwd = edges[keep], origin[keep], fwd[keep]
         keys = move_keys(g, edges, fwd)
         # (node, key) pairs, sorted by node: each walked frontier node takes its node's keys
-        pair = np.unique(origin.astype(np.int64) * has.shape[1] + keys)
+        pair = sorted_unique(origin.astype(np.int64) * has.shape[1] + keys)
         p_node, p_key = pair // has.shape[1], pair % has.shape[1]
         lo = np.searchsorted(p_node, w_nodes, side="left")
         hi = np.searchsorted(p_node, w_nodes, side="right")

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cef.graph.arrays import GrowArray, spans
+from cef.graph.arrays import GrowArray, sorted_unique, spans
 from cef.graph.filter import POS_INF, EdgeFilter, Expansion
 
 __all__ = ["GraphTraversal"]
@@ -121,9 +121,9 @@ class GraphTraversal:
         """Positions (ascending, each once) of the allowed edges whose two ends are both in ``nodes``."""
         if not len(nodes):
             return np.zeros(0, dtype=np.int64)
-        arr = np.unique(np.asarray(nodes, dtype=np.int64))
+        arr = sorted_unique(np.asarray(nodes, dtype=np.int64))
         edges, _, targets, _ = self.step(arr, flt)
-        return np.unique(edges[np.isin(targets, arr)]).astype(np.int64)
+        return sorted_unique(edges[np.isin(targets, arr)]).astype(np.int64)
 
     def expand(
         self,
@@ -141,7 +141,7 @@ class GraphTraversal:
         Equally confident paths go to the better-ranked seed's (``seed_rank``, one per seed, lower
         first; without it all seeds rank alike), then to the lowest edge position.
         ``on_hop`` is called before each hop (a caller's deadline check raises from it to stop)."""
-        seed_arr = np.unique(np.asarray(seeds, dtype=np.int64))
+        seed_arr = sorted_unique(np.asarray(seeds, dtype=np.int64))
         seed_arr = seed_arr[self.node_alive.view[seed_arr]] if len(seed_arr) else seed_arr
         rank_of: dict[int, float] = {}
         if seed_rank is not None:

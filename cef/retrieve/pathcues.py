@@ -19,6 +19,7 @@ from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
     WH_WORDS,
+    Hop,
     RelationPath,
     hop_order,
     stem_match,
@@ -29,6 +30,7 @@ __all__ = [
     "assign",
     "ends_coming_back",
     "explained_hops",
+    "explained_many",
     "name_cues",
     "unnamed_phrases",
     "voiced_direction",
@@ -209,6 +211,47 @@ def explained_hops(
                 break
     explained = sum(min(named[r], n) for r, n in hops.items() if r in named)
     return explained, hop_order(path, dists or {})
+
+
+#: stands in for every hop of a relation no question word names (:func:`explained_many`)
+_UNNAMED = Hop("\x00", False)
+
+
+def explained_many(
+    paths: Sequence[RelationPath],
+    cues: dict[str, tuple[float, int]],
+    sharing: bool,
+    shared: str | None = None,
+    dists: dict[str, list[int]] | None = None,
+    namings: dict[str, list[tuple[float, frozenset[int]]]] | None = None,
+) -> list[tuple[float, float]]:
+    """:func:`explained_hops` of each path, computed once per shape. A relation no question word
+    names (not in ``cues``, ``dists``, ``namings``, nor ``shared``) explains nothing, and with a
+    sharing word counts only by which hops walk it and which way (a hop there and back along it), so
+    it is replaced by a placeholder: one for all without a sharing word, else one per relation,
+    numbered by first use. Paths that differ only in unnamed relations explain alike (a big graph's
+    hundreds of candidate paths have far fewer shapes)."""
+    known = {*cues, *(dists or {}), *(namings or {})}
+    if shared is not None:
+        known.add(shared)
+    memo: dict[RelationPath, tuple[float, float]] = {}
+    out: list[tuple[float, float]] = []
+    for path in paths:
+        if sharing:
+            canon: dict[str, str] = {}
+            shape = tuple(
+                h
+                if h.relation in known
+                else Hop(canon.setdefault(h.relation, f"\x00{len(canon)}"), h.forward)
+                for h in path
+            )
+        else:
+            shape = tuple(h if h.relation in known else _UNNAMED for h in path)
+        got = memo.get(shape)
+        if got is None:
+            got = memo[shape] = explained_hops(shape, cues, sharing, shared, dists, namings)
+        out.append(got)
+    return out
 
 
 def assign(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cef import text
 from cef.extract.lemmas import Lemmatize, default_lemmatizer, surface_tokens
@@ -32,9 +32,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Hop:
-    """One hop of a relation path: ``relation`` walked source → target (``forward``) or back."""
+class Hop(NamedTuple):
+    """One hop of a relation path: ``relation`` walked source → target (``forward``) or back.
+
+    A named tuple, not a dataclass: scoring hashes paths (tuples of hops) hundreds of thousands
+    of times per question batch, and a tuple hashes and compares in C."""
 
     relation: str
     forward: bool
@@ -74,7 +76,8 @@ def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
     with the drug X was *prescribed*" the right. ``dists`` holds signed distances (negative: before
     the anchor). Each hop takes an unused naming of its relation not nearer the anchor than the
     previous hop's on that side; a hop walking straight back along the previous relation may reuse
-    its naming ("films by the director of X": one word, there and back). The hops named on one side
+    its naming ("films by the director of X": one word, there and back); a word another relation's
+    hop took names no further hop (one word, one hop). The hops named on one side
     form one stretch of the walk: a walk that leaves a side and comes back to it reads the question
     out of order. The best assignment of namings to hops counts (a path has at most a few hops)."""
 
@@ -90,7 +93,10 @@ def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
         prev = path[k - 1] if k else None
         back = prev is not None and prev.relation == h.relation and prev.forward != h.forward
         mine = taken.get(h.relation, frozenset())
-        free = [d for d in names if d not in mine]
+        # one word names one hop: a naming another relation's hop took is not free ("chairing"
+        # names CHAIRED_BY or CHAIRS_COMMITTEE, not both one after the other)
+        used = frozenset().union(*taken.values()) if taken else frozenset()
+        free = [d for d in names if d not in used]
         outcomes: list[float] = []
         for d in free:
             side = 1 if d > 0 else -1

@@ -43,7 +43,6 @@ import numpy as np
 
 from cef.graph.arrays import spans
 from cef.graph.filter import EdgeFilter
-from cef.graph.hops import hop_keys_many, move_keys, neighbours
 from cef.graph.index import GraphIndex
 from cef.model import (
     Explanation,
@@ -57,7 +56,8 @@ from cef.model import (
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.pathanchors import PathAnchor, path_anchors
 from cef.retrieve.pathscore import PathScorer, path_scorer
-from cef.retrieve.pathwords import Hop, RelationPath, masked_question
+from cef.retrieve.pathwalk import candidate_paths
+from cef.retrieve.pathwords import RelationPath, masked_question
 from cef.retrieve.presets import PathSettings, settings_for
 from cef.retrieve.stagestate import BestPath, PathsInfo
 from cef.schema.textgraph import TEXT_GRAPH_RELATIONS
@@ -100,104 +100,6 @@ def curated_filter(qc: QueryContext) -> EdgeFilter | None:
     if not (flt.forward_ok.any() or flt.backward_ok.any()):
         return None
     return flt
-
-
-def candidate_paths(
-    graph: GraphIndex,
-    start: int,
-    flt: EdgeFilter,
-    max_hops: int,
-    *,
-    deep_limit: int | None = None,
-    max_paths: int = 5_000,
-    check: Callable[[], None] | None = None,
-) -> list[RelationPath]:
-    """The relation paths of 1..``max_hops`` hops that exist from node position ``start``.
-
-    Walks never come back to the start (answers exclude it); a bidirectional
-    relation is one hop whichever way it is walked. Hops beyond the third are
-    explored only while fewer than ``deep_limit`` paths were found. ``check`` is called
-    before each level (a query's deadline: it raises to stop the walk).
-    """
-    out: list[RelationPath] = []
-    level: dict[RelationPath, np.ndarray] = {(): np.asarray([start], dtype=np.int64)}
-    names = graph.relations.names
-    for depth in range(max_hops):
-        if depth >= 3 and deep_limit is not None and len(out) >= deep_limit:
-            break
-        if check is not None and depth:
-            check()
-        final = depth == max_hops - 1
-        if final or (depth >= 2 and deep_limit is not None):
-            # maybe the last level: which hops leave each frontier is enough, not where they lead
-            near = neighbours(graph, start)
-            paths = list(level)
-            found = hop_keys_many(graph, list(level.values()), flt, exclude=start, near=near)
-            for path, codes in zip(paths, found, strict=True):
-                out.extend((*path, Hop(names[code // 2], bool(code % 2))) for code in codes.tolist())
-                if len(out) >= max_paths:
-                    return out[:max_paths]
-            if final or (deep_limit is not None and len(out) >= deep_limit):
-                break
-            level = _next_level(graph, level, flt, start, None)
-        else:
-            level = _next_level(graph, level, flt, start, out)
-            if len(out) >= max_paths:
-                return out[:max_paths]
-    return out
-
-
-def _next_level(
-    graph: GraphIndex,
-    level: dict[RelationPath, np.ndarray],
-    flt: EdgeFilter,
-    start: int,
-    out: list[RelationPath] | None,
-) -> dict[RelationPath, np.ndarray]:
-    """One hop further from every frontier of ``level``: the new paths (appended to ``out``
-    when given) and the nodes each reaches, never ``start``. One walk of the frontiers' nodes
-    serves every path; each frontier node then takes its node's moves."""
-    names = graph.relations.names
-    paths = list(level)
-    if not paths:
-        return {}
-    frontiers = list(level.values())
-    sizes = np.fromiter((len(f) for f in frontiers), dtype=np.int64, count=len(frontiers))
-    nodes = np.concatenate(frontiers).astype(np.int64)
-    owner = np.repeat(np.arange(len(paths)), sizes)
-    uniq = np.unique(nodes)
-    edges, origin, targets, fwd = graph.step(uniq, flt)
-    keep = targets != start
-    edges, origin, targets, fwd = edges[keep], origin[keep], targets[keep], fwd[keep]
-    if not len(edges):
-        return {}
-    keys = move_keys(graph, edges, fwd)
-    by_origin = np.argsort(origin, kind="stable")
-    origin, keys, targets = origin[by_origin], keys[by_origin], targets[by_origin]
-    # each (path, frontier node) takes the moves of its node
-    lo = np.searchsorted(origin, nodes, side="left")
-    count = np.searchsorted(origin, nodes, side="right") - lo
-    total = int(count.sum())
-    if not total:
-        return {}
-    move = spans(lo, count)
-    path_of = np.repeat(owner, count)
-    key_of, target_of = keys[move], targets[move]
-    order = np.lexsort((target_of, key_of, path_of))
-    path_of, key_of, target_of = path_of[order], key_of[order], target_of[order]
-    group = np.flatnonzero((np.diff(path_of) != 0) | (np.diff(key_of) != 0)) + 1
-    bounds = np.concatenate([[0], group, [len(path_of)]])
-    nxt: dict[RelationPath, np.ndarray] = {}
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        code = int(key_of[a])
-        new = (*paths[int(path_of[a])], Hop(names[code // 2], bool(code % 2)))
-        reached = target_of[a:b]
-        if len(reached) > 1:
-            reached = reached[np.concatenate([[True], reached[1:] != reached[:-1]])]  # sorted: unique
-        if out is not None:
-            out.append(new)
-        nxt[new] = reached
-    return nxt
 
 
 def walk_path(

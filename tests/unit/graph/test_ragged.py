@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cef.graph.arrays import Ragged, RaggedStrings, RowMap, SortedIndex, spans
+from cef.graph.arrays import Ragged, RaggedStrings, RowMap, SortedIndex, sorted_unique, spans
 
 rows = st.lists(st.lists(st.integers(-5, 50), max_size=6), max_size=12)
 
@@ -88,3 +88,10 @@ def test_spans_are_the_concatenated_ranges(pairs: list[tuple[int, int]]) -> None
     counts = np.asarray([c for _, c in pairs], dtype=np.int64)
     want = [i for s, c in pairs for i in range(s, s + c)]
     assert spans(starts, counts).tolist() == want
+
+
+@given(st.lists(st.integers(-(2**62), 2**62)))
+def test_sorted_unique_is_np_unique(values: list[int]) -> None:
+    arr = np.asarray(values, dtype=np.int64)
+    got = sorted_unique(arr)
+    assert got.dtype == arr.dtype and got.tolist() == np.unique(arr).tolist()

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cef
 from cef.extract.lemmas import dictionary_lemmas
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
-from cef.retrieve.pathcues import explained_hops, voiced_direction
+from cef.retrieve.pathcues import explained_hops, explained_many, voiced_direction
 from cef.retrieve.pathscore import AskedFor, asked_for, path_scorer
 from cef.retrieve.pathwords import Hop, stem_match
 from cef.retrieve.pathwords import hop_order as _hop_order
@@ -409,3 +411,46 @@ def test_a_relation_without_a_description_gets_a_card_from_the_graph(movies: cef
     words = scorer.words_of("directed_by")
     assert "dana" not in words.description and not any(w == "dana" for w, _ in words.soft)
     assert scorer.relation_card("no_such_relation") == "no such relation"  # unknown: its name's words
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.sampled_from("ABCDEF"), st.booleans()), min_size=1, max_size=4), max_size=30
+    ),
+    st.dictionaries(st.sampled_from("ABC"), st.tuples(st.sampled_from([0.75, 1.0, 2.0]), st.integers(0, 5))),
+    st.dictionaries(st.sampled_from("ABD"), st.lists(st.integers(-4, 4).filter(bool), max_size=3)),
+    st.booleans(),
+    st.sampled_from([None, "A", "E"]),
+)
+def test_explaining_paths_by_shape_equals_explaining_each(
+    raw: list[list[tuple[str, bool]]],
+    cues: dict[str, tuple[float, int]],
+    dists: dict[str, list[int]],
+    sharing: bool,
+    shared: str | None,
+) -> None:
+    """explained_many (once per path shape, unnamed relations as placeholders) gives what
+    explained_hops gives path by path, for any cues, namings and sharing word."""
+    paths = [tuple(Hop(r, f) for r, f in p) for p in raw]
+    namings = {
+        r: [(c, frozenset({i % 3, n})) for i, n in enumerate(range(int(c) + 1))] for r, (c, _) in cues.items()
+    }
+    for nm in (None, namings):
+        want = [explained_hops(p, cues, sharing, shared, dists, nm) for p in paths]
+        assert explained_many(paths, cues, sharing, shared, dists, nm) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("ABCD"), st.booleans()), min_size=1, max_size=4),
+    st.sets(st.sampled_from("ABCD"), min_size=1),
+    st.integers(-5, 5).filter(bool),
+)
+def test_one_word_naming_several_relations_tells_no_order(
+    raw: list[tuple[str, bool]], named: set[str], at: int
+) -> None:
+    """One word names one hop: when every naming is the same word ("chairing" for both
+    CHAIRS_DEPARTMENT and CHAIRS_COMMITTEE), no walking order is told (an order needs two words)."""
+    path = tuple(Hop(r, f) for r, f in raw)
+    assert _hop_order(path, {r: [at] for r in named}) == 0.0
