@@ -327,6 +327,47 @@ class GraphFirstSettings(_Settings):
         return self
 
 
+class WalkSettings(_Settings):
+    """The best-first walk's constants. They are the memory walk's, set by hand when it was written
+    and kept since: the memory tests (``tests/unit/memory``), the five domain cases and
+    ``bench/bench_memory.py`` are scored with them; none was fitted on a benchmark's questions."""
+
+    hop_decay: float = Field(
+        default=0.7, gt=0.0, le=1.0, description="priority kept per hop away from a seed"
+    )
+    unnamed_relation: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="a relation the question does not name keeps this share of the priority (named: up to 1)",
+    )
+    unnamed_type: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="a node of a type the question does not name keeps this share (named, or none named: 1)",
+    )
+    sim_base: float = Field(
+        default=0.4,
+        ge=0.0,
+        le=1.0,
+        description="neighbour priority × clip(sim_base + sim_slope × likeness, sim_base, 1)",
+    )
+    sim_slope: float = Field(default=1.2, ge=0.0, description="see sim_base")
+    fanout: int = Field(
+        default=48, ge=1, le=100_000, description="most neighbours of one node offered to the queue"
+    )
+    batch: int = Field(
+        default=8, ge=1, le=10_000, description="nodes taken from the queue and expanded together"
+    )
+    order: Literal["breadth", "best"] = Field(
+        default="breadth",
+        description="the route's anchored traversal (query option walk.order): 'breadth' every node within "
+        "the depth in hop order (the default: no benchmark of the route was measured to gain from 'best'), "
+        "'best' this walk; the memory's retrieve_context always walks best first",
+    )
+
+
 class RetrievalPreset(_Settings):
     """A named retrieval setup: the strategy to run, its fallback chain, and each strategy's settings."""
 
@@ -339,6 +380,7 @@ class RetrievalPreset(_Settings):
     hybrid: HybridSettings = Field(default_factory=HybridSettings)
     auto: AutoSettings = Field(default_factory=AutoSettings)
     dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
+    walk: WalkSettings = Field(default_factory=WalkSettings)
     relevance: RelevanceSettings = Field(default_factory=RelevanceSettings)
     description: str = ""
 
@@ -409,6 +451,7 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     HybridSettings: ("hybrid", "hybrid"),
     AutoSettings: ("auto", "auto"),
     DialogueSettings: ("dialogue", "dialogue"),
+    WalkSettings: ("walk", "walk"),
     RelevanceSettings: ("relevance", "relevance"),
 }
 _ATTR = {
@@ -418,6 +461,7 @@ _ATTR = {
     HybridSettings: "hybrid",
     AutoSettings: "auto",
     DialogueSettings: "dialogue",
+    WalkSettings: "walk",
     RelevanceSettings: "relevance",
 }
 
