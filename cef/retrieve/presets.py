@@ -145,8 +145,10 @@ class DialogueSettings(_Settings):
     conversations (``bench/fit_locomo.py``, grid session {0.5, 1} × session_turns {3, 5} ×
     neighbours {0.25, 0.5} × speaker {0.5, 1}, criterion Recall@5 on the other four): three folds
     chose session 0.5, session_turns 3, neighbours 0.25, speaker 1, the point chosen on all five and
-    the defaults here; held out, R@5 / R@10 / session Hit@1 73.7 / 80.9 / 76.8. Each field says
-    where its value comes from (``bench/README.md``, Conversations, has the passes)."""
+    the defaults here; held out, R@5 / R@10 / session Hit@1 73.7 / 80.9 / 76.8. The weights of
+    questions about several occasions (``several_*``) were fitted after, the others fixed, on
+    Recall@10 (``--grid several``); held out 74.3 / 81.5 / 76.7. Each field says where its value
+    comes from (``bench/README.md``, Conversations, has the passes)."""
 
     vector: float = Field(
         default=1.0,
@@ -191,6 +193,21 @@ class DialogueSettings(_Settings):
         ge=0.0,
         description="turns said on (or naming) a date the question names count 1 + date times (LOCO grid "
         "0 / 1, first pass: 1)",
+    )
+    several_session: float = Field(
+        default=0.25,
+        ge=0.0,
+        description="weight of the session prior for a question about several occasions (dialogue."
+        "asks_several: its evidence is spread over sessions). LOCO grid 0 / 0.25 / 0.5 × several_diversity, "
+        "criterion Recall@10 (bench/fit_locomo.py --grid several --criterion recall@10): three folds and the "
+        "point chosen on all five: 0.25",
+    )
+    several_diversity: float = Field(
+        default=0.7,
+        gt=0.0,
+        le=1.0,
+        description="for such a question, a turn's score × this per turn of its session ranked before it "
+        "(1: no diversity). Same grid (0.7 / 1): two folds and the point chosen on all five: 0.7",
     )
     neighbours: float = Field(
         default=0.25,
