@@ -247,15 +247,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         for side in (turns.previous, turns.next):
             around = np.maximum(around, np.where(side >= 0, fused[np.maximum(side, 0)], 0.0))
         fused = fused + s.neighbours * around
-    found = np.argsort(-lexical, kind="stable")[: s.session_depth]
-    found = found[lexical[found] > 0]
-    session_score = np.zeros(int(turns.session_of.max()) + 1 if n else 0, dtype=np.float64)
-    taken = Counter[int]()
-    for p in found:  # best first: each session's best session_turns turns
-        k = int(turns.session_of[p])
-        if taken[k] < s.session_turns:
-            session_score[k] += lexical[p]
-            taken[k] += 1
+    found, session_score = _session_scores(turns, lexical, s)
     best_session = float(session_score.max()) if len(session_score) else 0.0
     prior = session_score[turns.session_of] / best_session if best_session > 0 else np.zeros(n)
     candidate = (fused > 0) | np.isin(np.arange(n), found)
@@ -317,6 +309,21 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
 
 #: the best turns a question about several occasions re-ranks for diversity
 _DIVERSE_DEPTH = 50
+
+
+def _session_scores(turns: _Turns, lexical: np.ndarray, s: DialogueSettings) -> tuple[np.ndarray, np.ndarray]:
+    """The ``session_depth`` best BM25 hits (best first), and each session's score: the sum of its
+    best ``session_turns`` among them."""
+    found = np.argsort(-lexical, kind="stable")[: s.session_depth]
+    found = found[lexical[found] > 0]
+    session_score = np.zeros(int(turns.session_of.max()) + 1 if len(turns.ids) else 0, dtype=np.float64)
+    taken = Counter[int]()
+    for p in found:  # best first: each session's best session_turns turns
+        k = int(turns.session_of[p])
+        if taken[k] < s.session_turns:
+            session_score[k] += lexical[p]
+            taken[k] += 1
+    return found, session_score
 
 
 def _diverse(top: list[int], scored: np.ndarray, session_of: np.ndarray, factor: float) -> list[int]:
