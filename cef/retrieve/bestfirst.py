@@ -101,10 +101,12 @@ def walk(
     max_nodes: int,
     max_depth: int,
     likeness: Callable[[Sequence[int]], np.ndarray] | None = None,
+    on_hop: Callable[[], None] | None = None,
 ) -> dict[int, Reached]:
     """Best-first from ``seeds`` (see the module doc), until ``max_nodes`` are reached or the queue
     is empty; no node is expanded beyond ``max_depth`` hops. ``likeness``: each node position's
-    likeness to the question (e.g. the cosine of its vector), None to leave meaning out."""
+    likeness to the question (e.g. the cosine of its vector), None to leave meaning out.
+    ``on_hop`` is called before each batch is expanded (a query's deadline check)."""
     heap: list[tuple[float, int, int, int, int, int, bool]] = []
     counter = 0
     anchor_how: dict[int, str | None] = {}
@@ -125,6 +127,8 @@ def walk(
                 batch.append(r)
         if not batch:
             continue
+        if on_hop is not None:
+            on_hop()
         edges, owners, targets, forward = graph.step(np.array([r.pos for r in batch], dtype=np.int64), flt)
         if not len(edges):
             continue
@@ -216,6 +220,7 @@ def walk_stage(
         max_nodes=q.max_graph_nodes,
         max_depth=q.traversal.depth,
         likeness=likeness,
+        on_hop=(lambda: qc.check_deadline("expansion")) if qc.watched else None,
     )
     qc.stages.walked = reached
     return reached
