@@ -226,15 +226,23 @@ def walk_stage(
     return reached
 
 
-def as_expansion(graph: GraphIndex, reached: Mapping[int, Reached], max_nodes: int) -> Expansion:
+def as_expansion(
+    graph: GraphIndex, reached: Mapping[int, Reached], max_nodes: int, min_path_confidence: float = 0.0
+) -> Expansion:
     """The walk as the engine's traversal record: nodes in the order reached (a parent before its
-    children), each path's confidence the product of its edges'."""
-    order = list(reached.values())
+    children), each path's confidence the product of its edges'; a path whose confidence falls
+    below ``min_path_confidence`` stops there (its node and those reached through it are left out)."""
+    order: list[Reached] = []
     conf: dict[int, float] = {}
     confidence = []
-    for r in order:
+    for r in reached.values():
+        if r.edge >= 0 and r.parent not in conf:
+            continue  # reached through a node left out
         c = conf.get(r.parent, 1.0) * (float(graph.e_conf[r.edge]) if r.edge >= 0 else 1.0)
+        if r.edge >= 0 and c < min_path_confidence:
+            continue
         conf[r.pos] = c
+        order.append(r)
         confidence.append(c)
     return Expansion(
         nodes=np.array([r.pos for r in order], dtype=np.int64),
@@ -243,5 +251,5 @@ def as_expansion(graph: GraphIndex, reached: Mapping[int, Reached], max_nodes: i
         parent_edge=np.array([r.edge for r in order], dtype=np.int64),
         forward=np.array([r.forward for r in order], dtype=np.bool_),
         confidence=np.array(confidence, dtype=np.float64),
-        truncated=len(order) >= max_nodes,
+        truncated=len(reached) >= max_nodes,
     )

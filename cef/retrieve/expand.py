@@ -184,7 +184,9 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
     settings = settings_for(WalkSettings, qc.query)
     walked = None
     if settings.order == "best":
-        walked = as_expansion(qc.state.graph, walk_stage(qc, settings), qc.query.max_graph_nodes)
+        walked = as_expansion(
+            qc.state.graph, walk_stage(qc, settings), qc.query.max_graph_nodes, t.min_path_confidence
+        )
     ctx, exp = build_reasoning_context(
         qc.state.graph,
         qc.state.get_nodes,

@@ -378,10 +378,12 @@ class WalkSettings(_Settings):
         default=8, ge=1, le=10_000, description="nodes taken from the queue and expanded together"
     )
     order: Literal["breadth", "best"] = Field(
-        default="breadth",
-        description="the route's anchored traversal (query option walk.order): 'breadth' every node within "
-        "the depth in hop order (the default: no benchmark of the route was measured to gain from 'best'), "
-        "'best' this walk; the memory's retrieve_context always walks best first",
+        default="best",
+        description="the route's anchored traversal (query option walk.order): 'best' this walk, 'breadth' "
+        "every node within the depth in hop order. 'best' by measurement: the hybrid strategy on musique-100 "
+        "/ 2wiki-dev R@5 58.7 / 72.9 (breadth) against 58.6 / 73.4, R@10 70.0 / 79.5 against 70.4 / 81.0, "
+        "p95 1060 / 297 ms against 728 / 140 ms (bench/README.md); the memory's retrieve_context walks "
+        "best first too",
     )
 
 

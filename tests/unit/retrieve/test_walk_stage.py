@@ -30,15 +30,15 @@ def _kb(path: Path) -> cef.KnowledgeBase:
     return kb
 
 
-def _reached(kb: cef.KnowledgeBase, order: str | None) -> set[str]:
+def _reached(kb: cef.KnowledgeBase, order: str | None, min_path_confidence: float = 0.0) -> set[str]:
     # one node expanded at a time (the default expands the best 8 of the queue together)
-    options = {"walk": {"order": order, "batch": 1}} if order else {}
+    options = {"walk": {"batch": 1, **({"order": order} if order else {})}}
     res = kb.retrieve(
         GraphQuery(
             query="alpha",
             strategy=SearchStrategy.HYBRID,
             targets=[ResolutionTarget(description="Alpha")],
-            traversal=TraversalHint(depth=2),
+            traversal=TraversalHint(depth=2, min_path_confidence=min_path_confidence),
             max_graph_nodes=3,
             min_results=1,
             options=options,
@@ -49,11 +49,18 @@ def _reached(kb: cef.KnowledgeBase, order: str | None) -> set[str]:
     return {n.id for n in [*ctx.root_nodes, *ctx.related_nodes]}
 
 
-def test_the_route_walks_best_first_when_its_settings_say_so(tmp_path: Path) -> None:
+def test_the_route_walks_best_first_unless_its_settings_say_breadth(tmp_path: Path) -> None:
     with _kb(tmp_path / "kb.db") as kb:
-        assert _reached(kb, None) == {"alpha", "strong", "weak"}  # the default: breadth-first
-        assert _reached(kb, "breadth") == {"alpha", "strong", "weak"}
+        assert _reached(kb, "breadth") == {"alpha", "strong", "weak"}  # every neighbour first
         assert _reached(kb, "best") == {"alpha", "strong", "deep"}  # the likelier path first
+        assert _reached(kb, None) == {"alpha", "strong", "deep"}  # the default: best first
+
+
+def test_a_path_below_the_minimum_confidence_stops_either_way(tmp_path: Path) -> None:
+    with _kb(tmp_path / "kb.db") as kb:
+        # alpha -> strong -> deep: 0.9 then 0.81; alpha -> weak: 0.2
+        assert _reached(kb, "breadth", 0.85) == {"alpha", "strong"}
+        assert _reached(kb, "best", 0.85) == {"alpha", "strong"}
 
 
 def test_an_unknown_walk_order_is_refused(tmp_path: Path) -> None:
