@@ -12,8 +12,8 @@ label weight × (optionally) its likeness to the question,
 neighbours of each offered to the queue (hubs). :func:`walk_weights` turns what the question
 names (relations with a strength in [0, 1], types) into the per-relation and per-label weights.
 
-It is the engine's anchored traversal stage when the query's :class:`WalkSettings` say ``order:
-best`` (:func:`walk_stage`, run by :func:`cef.retrieve.expand.expand_anchors` in place of the
+It is the engine's anchored traversal stage unless the query's :class:`WalkSettings` say ``order:
+breadth`` (:func:`walk_stage`, run by :func:`cef.retrieve.expand.expand_anchors` in place of the
 breadth-first expansion: the same records, ``qc.reached``, ``qc.stages.traversal`` and the
 reasoning context, follow from it). The memory's ``retrieve_context`` (:mod:`cef.memory.walk`)
 runs that stage on its own anchors, with what its understanding names (:class:`WalkRequest`).

@@ -1,8 +1,8 @@
 """Stage 2: walk the graph from the anchors and describe what was found (ReasoningContext).
 
-The walk is breadth-first (:meth:`~cef.graph.index.GraphIndex.expand`) or, when the query's
-:class:`~cef.retrieve.presets.WalkSettings` say ``order: best``, the best-first walk
-(:func:`cef.retrieve.bestfirst.walk_stage`); the records that follow are the same."""
+The walk is the best-first walk (:func:`cef.retrieve.bestfirst.walk_stage`, the default) or, when
+the query's :class:`~cef.retrieve.presets.WalkSettings` say ``order: breadth``, breadth-first
+(:meth:`~cef.graph.index.GraphIndex.expand`); the records that follow are the same."""
 
 from __future__ import annotations
 

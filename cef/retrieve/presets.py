@@ -347,7 +347,8 @@ class GraphFirstSettings(_Settings):
 class WalkSettings(_Settings):
     """The best-first walk's constants. They are the memory walk's, set by hand when it was written
     and kept since: the memory tests (``tests/unit/memory``), the five domain cases and
-    ``bench/bench_memory.py`` are scored with them; none was fitted on a benchmark's questions."""
+    ``bench/bench_memory.py`` are scored with them; none was fitted on a benchmark's questions. The
+    route's anchored traversal uses the same ones (query option ``walk``), and ``order`` chooses it."""
 
     hop_decay: float = Field(
         default=0.7, gt=0.0, le=1.0, description="priority kept per hop away from a seed"
