@@ -1,6 +1,6 @@
 """A best-first walk from weighted seeds: the priority-ordered traversal of the retrieval engine.
 
-Breadth-first :meth:`~cef.graph.index.GraphIndex.expand` (the route's anchored traversal) reaches
+Breadth-first :meth:`~cef.graph.index.GraphIndex.expand` (``walk.order: breadth``) reaches
 every node within a depth; a caller that knows what the question is about wants the nodes in the
 order the question makes likely instead, and as many as it can use. :func:`walk` keeps a priority
 queue: a seed starts at its own priority, and a neighbour reached over an edge gets its parent's
