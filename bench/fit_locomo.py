@@ -4,7 +4,7 @@
 
 Every grid point is run once over all questions through ``kb.retrieve`` (the
 default route, the settings given as the query option ``dialogue``). For each
-conversation, the grid point with the best mean Recall@5 on the *other*
+conversation, the grid point with the best mean Recall@5 (``--criterion``) on the *other*
 conversations' questions is chosen and scored on that conversation's questions
 only; the held-out scores, pooled over the five folds, are what the report
 calls leave-one-conversation-out. It also prints the point chosen on all
@@ -34,11 +34,15 @@ from cef.retrieve.presets import DialogueSettings
 
 _DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo"
 
-GRID: dict[str, tuple[float, ...]] = {
-    "session": (0.5, 1.0),
-    "session_turns": (3, 5),
-    "neighbours": (0.25, 0.5),
-    "speaker": (0.5, 1.0),
+#: the grids fitted (``--grid``): the dialogue weights, and those of questions about several occasions
+GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
+    "dialogue": {
+        "session": (0.5, 1.0),
+        "session_turns": (3, 5),
+        "neighbours": (0.25, 0.5),
+        "speaker": (0.5, 1.0),
+    },
+    "several": {"several_session": (0.0, 0.25, 0.5), "several_diversity": (0.7, 1.0)},
 }
 
 
@@ -76,11 +80,24 @@ def main(
         Path, typer.Option("--db", help="A store built by `bench/cli.py locomo --db`.", exists=True)
     ],
     questions: Annotated[Path, typer.Option("--questions", exists=True)] = _DATA / "questions.jsonl.gz",
+    grid: Annotated[str, typer.Option("--grid", help=f"Which grid: {', '.join(GRIDS)}.")] = "several",
+    criterion: Annotated[
+        str,
+        typer.Option(
+            "--criterion", help="What a fold maximizes on the other conversations: recall@5 or recall@10."
+        ),
+    ] = "recall@5",
 ) -> None:
+    if grid not in GRIDS:
+        raise typer.BadParameter(f"unknown grid {grid!r}; known: {', '.join(GRIDS)}")
+    if criterion not in ("recall@5", "recall@10"):
+        raise typer.BadParameter("the criterion is recall@5 or recall@10")
+    col = 0 if criterion == "recall@5" else 1
     qs = read_jsonl(questions)
     convs = sorted({q["conversation"] for q in qs})
-    names = list(GRID)
-    points = [dict(zip(names, values, strict=True)) for values in itertools.product(*GRID.values())]
+    chosen = GRIDS[grid]
+    names = list(chosen)
+    points = [dict(zip(names, values, strict=True)) for values in itertools.product(*chosen.values())]
     results: list[dict[str, tuple[float, float, float]]] = []
     with cef.open(db) as kb:
         kb.warm()
@@ -95,7 +112,7 @@ def main(
     by_conv = {c: [q["id"] for q in qs if q["conversation"] == c] for c in convs}
 
     def best_on(ids: list[str]) -> int:
-        return max(range(len(points)), key=lambda j: (_mean([results[j][x] for x in ids], 0), -j))
+        return max(range(len(points)), key=lambda j: (_mean([results[j][x] for x in ids], col), -j))
 
     held: list[tuple[float, float, float]] = []
     report: dict[str, Any] = {"folds": []}

@@ -4,28 +4,32 @@ and best-first expansion from them, filtered by scope and time.
 Every hop is the graph index's :meth:`~cef.graph.index.GraphIndex.step` under the query's
 :class:`~cef.graph.filter.EdgeFilter` (valid and known time, scope), and the facts among the
 reached nodes are :meth:`~cef.graph.index.GraphIndex.edges_among` — the same walks retrieval
-and the graph context provider use. The expansion is the engine's best-first walk
-(:func:`cef.retrieve.bestfirst.walk`), steered by the question: the relations and types it names,
-and the neighbour's likeness to it.
+and the graph context provider use. The expansion is the engine's traversal stage walking best
+first (:func:`cef.retrieve.bestfirst.walk_stage`, the route's anchored traversal with
+``walk.order: best``) from the memory's anchors, steered by the question: the relations and
+types it names, and the neighbour's likeness to it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from cef.memory.constraints import Reached, Run
-from cef.model import in_scope
+from cef.model import GraphQuery, TraversalHint, in_scope
 from cef.retrieve.anchors import node_vector_hits, node_visible
-from cef.retrieve.bestfirst import WalkSettings, walk, walk_weights
+from cef.retrieve.bestfirst import WalkRequest, walk_stage
+from cef.retrieve.context import Anchor, QueryContext
+from cef.retrieve.presets import WalkSettings
 from cef.retrieve.search import search_visible
 from cef.schema.kinds import BELIEF_RELATIONS, NodeKind
 
 __all__ = ["edges_among", "expand", "find_anchors", "relation_boosts"]
 
 #: the walk's settings (the engine's best-first walk, :mod:`cef.retrieve.bestfirst`)
-WALK = WalkSettings()
+WALK = WalkSettings(order="best")
 
 #: a node of a type the question does not name keeps this share (named: 1)
 UNNAMED_TYPE = WALK.unnamed_type
@@ -139,32 +143,40 @@ def relation_boosts(run: Run) -> dict[str, float]:
 
 
 def expand(run: Run, anchors: list[Reached]) -> dict[int, Reached]:
-    """Best-first from the anchors (:func:`cef.retrieve.bestfirst.walk`), bounded by max_depth and
-    max_nodes: relations and types the questions name weigh more, belief relations are not walked,
-    and a neighbour unlike the question costs more."""
+    """Best-first from the anchors, bounded by max_depth and max_nodes: the engine's traversal stage
+    (:func:`cef.retrieve.bestfirst.walk_stage`) on a query context holding the memory's anchors and
+    edge filter; relations and types the questions name weigh more, belief relations are not
+    walked, and a neighbour unlike the question costs more."""
     memory = run.memory
     st = memory.kb.state
     g = st.graph
     reg = memory.registry
     c = run.constraints
-    qvec = run.embed(run.query_text) if len(st.node_vectors) else None
     hinted = {t for u in run.understandings for t in u.type_hints}
-    weights = walk_weights(
-        g,
+    qc = QueryContext(
+        state=st,
+        query=GraphQuery(
+            query=run.query_text[:10_000],
+            scope=run.scope,
+            max_graph_nodes=c.max_nodes,
+            traversal=TraversalHint(depth=c.max_depth),
+        ),
+        started=time.perf_counter(),
+        now=run.now,
+    )
+    qc.__dict__["edge_filter"] = run.flt  # the memory's time mode (current, as of, history) and scope
+    qc.anchors = [Anchor(a.pos, g.node_ids[a.pos], a.priority, a.anchor_how or "") for a in anchors]
+    request = WalkRequest(
         relation_boosts(run),
         (lambda label: any(reg.is_a(label, t) for t in hinted)) if hinted else None,
-        WALK,
-        never=BELIEF_RELATIONS,
+        BELIEF_RELATIONS,
+        run.embed(run.query_text) if len(st.node_vectors) else None,
     )
-    likeness = None
-    if qvec is not None:
-
-        def likeness(targets: Sequence[int]) -> np.ndarray:
-            return st.node_vectors.similarities(qvec, [g.node_ids[t] for t in targets])
-
-    return walk(
-        g, anchors, run.flt, weights, WALK, max_nodes=c.max_nodes, max_depth=c.max_depth, likeness=likeness
-    )
+    reached = walk_stage(qc, WALK, request)
+    for a in anchors:  # the anchors' own way of being found (None when the memory gave none)
+        if a.pos in reached:
+            reached[a.pos].anchor_how = a.anchor_how
+    return reached
 
 
 def edges_among(run: Run, positions: Sequence[int]) -> list[tuple[int, int, int]]:

@@ -1,6 +1,6 @@
 """A best-first walk from weighted seeds: the priority-ordered traversal of the retrieval engine.
 
-Breadth-first :meth:`~cef.graph.index.GraphIndex.expand` (the route's anchored traversal) reaches
+Breadth-first :meth:`~cef.graph.index.GraphIndex.expand` (``walk.order: breadth``) reaches
 every node within a depth; a caller that knows what the question is about wants the nodes in the
 order the question makes likely instead, and as many as it can use. :func:`walk` keeps a priority
 queue: a seed starts at its own priority, and a neighbour reached over an edge gets its parent's
@@ -12,72 +12,37 @@ label weight × (optionally) its likeness to the question,
 neighbours of each offered to the queue (hubs). :func:`walk_weights` turns what the question
 names (relations with a strength in [0, 1], types) into the per-relation and per-label weights.
 
-The memory's ``retrieve_context`` (:mod:`cef.memory.walk`) walks its anchors with it.
+It is the engine's anchored traversal stage unless the query's :class:`WalkSettings` say ``order:
+breadth`` (:func:`walk_stage`, run by :func:`cef.retrieve.expand.expand_anchors` in place of the
+breadth-first expansion: the same records, ``qc.reached``, ``qc.stages.traversal`` and the
+reasoning context, follow from it). The memory's ``retrieve_context`` (:mod:`cef.memory.walk`)
+runs that stage on its own anchors, with what its understanding names (:class:`WalkRequest`).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import Field
 
-from cef.graph.filter import EdgeFilter
+from cef.graph.filter import EdgeFilter, Expansion
 from cef.graph.index import GraphIndex
-from cef.retrieve.settingsbase import Settings
+from cef.retrieve.context import QueryContext
+from cef.retrieve.presets import WalkSettings
+from cef.retrieve.stagestate import Reached
 
-__all__ = ["Reached", "WalkSettings", "WalkWeights", "walk", "walk_weights"]
-
-
-class WalkSettings(Settings):
-    """The best-first walk's constants. They are the memory walk's, set by hand when it was written
-    and kept since: the memory tests (``tests/unit/memory``), the five domain cases and
-    ``bench/bench_memory.py`` are scored with them; none was fitted on a benchmark's questions."""
-
-    hop_decay: float = Field(
-        default=0.7, gt=0.0, le=1.0, description="priority kept per hop away from a seed"
-    )
-    unnamed_relation: float = Field(
-        default=0.5,
-        ge=0.0,
-        le=1.0,
-        description="a relation the question does not name keeps this share of the priority (named: up to 1)",
-    )
-    unnamed_type: float = Field(
-        default=0.8,
-        ge=0.0,
-        le=1.0,
-        description="a node of a type the question does not name keeps this share (named, or none named: 1)",
-    )
-    sim_base: float = Field(
-        default=0.4,
-        ge=0.0,
-        le=1.0,
-        description="neighbour priority × clip(sim_base + sim_slope × likeness, sim_base, 1)",
-    )
-    sim_slope: float = Field(default=1.2, ge=0.0, description="see sim_base")
-    fanout: int = Field(
-        default=48, ge=1, le=100_000, description="most neighbours of one node offered to the queue"
-    )
-    batch: int = Field(
-        default=8, ge=1, le=10_000, description="nodes taken from the queue and expanded together"
-    )
-
-
-@dataclass
-class Reached:
-    """A node the walk reached: its priority, hops from its seed, and the edge it was reached over
-    (``parent`` -1 for a seed)."""
-
-    pos: int
-    priority: float
-    depth: int
-    parent: int = -1
-    edge: int = -1
-    forward: bool = True
-    anchor_how: str | None = None
+__all__ = [
+    "Reached",
+    "WalkRequest",
+    "WalkSettings",
+    "WalkWeights",
+    "as_expansion",
+    "walk",
+    "walk_stage",
+    "walk_weights",
+]
 
 
 @dataclass(frozen=True)
@@ -136,10 +101,12 @@ def walk(
     max_nodes: int,
     max_depth: int,
     likeness: Callable[[Sequence[int]], np.ndarray] | None = None,
+    on_hop: Callable[[], None] | None = None,
 ) -> dict[int, Reached]:
     """Best-first from ``seeds`` (see the module doc), until ``max_nodes`` are reached or the queue
     is empty; no node is expanded beyond ``max_depth`` hops. ``likeness``: each node position's
-    likeness to the question (e.g. the cosine of its vector), None to leave meaning out."""
+    likeness to the question (e.g. the cosine of its vector), None to leave meaning out.
+    ``on_hop`` is called before each batch is expanded (a query's deadline check)."""
     heap: list[tuple[float, int, int, int, int, int, bool]] = []
     counter = 0
     anchor_how: dict[int, str | None] = {}
@@ -160,6 +127,8 @@ def walk(
                 batch.append(r)
         if not batch:
             continue
+        if on_hop is not None:
+            on_hop()
         edges, owners, targets, forward = graph.step(np.array([r.pos for r in batch], dtype=np.int64), flt)
         if not len(edges):
             continue
@@ -204,3 +173,83 @@ def walk(
             heapq.heappush(heap, (-p_, counter, t, by_pos[o].depth + 1, o, e, f))
             counter += 1
     return reached
+
+
+@dataclass(frozen=True)
+class WalkRequest:
+    """What steers a walk besides the query: the relations it names (name -> strength in [0, 1]),
+    whether a node label is of a type it names (None: none named), relations never walked, and the
+    question's vector (None: the query's own, embedded by the query context)."""
+
+    named_relations: Mapping[str, float] = field(default_factory=dict)
+    type_matches: Callable[[str], bool] | None = None
+    never: Collection[str] = ()
+    vector: np.ndarray | None = None
+
+
+def walk_stage(
+    qc: QueryContext, settings: WalkSettings, request: WalkRequest | None = None
+) -> dict[int, Reached]:
+    """The anchored traversal, best first: from ``qc.anchors`` (each at its score), under the query's
+    edge filter, at most ``max_graph_nodes`` nodes and ``traversal.depth`` hops. Without a request the
+    query steers it: the relation types it lists count as named, and a neighbour unlike the
+    question (its node vector) costs more. Returns what was reached (also kept as ``qc.stages.walked``)."""
+    g = qc.state.graph
+    q = qc.query
+    if request is None:
+        request = WalkRequest({name: 1.0 for name in q.traversal.relation_types})
+    weights = walk_weights(g, request.named_relations, request.type_matches, settings, never=request.never)
+    st = qc.state
+    vec = None
+    if len(st.node_vectors):
+        vec = request.vector if request.vector is not None else qc.query_vector
+    likeness = None
+    if vec is not None:
+        qvec = vec
+
+        def likeness(targets: Sequence[int]) -> np.ndarray:
+            return st.node_vectors.similarities(qvec, [g.node_ids[t] for t in targets])
+
+    seeds = [Reached(pos=a.pos, priority=a.score, depth=0, anchor_how=a.how) for a in qc.anchors]
+    reached = walk(
+        g,
+        seeds,
+        qc.edge_filter,
+        weights,
+        settings,
+        max_nodes=q.max_graph_nodes,
+        max_depth=q.traversal.depth,
+        likeness=likeness,
+        on_hop=(lambda: qc.check_deadline("expansion")) if qc.watched else None,
+    )
+    qc.stages.walked = reached
+    return reached
+
+
+def as_expansion(
+    graph: GraphIndex, reached: Mapping[int, Reached], max_nodes: int, min_path_confidence: float = 0.0
+) -> Expansion:
+    """The walk as the engine's traversal record: nodes in the order reached (a parent before its
+    children), each path's confidence the product of its edges'; a path whose confidence falls
+    below ``min_path_confidence`` stops there (its node and those reached through it are left out)."""
+    order: list[Reached] = []
+    conf: dict[int, float] = {}
+    confidence = []
+    for r in reached.values():
+        if r.edge >= 0 and r.parent not in conf:
+            continue  # reached through a node left out
+        c = conf.get(r.parent, 1.0) * (float(graph.e_conf[r.edge]) if r.edge >= 0 else 1.0)
+        if r.edge >= 0 and c < min_path_confidence:
+            continue
+        conf[r.pos] = c
+        order.append(r)
+        confidence.append(c)
+    return Expansion(
+        nodes=np.array([r.pos for r in order], dtype=np.int64),
+        depth=np.array([r.depth for r in order], dtype=np.int64),
+        parent=np.array([r.parent for r in order], dtype=np.int64),
+        parent_edge=np.array([r.edge for r in order], dtype=np.int64),
+        forward=np.array([r.forward for r in order], dtype=np.bool_),
+        confidence=np.array(confidence, dtype=np.float64),
+        truncated=len(reached) >= max_nodes,
+    )

@@ -30,7 +30,13 @@ the two speakers' names, which seed nothing useful):
   ``1 + speaker`` times;
 * **date**: when the question names a calendar date ("in June", "on 13 October
   2023", "in 2022"), turns said on it or naming it (their resolved relative
-  dates) count ``1 + date`` times.
+  dates) count ``1 + date`` times;
+* **several occasions**: a question that asks about several occasions, read by
+  general English (:func:`asks_several`: "how many", "both", a present perfect
+  after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
+  evidence spread over sessions: its session prior weighs ``several_session``
+  instead of ``session``, and its best turns are re-ranked greedily, a turn's
+  score × ``several_diversity`` per turn of its session ranked before it.
 
 The scope's turns (ids, sessions, speakers, dates, neighbours and their BM25
 index) are read once per graph generation; the vector list is the exact cosine
@@ -42,6 +48,7 @@ option ``dialogue``), fitted leave-one-conversation-out (``bench/fit_locomo.py``
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import weakref
@@ -52,13 +59,14 @@ import numpy as np
 
 from cef.model import Chunk, Explanation, RankedChunk, SearchStrategy, in_scope
 from cef.retrieve.context import QueryContext
+from cef.retrieve.english import COPULAS, HAVE, MODALS
 from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import DialogueSettings, settings_for
 from cef.retrieve.search import bm25_hits
 from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem, words
 
-__all__ = ["SESSION_LABEL", "TURN_KIND", "dialogue_search", "is_turn"]
+__all__ = ["SESSION_LABEL", "TURN_KIND", "asks_several", "dialogue_search", "is_turn"]
 
 #: chunk metadata ``kind`` of a conversation turn, and the label of the node a turn hangs on
 TURN_KIND = "turn"
@@ -239,19 +247,13 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         for side in (turns.previous, turns.next):
             around = np.maximum(around, np.where(side >= 0, fused[np.maximum(side, 0)], 0.0))
         fused = fused + s.neighbours * around
-    found = np.argsort(-lexical, kind="stable")[: s.session_depth]
-    found = found[lexical[found] > 0]
-    session_score = np.zeros(int(turns.session_of.max()) + 1 if n else 0, dtype=np.float64)
-    taken = Counter[int]()
-    for p in found:  # best first: each session's best session_turns turns
-        k = int(turns.session_of[p])
-        if taken[k] < s.session_turns:
-            session_score[k] += lexical[p]
-            taken[k] += 1
+    found, session_score = _session_scores(turns, lexical, s)
     best_session = float(session_score.max()) if len(session_score) else 0.0
     prior = session_score[turns.session_of] / best_session if best_session > 0 else np.zeros(n)
     candidate = (fused > 0) | np.isin(np.arange(n), found)
-    scored = fused + s.session * prior * float(fused.max(initial=0.0))
+    several = asks_several(q.query)
+    session_w = s.several_session if several else s.session
+    scored = fused + session_w * prior * float(fused.max(initial=0.0))
     speakers = {turns.speaker[turns.ids[int(p)]] for p in np.flatnonzero(candidate)}
     named = _named_speaker(q.query, speakers)
     speaker_turns = np.zeros(n, dtype=bool)
@@ -267,7 +269,12 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         )
         scored = np.where(on_date, scored * (1.0 + s.date), scored)
     scored = np.where(candidate & visible, scored, -np.inf)
-    top = [int(p) for p in np.argsort(-scored, kind="stable")[: q.top_k] if np.isfinite(scored[p])]
+    diverse = several and s.several_diversity < 1.0
+    depth = max(q.top_k, _DIVERSE_DEPTH) if diverse else q.top_k
+    top = [int(p) for p in np.argsort(-scored, kind="stable")[:depth] if np.isfinite(scored[p])]
+    if diverse:
+        top = _diverse(top, scored, turns.session_of, s.several_diversity)
+    top = top[: q.top_k]
     qc.stages.route = RouteInfo(
         sources={
             "vector": RouteSource(s.vector, int((ranks["vector"] > 0).sum())),
@@ -298,6 +305,79 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             )
         )
     return out
+
+
+#: the best turns a question about several occasions re-ranks for diversity
+_DIVERSE_DEPTH = 50
+
+
+def _session_scores(turns: _Turns, lexical: np.ndarray, s: DialogueSettings) -> tuple[np.ndarray, np.ndarray]:
+    """The ``session_depth`` best BM25 hits (best first), and each session's score: the sum of its
+    best ``session_turns`` among them."""
+    found = np.argsort(-lexical, kind="stable")[: s.session_depth]
+    found = found[lexical[found] > 0]
+    session_score = np.zeros(int(turns.session_of.max()) + 1 if len(turns.ids) else 0, dtype=np.float64)
+    taken = Counter[int]()
+    for p in found:  # best first: each session's best session_turns turns
+        k = int(turns.session_of[p])
+        if taken[k] < s.session_turns:
+            session_score[k] += lexical[p]
+            taken[k] += 1
+    return found, session_score
+
+
+def _diverse(top: list[int], scored: np.ndarray, session_of: np.ndarray, factor: float) -> list[int]:
+    """``top`` (best first) re-ranked greedily: a turn's score × ``factor`` per turn of its session
+    already taken (ties: the earlier in ``top``)."""
+    left = list(top)
+    taken = Counter[int]()
+    out: list[int] = []
+    while left:
+        k = max(
+            range(len(left)), key=lambda i: (scored[left[i]] * factor ** taken[int(session_of[left[i]])], -i)
+        )
+        best = left.pop(k)
+        taken[int(session_of[best])] += 1
+        out.append(best)
+    return out
+
+
+#: question words that ask for what (or where, who) happened, and those that ask for a thing
+_WH = frozenset(["what", "which", "where", "who"])
+_WH_THING = frozenset(["what", "which"])
+_VERBAL = MODALS | COPULAS | HAVE
+
+
+def asks_several(question: str) -> bool:
+    """Whether a question asks about several occasions, by general English: a count ("how many"),
+    "both", a present perfect after its wh-word ("what has Melanie painted", "where have they
+    camped"), or a plural noun right after "what" / "which" (one word may come between: "what
+    European countries") followed by its clause's auxiliary or "of" (a plural, not a verb:
+    "what books has she read", not "what motivates her")."""
+    toks = words(question)
+    if not toks:
+        return False
+    if "both" in toks or any(pair == ("how", "many") for pair in itertools.pairwise(toks)):
+        return True
+    if toks[0] not in _WH:
+        return False
+    for i, t in enumerate(toks[1:-1], 1):
+        if t in MODALS:
+            break  # "what did she have for dinner": the main verb is "have"
+        if t in ("has", "have") and toks[i + 1] != "to":
+            return True
+    if toks[0] in _WH_THING:  # the noun, then its clause's auxiliary: "what books has", "which types of"
+        for t, after in itertools.pairwise(toks[1:4]):
+            if t in _VERBAL:
+                return False
+            if _plural(t) and (after in _VERBAL or after == "of"):
+                return True
+    return False
+
+
+def _plural(word: str) -> bool:
+    """A regular English plural noun, by its ending ("books", "cities"; not "glass", "bus", "this")."""
+    return len(word) > 3 and word.isalpha() and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:

@@ -1,4 +1,8 @@
-"""Stage 2: walk the graph from the anchors and describe what was found (ReasoningContext)."""
+"""Stage 2: walk the graph from the anchors and describe what was found (ReasoningContext).
+
+The walk is the best-first walk (:func:`cef.retrieve.bestfirst.walk_stage`, the default) or, when
+the query's :class:`~cef.retrieve.presets.WalkSettings` say ``order: breadth``, breadth-first
+(:meth:`~cef.graph.index.GraphIndex.expand`); the records that follow are the same."""
 
 from __future__ import annotations
 
@@ -9,7 +13,9 @@ from collections.abc import Callable, Sequence
 from cef.graph.filter import EdgeFilter, Expansion
 from cef.graph.index import GraphIndex
 from cef.model import GraphPath, Node, ReasoningContext
+from cef.retrieve.bestfirst import as_expansion, walk_stage
 from cef.retrieve.context import QueryContext
+from cef.retrieve.presets import WalkSettings, settings_for
 from cef.retrieve.stagestate import Traversal
 from cef.text import STOP_WORDS
 
@@ -107,11 +113,15 @@ def build_reasoning_context(
     min_path_confidence: float = 0.0,
     max_keywords: int = 20,
     on_hop: Callable[[], None] | None = None,
+    walked: Expansion | None = None,
 ) -> tuple[ReasoningContext, Expansion]:
-    """Expand from ``seeds`` and package nodes, paths, keywords and semantic groups."""
-    exp = graph.expand(
-        seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence, on_hop=on_hop
-    )
+    """Expand from ``seeds`` (or take the expansion ``walked`` already made) and package nodes,
+    paths, keywords and semantic groups."""
+    exp = walked
+    if exp is None:
+        exp = graph.expand(
+            seeds, depth, flt, max_nodes=max_nodes, min_path_confidence=min_path_confidence, on_hop=on_hop
+        )
     ids = [graph.node_ids[p] for p in exp.nodes.tolist()]
     depths = exp.depth.tolist()
     nodes = {n.id: n for n in get_nodes(ids)}
@@ -171,6 +181,12 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
     if not qc.anchors:
         return None
     t = qc.query.traversal
+    settings = settings_for(WalkSettings, qc.query)
+    walked = None
+    if settings.order == "best":
+        walked = as_expansion(
+            qc.state.graph, walk_stage(qc, settings), qc.query.max_graph_nodes, t.min_path_confidence
+        )
     ctx, exp = build_reasoning_context(
         qc.state.graph,
         qc.state.get_nodes,
@@ -180,6 +196,7 @@ def expand_anchors(qc: QueryContext) -> ReasoningContext | None:
         max_nodes=qc.query.max_graph_nodes,
         min_path_confidence=t.min_path_confidence,
         on_hop=(lambda: qc.check_deadline("expansion")) if qc.watched else None,
+        walked=walked,
     )
     anchor_score = {a.pos: a.score for a in qc.anchors}
     for p, d, c in zip(exp.nodes.tolist(), exp.depth.tolist(), exp.confidence.tolist(), strict=True):

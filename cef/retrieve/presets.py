@@ -145,8 +145,10 @@ class DialogueSettings(_Settings):
     conversations (``bench/fit_locomo.py``, grid session {0.5, 1} × session_turns {3, 5} ×
     neighbours {0.25, 0.5} × speaker {0.5, 1}, criterion Recall@5 on the other four): three folds
     chose session 0.5, session_turns 3, neighbours 0.25, speaker 1, the point chosen on all five and
-    the defaults here; held out, R@5 / R@10 / session Hit@1 73.7 / 80.9 / 76.8. Each field says
-    where its value comes from (``bench/README.md``, Conversations, has the passes)."""
+    the defaults here; held out, R@5 / R@10 / session Hit@1 73.7 / 80.9 / 76.8. The weights of
+    questions about several occasions (``several_*``) were fitted after, the others fixed, on
+    Recall@10 (``--grid several``); held out 74.3 / 81.5 / 76.7. Each field says where its value
+    comes from (``bench/README.md``, Conversations, has the passes)."""
 
     vector: float = Field(
         default=1.0,
@@ -191,6 +193,21 @@ class DialogueSettings(_Settings):
         ge=0.0,
         description="turns said on (or naming) a date the question names count 1 + date times (LOCO grid "
         "0 / 1, first pass: 1)",
+    )
+    several_session: float = Field(
+        default=0.25,
+        ge=0.0,
+        description="weight of the session prior for a question about several occasions (dialogue."
+        "asks_several: its evidence is spread over sessions). LOCO grid 0 / 0.25 / 0.5 × several_diversity, "
+        "criterion Recall@10 (bench/fit_locomo.py --grid several --criterion recall@10): three folds and the "
+        "point chosen on all five: 0.25",
+    )
+    several_diversity: float = Field(
+        default=0.7,
+        gt=0.0,
+        le=1.0,
+        description="for such a question, a turn's score × this per turn of its session ranked before it "
+        "(1: no diversity). Same grid (0.7 / 1): two folds and the point chosen on all five: 0.7",
     )
     neighbours: float = Field(
         default=0.25,
@@ -344,6 +361,50 @@ class GraphFirstSettings(_Settings):
         return self
 
 
+class WalkSettings(_Settings):
+    """The best-first walk's constants. They are the memory walk's, set by hand when it was written
+    and kept since: the memory tests (``tests/unit/memory``), the five domain cases and
+    ``bench/bench_memory.py`` are scored with them; none was fitted on a benchmark's questions. The
+    route's anchored traversal uses the same ones (query option ``walk``), and ``order`` chooses it."""
+
+    hop_decay: float = Field(
+        default=0.7, gt=0.0, le=1.0, description="priority kept per hop away from a seed"
+    )
+    unnamed_relation: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="a relation the question does not name keeps this share of the priority (named: up to 1)",
+    )
+    unnamed_type: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="a node of a type the question does not name keeps this share (named, or none named: 1)",
+    )
+    sim_base: float = Field(
+        default=0.4,
+        ge=0.0,
+        le=1.0,
+        description="neighbour priority × clip(sim_base + sim_slope × likeness, sim_base, 1)",
+    )
+    sim_slope: float = Field(default=1.2, ge=0.0, description="see sim_base")
+    fanout: int = Field(
+        default=48, ge=1, le=100_000, description="most neighbours of one node offered to the queue"
+    )
+    batch: int = Field(
+        default=8, ge=1, le=10_000, description="nodes taken from the queue and expanded together"
+    )
+    order: Literal["breadth", "best"] = Field(
+        default="best",
+        description="the route's anchored traversal (query option walk.order): 'best' this walk, 'breadth' "
+        "every node within the depth in hop order. 'best' by measurement: the hybrid strategy on musique-100 "
+        "/ 2wiki-dev R@5 58.7 / 72.9 (breadth) against 58.6 / 73.4, R@10 70.0 / 79.5 against 70.4 / 81.0, "
+        "p95 1060 / 297 ms against 728 / 140 ms (bench/README.md); the memory's retrieve_context walks "
+        "best first too",
+    )
+
+
 class RetrievalPreset(_Settings):
     """A named retrieval setup: the strategy to run, its fallback chain, and each strategy's settings."""
 
@@ -356,6 +417,7 @@ class RetrievalPreset(_Settings):
     hybrid: HybridSettings = Field(default_factory=HybridSettings)
     auto: AutoSettings = Field(default_factory=AutoSettings)
     dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
+    walk: WalkSettings = Field(default_factory=WalkSettings)
     relevance: RelevanceSettings = Field(default_factory=RelevanceSettings)
     description: str = ""
 
@@ -426,6 +488,7 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     HybridSettings: ("hybrid", "hybrid"),
     AutoSettings: ("auto", "auto"),
     DialogueSettings: ("dialogue", "dialogue"),
+    WalkSettings: ("walk", "walk"),
     RelevanceSettings: ("relevance", "relevance"),
 }
 _ATTR = {
@@ -435,6 +498,7 @@ _ATTR = {
     HybridSettings: "hybrid",
     AutoSettings: "auto",
     DialogueSettings: "dialogue",
+    WalkSettings: "walk",
     RelevanceSettings: "relevance",
 }
 

@@ -29,6 +29,7 @@ __all__ = [
     "PatternMatches",
     "PatternsInfo",
     "PprInfo",
+    "Reached",
     "RelatedEntity",
     "RouteInfo",
     "RouteSource",
@@ -238,6 +239,20 @@ class Verdict:
 
 
 @dataclass
+class Reached:
+    """A node the walk reached: its priority, hops from its seed, and the edge it was reached over
+    (``parent`` -1 for a seed)."""
+
+    pos: int
+    priority: float
+    depth: int
+    parent: int = -1
+    edge: int = -1
+    forward: bool = True
+    anchor_how: str | None = None
+
+
+@dataclass
 class StageState:
     """What the stages of one retrieval told each other (None: the stage did not run or found nothing)."""
 
@@ -247,6 +262,8 @@ class StageState:
     query_entities: list[LinkedEntity] | None = None
     #: the anchored traversal, read by the hybrid strategy
     traversal: Traversal | None = None
+    #: the best-first walk's nodes by position (:func:`cef.retrieve.bestfirst.walk_stage`), when it ran
+    walked: dict[int, Reached] | None = None
     patterns: PatternsInfo | None = None
     paths: PathsInfo | None = None
     #: how many linked entities seeded PPR (0: it was seeded by dense hits alone)

@@ -152,6 +152,22 @@ def test_graph_search_checks_the_deadline_between_its_steps(
     assert {"graph entity linking", "graph exploration", "graph ranking"} <= set(checks)
 
 
+def test_the_best_first_traversal_checks_the_deadline_between_its_batches(
+    wide_kb: cef.KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = GraphQuery(
+        query="ring",
+        strategy=SearchStrategy.HYBRID,
+        targets=[ResolutionTarget(description="Quillon Hub")],
+        deadline_ms=50,
+        top_k=3,
+        options={"walk": {"order": "best", "batch": 1}},
+    )
+    fail_at(monkeypatch, "expansion", 2)  # the second node expanded
+    res = wide_kb.retrieve(query)
+    assert res.metadata["timed_out"] is True and "during expansion" in res.fallbacks[0]
+
+
 # ------------------------------------------------------------------ a write never waits for a long read
 def test_a_long_read_steps_aside_for_a_write_and_then_sees_it(
     wide_kb: cef.KnowledgeBase, monkeypatch: pytest.MonkeyPatch
