@@ -7,12 +7,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import settings
 
 import cef
 from cef import Batch
 
 ROOT = Path(__file__).resolve().parent.parent
 CLINICAL = ROOT / "examples" / "clinical" / "graph.yaml"
+
+# Property tests assert behaviour, never time: hypothesis's default 200 ms deadline per example turns a
+# busy machine into a failure (a 0.6 ms example took 410 ms under load). Timings live in bench/.
+settings.register_profile("cef", deadline=None)
+settings.load_profile("cef")
 
 
 def clinical_batch() -> Batch:
