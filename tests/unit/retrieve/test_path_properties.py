@@ -426,3 +426,25 @@ def test_an_irregular_verb_form_after_what_is_no_asked_noun() -> None:
     tokens = lemmatize("What films came after X?")
     got = asked_for(tokens, 4, lambda w: lemmatize(w)[0][1])
     assert got is not None and got.at == 1
+
+
+@PROPERTY
+@given(names=distinct(3), wh=st.sampled_from(["Where", "When"]), copula=st.sampled_from(["is", "was", "are"]))
+def test_the_noun_after_where_is_the_is_what_is_placed_not_what_is_asked(
+    names: list[str], wh: str, copula: str
+) -> None:
+    # "where is the KIND VERBed": the KIND is placed (the subject); the question word says what is asked
+    from cef.extract.lemmas import surface_tokens
+    from cef.retrieve.pathtypes import asked_for
+
+    kind, verb, _ = names
+    tokens = surface_tokens(f"{wh} {copula} the {kind} of X {verb}ed?")
+    at = next(i for i, (t, _) in enumerate(tokens) if t == "x")
+    got = asked_for(tokens, at, lambda w: w, types=frozenset({kind}))
+    assert got is not None and got.at is None
+    assert got.lemmas == {"place" if wh == "Where" else "date"}
+    # "who" / "which" with a copula: the noun is what is asked ("who is the KIND of X")
+    tokens = surface_tokens(f"Who {copula} the {kind} of X?")
+    got = asked_for(tokens, 4, lambda w: w, types=frozenset({kind}))
+    assert got is not None and got.at == 3
+
