@@ -448,3 +448,38 @@ def test_the_noun_after_where_is_the_is_what_is_placed_not_what_is_asked(
     got = asked_for(tokens, 4, lambda w: w, types=frozenset({kind}))
     assert got is not None and got.at == 3
 
+
+@PROPERTY
+@given(names=distinct(8))
+def test_a_relation_chaining_types_ends_where_the_anchors_type_leads(names: list[str]) -> None:
+    # one relation chains three types, la -r-> lb -r-> lc; from an lc anchor, one hop back reaches
+    # lb nodes only and two hops the la nodes: the asked type picks the two-hop path
+    la, lb, lc, r, other, x1, x2, x3 = names
+    anchor = proper(x1, x2)
+    a_nodes = [f"{x3.capitalize()} {i}" for i in range(2)]
+    b_nodes = [f"{x3.capitalize()} {i}{i}" for i in range(2)]
+    spare = [f"{x3.capitalize()} {i}{i}{i}" for i in range(2)]  # lb nodes fed by nothing
+    nodes = [
+        (anchor, lc.capitalize()),
+        *((n, la.capitalize()) for n in a_nodes),
+        *((n, lb.capitalize()) for n in [*b_nodes, *spare]),
+    ]
+    edges = [(b, r, anchor) for b in b_nodes] + [(a, r, b) for a, b in zip(a_nodes, b_nodes, strict=True)]
+    edges += [(s, other, anchor) for s in spare]
+    with graph([r, other], nodes, edges) as kb:
+        path, answers = best(kb, f"Which {la}s are tied to {anchor}?")
+        assert path == [r, r] and set(answers[:2]) == set(a_nodes)
+        path, answers = best(kb, f"Which {lb}s are tied to {anchor}?")
+        assert len(path) == 1 and set(answers[:2]) <= {*b_nodes, *spare}
+    # mutation: the types a path's last hop reaches anywhere in the graph (la and lb alike for r
+    # walked back), not from the anchor: the shorter path wins
+    from cef.retrieve.pathtypes import PathTypes
+
+    saved = PathTypes.end_labels
+    PathTypes.end_labels = lambda self, path, start: self._end_labels(path[-1])  # type: ignore[method-assign]
+    try:
+        with graph([r, other], nodes, edges) as kb:
+            path, _ = best(kb, f"Which {la}s are tied to {anchor}?")
+            assert path != [r, r]
+    finally:
+        PathTypes.end_labels = saved  # type: ignore[method-assign]
