@@ -483,3 +483,19 @@ def test_a_relation_chaining_types_ends_where_the_anchors_type_leads(names: list
             assert path != [r, r]
     finally:
         PathTypes.end_labels = saved  # type: ignore[method-assign]
+
+
+def test_a_past_form_in_t_is_a_verb_and_a_relational_phrase() -> None:
+    # "send" / "sent", "build" / "built", "keep" / "kept": a past form, no plural (none ends in -t)
+    from cef.extract.lemmas import default_lemmatizer
+    from cef.retrieve.english import inflected_verb
+    from cef.retrieve.pathcues import unnamed_phrases
+
+    assert all(inflected_verb(t, lem) for t, lem in [("sent", "send"), ("built", "build"), ("kept", "keep")])
+    assert not any(
+        inflected_verb(t, lem) for t, lem in [("crews", "crew"), ("parts", "part"), ("street", "street")]
+    )
+    question = "Who supervises the crew that was sent out on X?"
+    tokens = default_lemmatizer()(question)
+    at = frozenset(i for i, (t, _) in enumerate(tokens) if t == "x")
+    assert unnamed_phrases(question, tokens, at, frozenset()) == 2  # "supervises", "sent"
