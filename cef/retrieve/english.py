@@ -74,4 +74,6 @@ def inflected_verb(token: str, lemma: str) -> bool:
         return True
     if lemma == token or token in (lemma + "s", lemma + "es") or token == lemma[:-1] + "ies":
         return False
+    if token.endswith("t") and not lemma.endswith("t"):
+        return True  # a past form in -t ("sent" -> "send", "built", "kept"): no plural ends so
     return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant

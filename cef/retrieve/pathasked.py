@@ -38,6 +38,8 @@ _AUXILIARIES = HAVE | MODALS
 _STOPS = FUNCTION_WORDS | _PREPOSITIONS | COPULAS | HAVE | frozenset(["or", "and", "that", "which", "who"])
 #: what the question words that name no noun ask for, in general English
 _WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
+#: question words that ask where or when something is; the noun after their copula is its subject
+_PLACE_TIME = frozenset({"where", "when"})
 #: how the broad kinds above read when compared with node types by meaning ("place" alone is near
 #: any noun; its kinds of general English are not)
 _WH_TEXTS = {"place": "a place, location, site, venue or building"}
@@ -139,7 +141,11 @@ def asked_for(
             j += 1
             opened = True
         copula = contracted or (j < len(tokens) and tokens[j][0] in COPULAS)
-        if copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
+        if copula and word in _PLACE_TIME:
+            # "where is the *equipment* located", "when was the *match* played": the noun is what
+            # is placed in space or time, the subject; the question word alone says what is asked
+            opened = False
+        elif copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
             j += 0 if contracted else 1
             opened = True
         elif opened and j + 1 < len(tokens) and tokens[j][0] == "of":  # "which of the vendors"

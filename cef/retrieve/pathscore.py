@@ -148,6 +148,8 @@ class PathScorer(PathTypes, PathEmbedding):
     _cards: dict[int, tuple[str, str]] = field(default_factory=dict)  # type_cards, per label code
     _shares: dict[Hop, float] = field(default_factory=dict)  # _sharing, per hop
     _labels: dict[Hop, tuple[int, ...]] = field(default_factory=dict)  # _end_labels, per hop
+    # _labels_after, per hop and the labels it leaves from
+    _after: dict[tuple[Hop, tuple[int, ...]], tuple[int, ...]] = field(default_factory=dict)
     _members: dict[int, list[int]] = field(default_factory=dict)  # label code -> a few node positions
     # label code -> the words that say what each of a sample of its nodes is (:func:`kind_words`)
     _member_words: dict[int, list[frozenset[str]]] = field(default_factory=dict)
@@ -325,6 +327,7 @@ class PathScorer(PathTypes, PathEmbedding):
         question_vectors: dict[str, np.ndarray] | None = None,
         others: Sequence[tuple[int, int]] = (),
         parts_out: dict[RelationPath, dict[str, float]] | None = None,
+        anchor: int | None = None,
     ) -> list[tuple[float, RelationPath]]:
         """The paths with their scores, best first. ``explained_out`` receives, per path, the share
         of its hops a question word names (1.0: the question spells the whole path out; a noun that
@@ -332,7 +335,9 @@ class PathScorer(PathTypes, PathEmbedding):
         ``question_vectors``: vectors of masked questions (:func:`masked_question`) embedded already.
         ``others``: spans of the other things the question names (other anchors' mentions): no
         noun that says what is asked runs into one. ``parts_out`` receives, per path, the terms of its
-        score (what each weight added; ``embedding``: the cosine terms), for explaining a ranking."""
+        score (what each weight added; ``embedding``: the cosine terms), for explaining a ranking.
+        ``anchor``: the node position the paths leave from: the types each path ends at are those
+        it reaches from the anchor's type (:meth:`end_labels`), else those its last hop reaches."""
         s = self.settings
         masked = masked_question(question, span)
         tokens = self.lemmatize(masked)
@@ -351,7 +356,9 @@ class PathScorer(PathTypes, PathEmbedding):
         if asked is not None:
             mentioned -= asked.lemmas
         has_vectors = self._has_embedder(embed)
-        fit = self._asked_fit(asked, list(dict.fromkeys(p[-1] for p in paths)), embed, has_vectors)
+        start = int(self.graph.node_label.view[anchor]) if anchor is not None else None
+        end_of = {p: self.end_labels(p, start) for p in paths}  # the types each path reaches from the anchor
+        fit = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
@@ -365,7 +372,7 @@ class PathScorer(PathTypes, PathEmbedding):
         for p, (explained, order) in zip(paths, hops, strict=True):
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
-                typed = named_type and fit.get(p[-1], 0.0) >= 1.0
+                typed = named_type and fit.get(end_of[p], 0.0) >= 1.0
                 explained_out[p] = min(1.0, (explained + typed) / len(p))
             on_way = p[:-1] if asked is not None else p
             visited = (
@@ -377,7 +384,7 @@ class PathScorer(PathTypes, PathEmbedding):
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),
                 "order": s.order * order,
-                "answer_type": type_weight * fit.get(p[-1], 0.0),
+                "answer_type": type_weight * fit.get(end_of[p], 0.0),
                 "mentioned_type": s.mentioned_type * visited,
                 # the wording gives the direction of the first hop (at the anchor) or of the last hop
                 # of a longer path (at the answer): once, so a path is not paid twice for one verb

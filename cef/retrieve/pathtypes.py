@@ -114,6 +114,7 @@ class PathTypes:
     _cards: dict[int, tuple[str, str]]
     _shares: dict[Hop, float]
     _labels: dict[Hop, tuple[int, ...]]
+    _after: dict[tuple[Hop, tuple[int, ...]], tuple[int, ...]]
     _said: list[tuple[str, str]] | None
 
     def _vectors(self, texts: Sequence[str], embed: EmbedMany) -> np.ndarray | None:
@@ -292,6 +293,46 @@ class PathTypes:
             cached = self._labels[hop] = tuple(np.unique(g.node_label.view[reached]).tolist())
         return cached
 
+    def end_labels(self, path: RelationPath, start: int | None) -> tuple[int, ...]:
+        """Codes of the labels of the nodes ``path`` reaches from a node of label ``start`` (an
+        anchor's; None: from anywhere, the labels its last hop reaches), walked type by type: where
+        one relation chains several types (plant → reservoir → station), one hop back from a
+        station reaches reservoirs only, two hops the plants."""
+        if start is None:
+            return self._end_labels(path[-1])
+        labels: tuple[int, ...] = (start,)
+        for hop in path:
+            labels = self._labels_after(hop, labels)
+            if not labels:  # no edge of the hop leaves those types: the hop's own ends
+                return self._end_labels(path[-1])
+        return labels
+
+    def _labels_after(self, hop: Hop, start: tuple[int, ...]) -> tuple[int, ...]:
+        """Codes of the labels of the nodes ``hop`` reaches from nodes of labels ``start`` (kept per
+        hop and start; a relation walked both ways reaches both its ends)."""
+        key = (hop, start)
+        cached = self._after.get(key)
+        if cached is not None:
+            return cached
+        g = self.graph
+        code = g.relations.get(hop.relation)
+        out: set[int] = set()
+        if code is not None:
+            n = len(g.edge_ids)
+            alive = g.e_alive.view[:n] & (g.e_rel.view[:n] == code)
+            src, dst = g.e_src.view[:n][alive], g.e_dst.view[:n][alive]
+            rt = g.rel_types.get(hop.relation)
+            ways = (
+                [(src, dst), (dst, src)]
+                if rt and rt.bidirectional
+                else [(src, dst) if hop.forward else (dst, src)]
+            )
+            lab = g.node_label.view
+            for frm, to in ways:
+                out.update(np.unique(lab[to[np.isin(lab[frm], start)]]).tolist())
+        cached = self._after[key] = tuple(sorted(out))
+        return cached
+
     def type_cards(self, label: int) -> tuple[str, str]:
         """What a node type is, for comparing with what a question asks for: its name's words
         ("search index") and those with a few of its members ("person: Priya Raman, Sam Whitfield")."""
@@ -308,45 +349,38 @@ class PathTypes:
         return hop.forward or bool(rt and rt.bidirectional)
 
     def _asked_fit(
-        self, asked: AskedFor | None, ends: Sequence[Hop], embed: EmbedMany, vectors: bool
-    ) -> dict[Hop, float]:
-        """How well the nodes each last hop reaches fit what the question asks for: 1.0 for the
-        best fitting and ``exp(-gap / type_temperature)`` for the others (empty: the question asks
-        for no kind of thing, or every candidate ends at the same node types). A hop fits as well
-        as the best of the types it reaches; a type fits by meaning, with an embedder (the best
-        cosine of the asked words and its :meth:`type_cards`), else when the asked head word is
-        the head word of its name."""
-        if asked is None or len(ends) < 2:
-            return {}
-        fits: dict[Hop, float] = {}
-        labels = {h: self._end_labels(h) for h in ends}
-        if len(set(labels.values())) < 2:
+        self, asked: AskedFor | None, ends: Sequence[tuple[int, ...]], embed: EmbedMany, vectors: bool
+    ) -> dict[tuple[int, ...], float]:
+        """How well each set of end types (label codes: the nodes a path reaches, :meth:`end_labels`)
+        fits what the question asks for: 1.0 for the best fitting and ``exp(-gap / type_temperature)``
+        for the others (empty: the question asks for no kind of thing, or every candidate ends at
+        the same node types). A set fits as well as the best of its types; a type fits by meaning,
+        with an embedder (the best cosine of the asked words and its :meth:`type_cards`), else when
+        the asked head word is the head word of its name."""
+        labels = {cs: cs for cs in ends}
+        if asked is None or len(labels) < 2:
             return {}  # every candidate ends at nodes of the same types: nothing to tell (see _category)
-        else:
-            kinds = sorted({c for cs in labels.values() for c in cs})
-            cards = [self.type_cards(c) for c in kinds]
-            got = (
-                self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
+        kinds = sorted({c for cs in labels.values() for c in cs})
+        cards = [self.type_cards(c) for c in kinds]
+        got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
+        # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
+        # the most a cosine gives (a classifier only with the words around it: "class" heads
+        # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
+        # the best cosine with its cards
+        by_type = {
+            c: max(
+                float(self._names_type(asked, c)),
+                self._members_named(asked, c),
+                self._described_as(asked, c),
             )
-            # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
-            # the most a cosine gives (a classifier only with the words around it: "class" heads
-            # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
-            # the best cosine with its cards
+            for c in kinds
+        }
+        if got is not None:
+            sims = got[1:] @ got[0]
             by_type = {
-                c: max(
-                    float(self._names_type(asked, c)),
-                    self._members_named(asked, c),
-                    self._described_as(asked, c),
-                )
-                for c in kinds
+                c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1])) for i, c in enumerate(kinds)
             }
-            if got is not None:
-                sims = got[1:] @ got[0]
-                by_type = {
-                    c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1]))
-                    for i, c in enumerate(kinds)
-                }
-            fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
+        fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
         # a question word alone asks for a broad kind (a person, a place) that several types fit alike
         t = self.settings.type_temperature if asked.at is not None else self.settings.generic_type_temperature

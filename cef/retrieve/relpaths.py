@@ -220,6 +220,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
             explained_out=named,
             question_vectors=vectors,
             others=others,
+            anchor=a.pos,
         )
         for s, p in ranked:
             scored.append((s + settings.anchor_weight * a.confidence, a, p))

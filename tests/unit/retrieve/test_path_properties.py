@@ -426,3 +426,76 @@ def test_an_irregular_verb_form_after_what_is_no_asked_noun() -> None:
     tokens = lemmatize("What films came after X?")
     got = asked_for(tokens, 4, lambda w: lemmatize(w)[0][1])
     assert got is not None and got.at == 1
+
+
+@PROPERTY
+@given(names=distinct(3), wh=st.sampled_from(["Where", "When"]), copula=st.sampled_from(["is", "was", "are"]))
+def test_the_noun_after_where_is_the_is_what_is_placed_not_what_is_asked(
+    names: list[str], wh: str, copula: str
+) -> None:
+    # "where is the KIND VERBed": the KIND is placed (the subject); the question word says what is asked
+    from cef.extract.lemmas import surface_tokens
+    from cef.retrieve.pathtypes import asked_for
+
+    kind, verb, _ = names
+    tokens = surface_tokens(f"{wh} {copula} the {kind} of X {verb}ed?")
+    at = next(i for i, (t, _) in enumerate(tokens) if t == "x")
+    got = asked_for(tokens, at, lambda w: w, types=frozenset({kind}))
+    assert got is not None and got.at is None
+    assert got.lemmas == {"place" if wh == "Where" else "date"}
+    # "who" / "which" with a copula: the noun is what is asked ("who is the KIND of X")
+    tokens = surface_tokens(f"Who {copula} the {kind} of X?")
+    got = asked_for(tokens, 4, lambda w: w, types=frozenset({kind}))
+    assert got is not None and got.at == 3
+
+
+@PROPERTY
+@given(names=distinct(8))
+def test_a_relation_chaining_types_ends_where_the_anchors_type_leads(names: list[str]) -> None:
+    # one relation chains three types, la -r-> lb -r-> lc; from an lc anchor, one hop back reaches
+    # lb nodes only and two hops the la nodes: the asked type picks the two-hop path
+    la, lb, lc, r, other, x1, x2, x3 = names
+    anchor = proper(x1, x2)
+    a_nodes = [f"{x3.capitalize()} {i}" for i in range(2)]
+    b_nodes = [f"{x3.capitalize()} {i}{i}" for i in range(2)]
+    spare = [f"{x3.capitalize()} {i}{i}{i}" for i in range(2)]  # lb nodes fed by nothing
+    nodes = [
+        (anchor, lc.capitalize()),
+        *((n, la.capitalize()) for n in a_nodes),
+        *((n, lb.capitalize()) for n in [*b_nodes, *spare]),
+    ]
+    edges = [(b, r, anchor) for b in b_nodes] + [(a, r, b) for a, b in zip(a_nodes, b_nodes, strict=True)]
+    edges += [(s, other, anchor) for s in spare]
+    with graph([r, other], nodes, edges) as kb:
+        path, answers = best(kb, f"Which {la}s are tied to {anchor}?")
+        assert path == [r, r] and set(answers[:2]) == set(a_nodes)
+        path, answers = best(kb, f"Which {lb}s are tied to {anchor}?")
+        assert len(path) == 1 and set(answers[:2]) <= {*b_nodes, *spare}
+    # mutation: the types a path's last hop reaches anywhere in the graph (la and lb alike for r
+    # walked back), not from the anchor: the shorter path wins
+    from cef.retrieve.pathtypes import PathTypes
+
+    saved = PathTypes.end_labels
+    PathTypes.end_labels = lambda self, path, start: self._end_labels(path[-1])  # type: ignore[method-assign]
+    try:
+        with graph([r, other], nodes, edges) as kb:
+            path, _ = best(kb, f"Which {la}s are tied to {anchor}?")
+            assert path != [r, r]
+    finally:
+        PathTypes.end_labels = saved  # type: ignore[method-assign]
+
+
+def test_a_past_form_in_t_is_a_verb_and_a_relational_phrase() -> None:
+    # "send" / "sent", "build" / "built", "keep" / "kept": a past form, no plural (none ends in -t)
+    from cef.extract.lemmas import default_lemmatizer
+    from cef.retrieve.english import inflected_verb
+    from cef.retrieve.pathcues import unnamed_phrases
+
+    assert all(inflected_verb(t, lem) for t, lem in [("sent", "send"), ("built", "build"), ("kept", "keep")])
+    assert not any(
+        inflected_verb(t, lem) for t, lem in [("crews", "crew"), ("parts", "part"), ("street", "street")]
+    )
+    question = "Who supervises the crew that was sent out on X?"
+    tokens = default_lemmatizer()(question)
+    at = frozenset(i for i, (t, _) in enumerate(tokens) if t == "x")
+    assert unnamed_phrases(question, tokens, at, frozenset()) == 2  # "supervises", "sent"
