@@ -1,4 +1,11 @@
-"""Stage 1: resolve the query's targets to anchor nodes (vector-first, then names)."""
+"""Stage 1: the nodes a search starts from (anchors).
+
+The route resolves a query's targets, or the names its text mentions, to anchor nodes by id, name
+and vector (:func:`resolve_anchors`). A caller that reads the question itself — the memory's
+understanding — hands the same stage what it read (:class:`AnchorRequest`: the nodes named, the
+types named) and :func:`anchor_stage` adds the question's nearest nodes and its passages' nodes,
+in the query's scope and under its edge filter.
+"""
 
 from __future__ import annotations
 
