@@ -87,16 +87,17 @@ class _Lexicon:
         postings: dict[str, tuple[list[int], list[int]]] = {}
         lengths = np.zeros(len(texts), dtype=np.float32)
         for i, text in enumerate(texts):
-            counts = Counter(_stems(text))
-            lengths[i] = sum(counts.values())
-            for term, tf in counts.items():
+            stems = _stems(text)
+            lengths[i] = len(stems)
+            # a pair of content stems said one after the other is a term of its own ("support group")
+            for term, tf in Counter([*stems, *_pairs(stems)]).items():
                 docs, tfs = postings.setdefault(term, ([], []))
                 docs.append(i)
                 tfs.append(tf)
         n = len(texts)
         norm = self.K1 * (1 - self.B + self.B * lengths / max(float(lengths.mean()) if n else 1.0, 1.0))
         self.size = n
-        #: term -> (turn positions, that term's BM25 contribution to each)
+        #: term (a stem, or two as "a b") -> (turn positions, that term's BM25 contribution to each)
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for term, (docs, tfs) in postings.items():
             idx = np.asarray(docs, dtype=np.int64)
@@ -104,14 +105,24 @@ class _Lexicon:
             idf = np.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
             self.postings[term] = (idx, (idf * freq * (self.K1 + 1) / (freq + norm[idx])).astype(np.float32))
 
-    def scores(self, question: str) -> np.ndarray:
-        """Every turn's BM25 score for the question's content words (0: none of them)."""
+    def scores(self, question: str, phrase: float = 0.0) -> np.ndarray:
+        """Every turn's BM25 score for the question's content words (0: none of them), plus
+        ``phrase`` × that of the pairs of them it says one after the other."""
         out = np.zeros(self.size, dtype=np.float32)
-        for term in dict.fromkeys(_stems(question, QUERY_STOP_WORDS)):
+        stems = _stems(question, QUERY_STOP_WORDS)
+        terms = [(t, 1.0) for t in dict.fromkeys(stems)]
+        if phrase > 0:
+            terms += [(t, phrase) for t in dict.fromkeys(_pairs(stems))]
+        for term, weight in terms:
             hit = self.postings.get(term)
             if hit is not None:
-                out[hit[0]] += hit[1]
+                out[hit[0]] += weight * hit[1]
         return out
+
+
+def _pairs(stems: list[str]) -> list[str]:
+    """Each two stems one after the other, as one term ("support group")."""
+    return [f"{a} {b}" for a, b in itertools.pairwise(stems) if a != b]
 
 
 def _stems(text: str, stop: frozenset[str] = STOP_WORDS) -> list[str]:
@@ -228,7 +239,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         visible = np.fromiter((i in seen for i in turns.ids), dtype=bool, count=n)
     # what the question asks about, without the speakers' names (see the module doc)
     asked = _without_speakers(q.query, turns.speakers)
-    lexical = np.where(visible, turns.lexicon.scores(asked), 0.0)
+    lexical = np.where(visible, turns.lexicon.scores(asked, s.phrase), 0.0)
     dense = np.full(n, -np.inf, dtype=np.float32)
     vec = qc.embed(asked) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
     if vec is not None:
