@@ -12,7 +12,9 @@ the two speakers' names, which seed nothing useful):
   (``Σ weight / (fuse_k + rank)``). BM25 here scores the Snowball stems of the
   scope's turns (their own text and the turn they answer), with IDF among those
   turns: full-text search matches words as written ("paint" does not find
-  "painting") and weighs them by every scope's text;
+  "painting") and weighs them by every scope's text. Each two content stems a
+  turn says one after the other are a term too, the question's pairs weighed
+  ``phrase`` ("support group": the two words apart say something else);
 * **asked**: both lists match the question without the speakers' names: every turn is kept
   (and embedded) with its speaker in front and every session says them, so a short question's
   vector leans toward whatever the person named said or was told, not what it asks about (the
