@@ -13,8 +13,8 @@ the two speakers' names, which seed nothing useful):
   scope's turns (their own text and the turn they answer), with IDF among those
   turns: full-text search matches words as written ("paint" does not find
   "painting") and weighs them by every scope's text. Each two content stems a
-  turn says one after the other are a term too, the question's pairs weighed
-  ``phrase`` ("support group": the two words apart say something else);
+  turn says in order, at most one other between, are a term too, the question's
+  pairs weighed ``phrase`` ("support group": the two words apart say something else);
 * **asked**: both lists match the question without the speakers' names: every turn is kept
   (and embedded) with its speaker in front and every session says them, so a short question's
   vector leans toward whatever the person named said or was told, not what it asks about (the
@@ -91,7 +91,7 @@ class _Lexicon:
         for i, text in enumerate(texts):
             stems = _stems(text)
             lengths[i] = len(stems)
-            # a pair of content stems said one after the other is a term of its own ("support group")
+            # a pair of content stems said close together is a term of its own ("support group")
             for term, tf in Counter([*stems, *_pairs(stems)]).items():
                 docs, tfs = postings.setdefault(term, ([], []))
                 docs.append(i)
@@ -109,7 +109,7 @@ class _Lexicon:
 
     def scores(self, question: str, phrase: float = 0.0) -> np.ndarray:
         """Every turn's BM25 score for the question's content words (0: none of them), plus
-        ``phrase`` × that of the pairs of them it says one after the other."""
+        ``phrase`` × that of the pairs of them it says in order, close together."""
         out = np.zeros(self.size, dtype=np.float32)
         stems = _stems(question, QUERY_STOP_WORDS)
         terms = [(t, 1.0) for t in dict.fromkeys(stems)]
@@ -122,9 +122,17 @@ class _Lexicon:
         return out
 
 
+#: two stems at most this far apart (content stems: function words left out) make a pair
+PAIR_SPAN = 2
+
+
 def _pairs(stems: list[str]) -> list[str]:
-    """Each two stems one after the other, as one term ("support group")."""
-    return [f"{a} {b}" for a, b in itertools.pairwise(stems) if a != b]
+    """Each two stems in this order at most :data:`PAIR_SPAN` apart, as one term ("support group";
+    "group ... therapy" in "support group for therapy"). Span 2 against 1, LOCO on LoCoMo: held out
+    session Hit@1 78.9 against 77.4; 3 gave the same as 2."""
+    return [
+        f"{a} {b}" for k in range(1, PAIR_SPAN + 1) for a, b in zip(stems, stems[k:], strict=False) if a != b
+    ]
 
 
 def _stems(text: str, stop: frozenset[str] = STOP_WORDS) -> list[str]:

@@ -212,9 +212,9 @@ class DialogueSettings(_Settings):
     phrase: float = Field(
         default=0.5,
         ge=0.0,
-        description="BM25 also scores each two content words the question says one after the other, "
-        "said so in a turn ('support group'), × this (LOCO grid 0 / 0.5 / 1 / 2, criterion session Hit@1, "
-        "fifth pass: four folds and the point chosen on all five: 0.5)",
+        description="BM25 also scores each two content words the question says in order close together "
+        "(at most one between), said so in a turn ('support group'), × this (LOCO grid 0.25 / 0.5 / 1, "
+        "criterion session Hit@1, fifth pass: every fold: 0.5)",
     )
     neighbours: float = Field(
         default=0.25,

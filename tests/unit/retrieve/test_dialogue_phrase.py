@@ -38,3 +38,26 @@ def test_the_turn_saying_the_questions_words_together_comes_first(tmp_path: Path
         ingest_conversation(kb, _talk(), scope="talk", enricher=None)
         assert _top(kb, None) == "talk/D2:1"  # the default weighs the pair
         assert _top(kb, 0.0) == "talk/D1:1"  # the words alone: the first of two alike turns
+
+
+def test_a_pair_with_one_word_between_counts_too(tmp_path: Path) -> None:
+    conv = Conversation("gap")
+    said = [
+        "Therapy was good and I gave support to the plan.",
+        "I went to the support group for therapy again.",
+    ]
+    for n, (text, day) in enumerate(zip(said, ["2023-03-04", "2023-04-15"], strict=True), 1):
+        sess = Session(f"D{n}", datetime.fromisoformat(day + "T10:00:00+00:00"))
+        sess.turns.append(Turn(f"gap/D{n}:1", "Anna", text))
+        conv.sessions.append(sess)
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        ingest_conversation(kb, conv, scope="gap", enricher=None)
+
+        def top(options: dict[str, object]) -> str:
+            res = kb.retrieve(
+                GraphQuery(query="Who had support therapy?", scope="gap", top_k=2, options=options)
+            )
+            return res.results[0].chunk.id
+
+        assert top({}) == "gap/D2:1"  # "support group for therapy": the pair, one word between
+        assert top({"dialogue": {"phrase": 0.0}}) == "gap/D1:1"
