@@ -45,6 +45,7 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
     "several": {"several_session": (0.0, 0.25, 0.5), "several_diversity": (0.7, 1.0)},
     "phrase": {"phrase": (0.0, 0.25, 0.5, 0.75, 1.0, 2.0)},
     "phrase3": {"phrase": (0.25, 0.5, 1.0)},
+    "neighbours": {"neighbours": (0.0, 0.25, 0.5), "session_turns": (3, 5)},
     "phrase_session": {"phrase": (0.25, 0.5), "session": (0.25, 0.5, 1.0), "speaker": (0.5, 1.0)},
 }
 
