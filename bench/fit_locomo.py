@@ -43,6 +43,10 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
         "speaker": (0.5, 1.0),
     },
     "several": {"several_session": (0.0, 0.25, 0.5), "several_diversity": (0.7, 1.0)},
+    "phrase": {"phrase": (0.0, 0.25, 0.5, 0.75, 1.0, 2.0)},
+    "phrase3": {"phrase": (0.25, 0.5, 1.0)},
+    "neighbours": {"neighbours": (0.0, 0.25, 0.5), "session_turns": (3, 5)},
+    "phrase_session": {"phrase": (0.25, 0.5), "session": (0.25, 0.5, 1.0), "speaker": (0.5, 1.0)},
 }
 
 
@@ -84,15 +88,17 @@ def main(
     criterion: Annotated[
         str,
         typer.Option(
-            "--criterion", help="What a fold maximizes on the other conversations: recall@5 or recall@10."
+            "--criterion",
+            help="What a fold maximizes on the other conversations: recall@5, recall@10 or session_hit@1.",
         ),
     ] = "recall@5",
 ) -> None:
     if grid not in GRIDS:
         raise typer.BadParameter(f"unknown grid {grid!r}; known: {', '.join(GRIDS)}")
-    if criterion not in ("recall@5", "recall@10"):
-        raise typer.BadParameter("the criterion is recall@5 or recall@10")
-    col = 0 if criterion == "recall@5" else 1
+    columns = ("recall@5", "recall@10", "session_hit@1")
+    if criterion not in columns:
+        raise typer.BadParameter(f"the criterion is one of {', '.join(columns)}")
+    col = columns.index(criterion)
     qs = read_jsonl(questions)
     convs = sorted({q["conversation"] for q in qs})
     chosen = GRIDS[grid]
@@ -105,8 +111,9 @@ def main(
             t0 = time.perf_counter()
             results.append(_per_question(kb, qs, p))
             typer.echo(
-                f"[{i}/{len(points)}] {p} R@5 {_mean(list(results[-1].values()), 0):.1f} "
-                f"({time.perf_counter() - t0:.0f} s)",
+                f"[{i}/{len(points)}] {p} R@5 / R@10 / Hit@1 "
+                + " / ".join(f"{_mean(list(results[-1].values()), c):.1f}" for c in range(3))
+                + f" ({time.perf_counter() - t0:.0f} s)",
                 err=True,
             )
     by_conv = {c: [q["id"] for q in qs if q["conversation"] == c] for c in convs}

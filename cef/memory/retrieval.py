@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 from cef.memory.assemble import assemble
 from cef.memory.constraints import RetrievalConstraints, Run, normalize_scope
-from cef.memory.walk import expand, find_anchors
+from cef.memory.walk import expand, find_anchors, query_context
 
 __all__ = ["RetrievalConstraints", "conversation_passages", "normalize_scope", "retrieve_context"]
 
@@ -126,10 +126,11 @@ def retrieve_context(
         run = Run(memory, c, scope, now, temporal, us, flt, " ".join(queries))
         run.timings["understand"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        anchors = find_anchors(run)
+        qc = query_context(run)
+        anchors = find_anchors(run, qc)
         run.timings["anchors"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        reached = expand(run, anchors)
+        reached = expand(run, qc)
         run.timings["expand"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         candidates, temporal_ctx = assemble(run, reached)
@@ -148,10 +149,7 @@ def retrieve_context(
         scope=scope,
         understanding={
             "queries": [u.summary() for u in us],
-            "anchors": [
-                {"node_id": g.node_ids[a.pos], "score": round(a.priority, 4), "how": a.anchor_how}
-                for a in anchors
-            ],
+            "anchors": [{"node_id": a.node_id, "score": round(a.score, 4), "how": a.how} for a in anchors],
         },
     )
     run.timings["pack"] = (time.perf_counter() - t0) * 1000

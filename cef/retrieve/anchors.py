@@ -1,8 +1,16 @@
-"""Stage 1: resolve the query's targets to anchor nodes (vector-first, then names)."""
+"""Stage 1: the nodes a search starts from (anchors).
+
+The route resolves a query's targets, or the names its text mentions, to anchor nodes by id, name
+and vector (:func:`resolve_anchors`). A caller that reads the question itself — the memory's
+understanding — hands the same stage what it read (:class:`AnchorRequest`: the nodes named, the
+types named) and :func:`anchor_stage` adds the question's nearest nodes and its passages' nodes,
+in the query's scope and under its edge filter.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -217,3 +225,125 @@ def record_entities(qc: QueryContext, linked: Sequence[LinkedEntity]) -> None:
         if e.pos not in have:
             qc.anchors.append(Anchor(e.pos, e.node_id, e.confidence, "entity", e.mention))
             have.add(e.pos)
+
+
+# ------------------------------------------------------- a caller's reading of the question
+@dataclass(frozen=True)
+class AnchorRequest:
+    """What a caller that reads the question itself (the memory's understanding,
+    :mod:`cef.memory.understand`) hands the anchor stage, :func:`anchor_stage`, beside the text.
+
+    ``named``: nodes the question names, already found (node id, score, how: ``name``,
+    ``synonym``, ``self``); ``mentions``: names an extractor found that match no node, resolved by
+    meaning; ``type_hints``: node types the question names (nearest nodes of each are anchors too,
+    and anchors of other types keep ``unnamed_type`` of their score); ``is_a(label, type)``: the
+    type hierarchy; ``named_only(label)``: labels anchored only when named by name (records of
+    what was said, not things); ``drop_ended``: a node whose every fact ended under the query's
+    edge filter is history, not an anchor (unless named); at most ``limit`` anchors."""
+
+    named: Sequence[tuple[str, float, str]] = ()
+    mentions: Sequence[str] = ()
+    type_hints: Sequence[str] = ()
+    is_a: Callable[[str, str], bool] | None = None
+    named_only: Callable[[str], bool] | None = None
+    unnamed_type: float = 1.0
+    drop_ended: bool = True
+    limit: int = 10
+
+
+#: a question-vector or passage match below this cosine is not an anchor (a mention's: + 0.1)
+QUESTION_MIN_VECTOR = 0.3
+#: share of the cosine a node keeps as an anchor: the whole question's nearest node, one of a named
+#: type (plus :data:`TYPE_BONUS`), a mention's nearest node; a chunk's likeness or BM25 score
+#: (over the best) its node keeps
+VECTOR_SHARE, MENTION_SHARE, CHUNK_VECTOR_SHARE, CHUNK_TEXT_SHARE = 0.9, 0.8, 0.6, 0.5
+TYPE_BONUS = 0.05
+#: how many nearest nodes (question, per named type, per mention) and chunks (vector, BM25) are asked
+QUESTION_K, TYPE_K, MENTION_K, CHUNK_K = 8, 6, 3, 8
+#: ways of being found that name the node (never dropped, never only by likeness)
+NAMED = frozenset({"name", "synonym", "self"})
+
+
+def anchor_stage(qc: QueryContext, request: AnchorRequest) -> list[Anchor]:
+    """The anchors of a question a caller has read (:class:`AnchorRequest`): the nodes it names,
+    its mentions' and its own nearest nodes by meaning (of each named type too), and the nodes of
+    the chunks that match it by meaning and by words, inside the query's scope; best first (ties by
+    id), also left in ``qc.anchors``."""
+    st = qc.state
+    g = st.graph
+    scope = qc.query.scope
+    found: dict[int, Anchor] = {}
+
+    def add(node_id: str, score: float, how: str) -> None:
+        pos = g.pos(node_id)
+        if pos is None or not node_visible(g, pos, scope):
+            return
+        if how != "name" and request.named_only is not None and request.named_only(g.label_of(pos)):
+            return
+        cur = found.get(pos)
+        if cur is None or score > cur.score:
+            found[pos] = Anchor(pos, node_id, score, how)
+
+    def nearest(vec: np.ndarray, k: int, type_name: str | None = None) -> list[tuple[str, float]]:
+        labels = None
+        if type_name is not None and request.is_a is not None:
+            is_a = request.is_a
+            labels = {name for name in g.labels.names if is_a(name, type_name)}
+        return node_vector_hits(g, st.node_vectors, vec, k, scope=scope, labels=labels)
+
+    for node_id, score, how in request.named:
+        add(node_id, score, how)
+    if len(st.node_vectors):
+        for text in request.mentions:
+            vec = qc.embed(text)
+            for nid, sim in nearest(vec, MENTION_K) if vec is not None else []:
+                if sim >= QUESTION_MIN_VECTOR + 0.1:
+                    add(nid, MENTION_SHARE * sim, "ner")
+    qvec = qc.query_vector
+    if qvec is not None and len(st.node_vectors):
+        for nid, sim in nearest(qvec, QUESTION_K):
+            if sim >= QUESTION_MIN_VECTOR:
+                add(nid, VECTOR_SHARE * sim, "vector")
+        for t in request.type_hints:
+            for nid, sim in nearest(qvec, TYPE_K, t):
+                if sim >= QUESTION_MIN_VECTOR:
+                    add(nid, VECTOR_SHARE * sim + TYPE_BONUS, "type")
+    for nid, score in _passage_nodes(qc, qvec):
+        add(nid, score, "passage")
+    if request.drop_ended:
+        for pos in [p for p, a in found.items() if a.how not in NAMED]:
+            if g.incident_edges(pos) and not len(g.step(np.array([pos], dtype=np.int64), qc.edge_filter)[0]):
+                del found[pos]
+    hinted = request.type_hints
+    if hinted and request.is_a is not None:
+        for a in found.values():
+            if not any(request.is_a(g.label_of(a.pos), t) for t in hinted):
+                a.score *= request.unnamed_type
+    qc.anchors = sorted(found.values(), key=lambda a: (-a.score, a.node_id))[: request.limit]
+    return qc.anchors
+
+
+def _passage_nodes(qc: QueryContext, qvec: np.ndarray | None) -> list[tuple[str, float]]:
+    """The nodes of the chunks like the question (vector) and sharing its words (BM25), each with
+    its chunk's share of a score, in the query's scope."""
+    st = qc.state
+    hits: list[tuple[str, float]] = []
+    if qvec is not None and len(st.chunk_vectors):
+
+        def visible(ids: list[str]) -> set[str]:
+            return set(qc.chunks(ids))
+
+        keep = visible if qc.filters_chunks else None
+        hits.extend(
+            (cid, CHUNK_VECTOR_SHARE * s)
+            for cid, s in search_visible(st.chunk_vectors, qvec, CHUNK_K, keep)
+            if s >= QUESTION_MIN_VECTOR
+        )
+    text_hits = st.store.search_text("chunk", qc.query.query, CHUNK_K, scope=qc.query.scope)
+    if text_hits:
+        top = max(h.score for h in text_hits) or 1.0
+        hits.extend((h.id, CHUNK_TEXT_SHARE * h.score / top) for h in text_hits)
+    chunks = qc.chunks([cid for cid, _ in hits]) if hits else {}
+    return [
+        (ch.node_id, s) for cid, s in hits if (ch := chunks.get(cid)) is not None and ch.node_id is not None
+    ]

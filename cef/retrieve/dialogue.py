@@ -12,7 +12,9 @@ the two speakers' names, which seed nothing useful):
   (``Σ weight / (fuse_k + rank)``). BM25 here scores the Snowball stems of the
   scope's turns (their own text and the turn they answer), with IDF among those
   turns: full-text search matches words as written ("paint" does not find
-  "painting") and weighs them by every scope's text;
+  "painting") and weighs them by every scope's text. Each two content stems a
+  turn says in order, at most one other between, are a term too, the question's
+  pairs weighed ``phrase`` ("support group": the two words apart say something else);
 * **asked**: both lists match the question without the speakers' names: every turn is kept
   (and embedded) with its speaker in front and every session says them, so a short question's
   vector leans toward whatever the person named said or was told, not what it asks about (the
@@ -87,16 +89,17 @@ class _Lexicon:
         postings: dict[str, tuple[list[int], list[int]]] = {}
         lengths = np.zeros(len(texts), dtype=np.float32)
         for i, text in enumerate(texts):
-            counts = Counter(_stems(text))
-            lengths[i] = sum(counts.values())
-            for term, tf in counts.items():
+            stems = _stems(text)
+            lengths[i] = len(stems)
+            # a pair of content stems said close together is a term of its own ("support group")
+            for term, tf in Counter([*stems, *_pairs(stems)]).items():
                 docs, tfs = postings.setdefault(term, ([], []))
                 docs.append(i)
                 tfs.append(tf)
         n = len(texts)
         norm = self.K1 * (1 - self.B + self.B * lengths / max(float(lengths.mean()) if n else 1.0, 1.0))
         self.size = n
-        #: term -> (turn positions, that term's BM25 contribution to each)
+        #: term (a stem, or two as "a b") -> (turn positions, that term's BM25 contribution to each)
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for term, (docs, tfs) in postings.items():
             idx = np.asarray(docs, dtype=np.int64)
@@ -104,14 +107,32 @@ class _Lexicon:
             idf = np.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
             self.postings[term] = (idx, (idf * freq * (self.K1 + 1) / (freq + norm[idx])).astype(np.float32))
 
-    def scores(self, question: str) -> np.ndarray:
-        """Every turn's BM25 score for the question's content words (0: none of them)."""
+    def scores(self, question: str, phrase: float = 0.0) -> np.ndarray:
+        """Every turn's BM25 score for the question's content words (0: none of them), plus
+        ``phrase`` × that of the pairs of them it says in order, close together."""
         out = np.zeros(self.size, dtype=np.float32)
-        for term in dict.fromkeys(_stems(question, QUERY_STOP_WORDS)):
+        stems = _stems(question, QUERY_STOP_WORDS)
+        terms = [(t, 1.0) for t in dict.fromkeys(stems)]
+        if phrase > 0:
+            terms += [(t, phrase) for t in dict.fromkeys(_pairs(stems))]
+        for term, weight in terms:
             hit = self.postings.get(term)
             if hit is not None:
-                out[hit[0]] += hit[1]
+                out[hit[0]] += weight * hit[1]
         return out
+
+
+#: two stems at most this far apart (content stems: function words left out) make a pair
+PAIR_SPAN = 2
+
+
+def _pairs(stems: list[str]) -> list[str]:
+    """Each two stems in this order at most :data:`PAIR_SPAN` apart, as one term ("support group";
+    "group ... therapy" in "support group for therapy"). Span 2 against 1, LOCO on LoCoMo: held out
+    session Hit@1 78.9 against 77.4; 3 gave the same as 2."""
+    return [
+        f"{a} {b}" for k in range(1, PAIR_SPAN + 1) for a, b in zip(stems, stems[k:], strict=False) if a != b
+    ]
 
 
 def _stems(text: str, stop: frozenset[str] = STOP_WORDS) -> list[str]:
@@ -228,7 +249,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         visible = np.fromiter((i in seen for i in turns.ids), dtype=bool, count=n)
     # what the question asks about, without the speakers' names (see the module doc)
     asked = _without_speakers(q.query, turns.speakers)
-    lexical = np.where(visible, turns.lexicon.scores(asked), 0.0)
+    lexical = np.where(visible, turns.lexicon.scores(asked, s.phrase), 0.0)
     dense = np.full(n, -np.inf, dtype=np.float32)
     vec = qc.embed(asked) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
     if vec is not None:

@@ -209,6 +209,13 @@ class DialogueSettings(_Settings):
         description="for such a question, a turn's score × this per turn of its session ranked before it "
         "(1: no diversity). Same grid (0.7 / 1): two folds and the point chosen on all five: 0.7",
     )
+    phrase: float = Field(
+        default=0.5,
+        ge=0.0,
+        description="BM25 also scores each two content words the question says in order close together "
+        "(at most one between), said so in a turn ('support group'), × this (LOCO grid 0.25 / 0.5 / 1, "
+        "criterion session Hit@1, fifth pass: every fold: 0.5)",
+    )
     neighbours: float = Field(
         default=0.25,
         ge=0.0,

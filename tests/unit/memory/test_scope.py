@@ -106,3 +106,25 @@ def test_engine_search_paths_honour_scope(two_users: SemanticMemory) -> None:
             ]
             assert not any(i.startswith("u2") for i in seen)
     assert all(r.chunk.scope == "u1" for r in kb.full_text_search("weekend trips", scope="u1"))
+
+
+def test_the_memory_anchors_on_the_engines_anchor_stage(two_users: SemanticMemory) -> None:
+    """The memory's anchors are the engine's anchor stage on what its understanding read: the named
+    node by name, the scope's passages lending theirs, another scope's never."""
+    import time
+
+    from cef.retrieve.anchors import AnchorRequest, anchor_stage
+    from cef.retrieve.context import QueryContext
+
+    query = "What does Sam like about weekend sailing trips?"
+    bundle = two_users.retrieve_context(query, scope="u1", max_depth=2)
+    got = [(a["node_id"], a["how"]) for a in bundle.understanding["anchors"]]
+    kb = two_users.kb
+    qc = QueryContext(state=kb.state, query=GraphQuery(query=query, scope="u1"), started=time.perf_counter())
+    with kb.state.reading():
+        entities = bundle.understanding["queries"][0]["entities"]
+        named = [(i, 1.0, e["how"]) for e in entities if e["how"] == "name" for i in e["nodes"]]
+        want = [(a.node_id, a.how) for a in anchor_stage(qc, AnchorRequest(named=named, drop_ended=True))]
+    assert got == want
+    assert {("u1-me", "name"), ("u1-hobby", "name")} <= set(got)
+    assert not any(i.startswith("u2") for i, _ in got)
