@@ -8,6 +8,8 @@ from __future__ import annotations
 import calendar
 
 __all__ = [
+    "ABBREVIATIONS",
+    "ANSWER_KINDS",
     "CALENDAR",
     "CLASSIFIERS",
     "CLASSIFIER_NOUNS",
@@ -16,6 +18,7 @@ __all__ = [
     "MODALS",
     "OPENERS",
     "PRO_FORMS",
+    "adverb",
     "inflected_verb",
 ]
 
@@ -75,3 +78,29 @@ def inflected_verb(token: str, lemma: str) -> bool:
     if lemma == token or token in (lemma + "s", lemma + "es") or token == lemma[:-1] + "ies":
         return False
     return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
+
+
+#: English general nouns a question uses for the kind of answer it wants ("what *year* did",
+#: "the *person* who", "what is the *job* of"): they say what is asked, they name no thing that a
+#: knowledge base must hold (its text says "in 2019", "an oceanographer")
+ANSWER_KINDS = frozenset(
+    ["person", "people", "thing", "place", "year", "date", "time", "month", "week", "job", "occupation",
+     "profession"]
+)  # fmt: skip
+#: English abbreviations of titles and ranks before a name ("*Dr.* Amara Lind" is a doctor)
+ABBREVIATIONS = {
+    "dr": "doctor", "prof": "professor", "capt": "captain", "sgt": "sergeant", "lt": "lieutenant",
+    "col": "colonel", "gen": "general", "gov": "governor", "sen": "senator", "supt": "superintendent",
+    "insp": "inspector", "rev": "reverend",
+}  # fmt: skip
+#: the English adjective endings an adverb in -ly is built on ("physic*al*ly", "obv*ious*ly")
+_ADVERB_BASES = ("al", "ous", "ive", "ful", "less", "ent", "ant", "ic", "ible", "able")
+
+
+def adverb(token: str) -> bool:
+    """An English adverb built on an adjective ("physically", "obviously", "frequently",
+    "possibly"): it says how, it names no thing."""
+    if len(token) < 6 or not token.endswith("ly"):
+        return False
+    base = token[:-2]
+    return base.endswith(_ADVERB_BASES) or token.endswith(("ably", "ibly"))

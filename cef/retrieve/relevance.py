@@ -103,6 +103,7 @@ from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
+from cef.retrieve.english import ABBREVIATIONS, ANSWER_KINDS, adverb
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term, read_terms
@@ -139,6 +140,8 @@ def _stems(text: str) -> set[str]:
     for token, key in _words(text):
         out.add(key)
         out.add(stem(token))
+        if token in ABBREVIATIONS:  # "Dr. Lind": a doctor
+            out.add(stem(ABBREVIATIONS[token]))
     return out
 
 
@@ -189,6 +192,8 @@ def _label_words(qc: QueryContext) -> set[str]:
 
 def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     terms = read_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    for t in terms.values():  # "what *year*", "the *person* who", "*physically*": asked, no thing named
+        t.names_thing = t.names_thing and (t.proper or not (t.lemma in ANSWER_KINDS or adverb(t.form)))
     q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types))
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
@@ -250,7 +255,8 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
             t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
         else:
             t.df = 0
-            for word in dict.fromkeys([t.form, t.lemma]):  # "kidneys": the text may say "kidney"
+            short = [a for a, full in ABBREVIATIONS.items() if full == t.lemma]  # "doctor": "Dr."
+            for word in dict.fromkeys([t.form, t.lemma, *short]):  # "kidneys": the text may say "kidney"
                 t.df = len(store.search_text("node", word, cap, scope=scope))
                 if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
                     t.df += len(store.search_text("chunk", word, cap, scope=scope))

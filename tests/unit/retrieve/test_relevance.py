@@ -310,3 +310,37 @@ def test_a_property_key_written_later_is_held(clinical_kb: cef.KnowledgeBase) ->
         )
     )
     assert "colour" not in _verdict(clinical_kb.retrieve(question))["unknown"]  # type: ignore[operator]
+
+
+# ------------------------------------------------------------------ fifth wave: words that ask, not name
+def test_a_word_for_the_kind_of_answer_names_no_thing(notes_kb: cef.KnowledgeBase) -> None:
+    """ "What *year*", "the *person* who", "the *job* of" say what is asked: the notes say "in 2019"
+    and "an oceanographer", not "year" or "job"; a thing the notes lack still matches nothing."""
+    for question in (
+        "What year did Maria start the seal survey?",
+        "What is the job of the person who presented the first tide readings to the council?",
+    ):
+        assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is False, question
+    assert (
+        _verdict(notes_kb.retrieve("What year did Maria start the puffin count?"))["nothing_matched"] is True
+    )
+    assert _verdict(notes_kb.retrieve("Which university did Hanna Voss study at?"))["nothing_matched"] is True
+
+
+def test_an_adverb_names_no_thing(notes_kb: cef.KnowledgeBase) -> None:
+    from cef.retrieve.english import adverb
+
+    assert adverb("physically") and adverb("obviously") and adverb("possibly")
+    assert not any(adverb(w) for w in ("family", "supply", "assembly", "monthly", "italy"))
+    result = notes_kb.retrieve("Where is the data archive physically kept?")
+    assert _verdict(result)["nothing_matched"] is False
+
+
+def test_a_title_abbreviation_holds_its_word(notes_kb: cef.KnowledgeBase) -> None:
+    """The notes say "a nephrologist, *Dr.* Amara Lind": the doctor is held; a dentist is not."""
+    result = notes_kb.retrieve("Which doctor does Lucas see about his kidneys?")
+    assert _verdict(result)["nothing_matched"] is False and _verdict(result)["unknown"] == []
+    assert (
+        _verdict(notes_kb.retrieve("Which dentist does Lucas see about his kidneys?"))["nothing_matched"]
+        is True
+    )
