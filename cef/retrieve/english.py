@@ -20,6 +20,7 @@ __all__ = [
     "PRO_FORMS",
     "adverb",
     "inflected_verb",
+    "word_forms",
 ]
 
 #: the forms of "be" a question or a description uses ("what *is* the genre", "*is* a member of")
@@ -104,3 +105,32 @@ def adverb(token: str) -> bool:
         return False
     base = token[:-2]
     return base.endswith(_ADVERB_BASES) or token.endswith(("ably", "ibly"))
+
+
+#: English derivational suffixes of agent and result nouns and of adjectives: "supervisor" is held
+#: where the text says "supervises", "foggy" where it says "fog"
+_DERIVATIONAL = ("ors", "ers", "or", "er", "ist", "ions", "ion", "ments", "ment", "gy", "y")
+#: the inflections tried on a derived word's base ("supervis": supervise, supervises, supervised)
+_INFLECTIONS = ("", "e", "s", "es", "ed", "ing")
+_VOWELS = "aeiou"
+
+
+def word_forms(word: str, lemma: str) -> list[str]:
+    """Other forms of a word, by regular English morphology: the inflections of its lemma ("stop":
+    stops, stopped, stopping; "take": takes, taking; "carry": carries, carried) and, for a word of 5
+    letters or more with a derivational suffix, its base inflected ("supervisor": supervise,
+    supervises; "foggy": fog). The word and its lemma themselves are left out."""
+    bare = lemma[:-1] if lemma.endswith("e") else lemma
+    plural = lemma + ("es" if lemma.endswith(("s", "x", "z", "ch", "sh")) else "s")
+    forms = [plural, bare + "ed", bare + "ing"]
+    if len(lemma) in (3, 4) and lemma[-1] not in _VOWELS + "wxy" and lemma[-2] in _VOWELS:
+        forms += [lemma + lemma[-1] + "ed", lemma + lemma[-1] + "ing"]  # "stopped", "planning"
+    if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in _VOWELS:
+        forms += [lemma[:-1] + "ies", lemma[:-1] + "ied"]
+    suffix = next((s for s in _DERIVATIONAL if word.endswith(s)), None) if len(word) >= 5 else None
+    if suffix is not None:
+        base = word[: -len(suffix)]
+        if base.endswith(base[-1] * 2):  # "foggy": fog
+            base = base[:-1]
+        forms += [base + ending for ending in _INFLECTIONS]
+    return [f for f in dict.fromkeys(forms) if len(f) >= 3 and f not in (word, lemma)]

@@ -71,8 +71,11 @@ class Term:
 
 def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
     """ "to" before a noun ("allergic to *penicillin*"), not before a verb and its object ("to
-    *promote* his venture")."""
+    *promote* his venture", "safe to *take* warfarin", "have to *stop* taking": a lower-case word
+    followed by another content word)."""
     if tokens[i][1] != "to" or i + 1 >= len(tokens) or not tokens[i + 1][3]:
+        return False
+    if i + 2 < len(tokens) and tokens[i + 2][3] and tokens[i + 1][0].islower():
         return False
     return i + 2 >= len(tokens) or tokens[i + 2][1] not in _OPENERS
 

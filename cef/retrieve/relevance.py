@@ -103,7 +103,7 @@ from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import ABBREVIATIONS, ANSWER_KINDS, adverb
+from cef.retrieve.english import ABBREVIATIONS, ANSWER_KINDS, adverb, word_forms
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term, read_terms
@@ -122,6 +122,12 @@ FLOOR = RelevanceSettings().floor
 #: how anchors found by name are marked (vector anchors are guesses, not things the question names)
 _GUESSED = frozenset({"vector", "dense"})
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
+#: where a noun says the kind of answer asked: after "what" / "which" ("what *year*", "what is the
+#: *job* of") or before a relative pronoun ("the *person* who"), not "each year", "per month"
+_ASKED_KIND = re.compile(
+    r"\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
+    re.I,
+)
 
 
 def _words(text: str) -> list[tuple[str, str]]:
@@ -192,8 +198,10 @@ def _label_words(qc: QueryContext) -> set[str]:
 
 def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     terms = read_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    kinds = {w.lower() for pair in _ASKED_KIND.findall(qc.query.query) for w in pair if w}
     for t in terms.values():  # "what *year*", "the *person* who", "*physically*": asked, no thing named
-        t.names_thing = t.names_thing and (t.proper or not (t.lemma in ANSWER_KINDS or adverb(t.form)))
+        kind = t.form in kinds and t.lemma in ANSWER_KINDS
+        t.names_thing = t.names_thing and (t.proper or not (kind or adverb(t.form)))
     q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types))
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
@@ -275,29 +283,13 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
             t.weight = math.log1p(n / (1 + cap))
 
 
-#: English derivational suffixes of agent and result nouns and of adjectives: "supervisor" is held
-#: where the text says "supervises", "foggy" where it says "fog"
-_DERIVATIONAL = ("ors", "ers", "or", "er", "ist", "ions", "ion", "ments", "ment", "gy", "y")
-#: the inflections tried on a derived word's base ("supervis": supervise, supervises, supervised)
-_INFLECTIONS = ("", "e", "s", "es", "ed", "ing")
-
-
 def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
-    """How many records hold a word of the same base as an absent question word of 5 letters or
-    more (its derivational suffix taken off, the base inflected); 0 when none does."""
-    word = t.form
-    if len(word) < 5 or not word.isalpha():
+    """How many records hold another form of an absent question word (its inflections, and its
+    base's when it has a derivational suffix, :func:`~cef.retrieve.english.word_forms`); 0: none."""
+    if not t.form.isalpha():
         return 0
-    suffix = next((s for s in _DERIVATIONAL if word.endswith(s)), None)
-    if suffix is None:
-        return 0
-    base = word[: -len(suffix)]
-    if base.endswith(base[-1] * 2):  # "foggy": fog
-        base = base[:-1]
     store, scope = qc.state.store, qc.query.scope
-    for form in dict.fromkeys(base + ending for ending in _INFLECTIONS):
-        if len(form) < 3 or form == word:
-            continue
+    for form in word_forms(t.form, t.lemma):
         df = len(store.search_text("node", form, cap, scope=scope))
         if not t.instance:
             df += len(store.search_text("chunk", form, cap, scope=scope))

@@ -327,6 +327,12 @@ def test_a_word_for_the_kind_of_answer_names_no_thing(notes_kb: cef.KnowledgeBas
     assert _verdict(notes_kb.retrieve("Which university did Hanna Voss study at?"))["nothing_matched"] is True
 
 
+def test_a_time_word_of_a_rate_still_names_a_thing(clinical_kb: cef.KnowledgeBase) -> None:
+    """ "A *month's* supply", "each *year*" name a span of time, not the kind of answer asked."""
+    result = clinical_kb.retrieve("How much does a month's supply of apixaban cost?")
+    assert _verdict(result)["nothing_matched"] is True
+
+
 def test_an_adverb_names_no_thing(notes_kb: cef.KnowledgeBase) -> None:
     from cef.retrieve.english import adverb
 
@@ -344,3 +350,12 @@ def test_a_title_abbreviation_holds_its_word(notes_kb: cef.KnowledgeBase) -> Non
         _verdict(notes_kb.retrieve("Which dentist does Lucas see about his kidneys?"))["nothing_matched"]
         is True
     )
+
+
+def test_a_verb_after_to_names_no_thing(clinical_kb: cef.KnowledgeBase) -> None:
+    """ "to *take* warfarin", "to *stop* taking": verbs with their object, not nouns after "to"."""
+    assert _things("Is it safe to take warfarin together with amiodarone?")["take"] is False
+    assert _things("Why did John have to stop taking ibuprofen?")["stop"] is False
+    assert _things("Is Amira allergic to penicillin?")["penicillin"] is True
+    result = clinical_kb.retrieve("Why did John have to stop taking ibuprofen?")
+    assert _verdict(result)["nothing_matched"] is False and "stop" not in _verdict(result)["unknown"]
