@@ -6,18 +6,23 @@ leaf module (it imports nothing of cef), so the readers can share it without imp
 from __future__ import annotations
 
 import calendar
+import re
 
 __all__ = [
     "ABBREVIATIONS",
     "ANSWER_KINDS",
+    "ASKED_KIND",
     "CALENDAR",
     "CLASSIFIERS",
     "CLASSIFIER_NOUNS",
     "COPULAS",
     "HAVE",
+    "MEASURES",
     "MODALS",
     "OPENERS",
     "PRO_FORMS",
+    "QUANTITY",
+    "YEAR",
     "adverb",
     "inflected_verb",
     "word_forms",
@@ -134,3 +139,23 @@ def word_forms(word: str, lemma: str) -> list[str]:
             base = base[:-1]
         forms += [base + ending for ending in _INFLECTIONS]
     return [f for f in dict.fromkeys(forms) if len(f) >= 3 and f not in (word, lemma)]
+
+
+#: where a noun says the kind of answer asked: after "what" / "which" ("what *year*", "what is the
+#: *job* of") or before a relative pronoun ("the *person* who"), not "each year", "per month"
+ASKED_KIND = re.compile(
+    r"\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
+    re.I,
+)
+#: English adjectives of dimension and age: "how *tall* is", "how *long* is" ask for a quantity
+MEASURES = frozenset(
+    ["tall", "long", "old", "big", "far", "high", "deep", "wide", "heavy", "large", "thick", "young"]
+)
+#: a year in a text ("in 2019"): what "what *year*" asks a result to show
+YEAR = re.compile(r"(?<![\w-])(?:1[0-9]|20)\d\d(?![\w])")
+#: a quantity in a text, not a year nor a part of a code or a date ("30 metres", "four kilometres")
+QUANTITY = re.compile(
+    r"(?<![\w.-])(?!(?:1[0-9]|20)\d\d\b)\d+(?:[.,]\d+)?(?![\d-])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|half)\b",
+    re.I,
+)

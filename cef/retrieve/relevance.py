@@ -101,12 +101,16 @@ import numpy as np
 
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
+from cef.retrieve.askedkinds import asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import ABBREVIATIONS, ANSWER_KINDS, adverb, word_forms
+from cef.retrieve.english import (
+    ABBREVIATIONS,
+    word_forms,
+)
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
-from cef.retrieve.questionterms import Term, read_terms
+from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.support import phrase_vectors, semantic_support, unit
@@ -122,12 +126,6 @@ FLOOR = RelevanceSettings().floor
 #: how anchors found by name are marked (vector anchors are guesses, not things the question names)
 _GUESSED = frozenset({"vector", "dense"})
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
-#: where a noun says the kind of answer asked: after "what" / "which" ("what *year*", "what is the
-#: *job* of") or before a relative pronoun ("the *person* who"), not "each year", "per month"
-_ASKED_KIND = re.compile(
-    r"\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
-    re.I,
-)
 
 
 def _words(text: str) -> list[tuple[str, str]]:
@@ -151,6 +149,15 @@ def _stems(text: str) -> set[str]:
     return out
 
 
+def _shows(shown: dict[str, re.Pattern[str]], evidence: set[str]) -> bool:  # "what year": a year
+    return all(key in evidence for key in shown)
+
+
+def _evidence(q: _Question, text: str) -> set[str]:
+    """The match keys of a result's text, and the question's words it shows ("what year": a year)."""
+    return _stems(text) | {key for key, shows in q.shown.items() if shows.search(text)}
+
+
 def _relation_words(name: str) -> str:
     return name.replace("_", " ").lower()
 
@@ -170,6 +177,7 @@ class _Question:
     named: list[_Named] = field(default_factory=list)
     asked_given: bool = False  # the query names the relations to follow: what it asks is given
     miscredited: set[str] = field(default_factory=set)  # said only of another speaker (credit.py)
+    shown: dict[str, re.Pattern[str]] = field(default_factory=dict)  # held where a result shows it
 
     @property
     def stems(self) -> list[str]:
@@ -197,12 +205,8 @@ def _label_words(qc: QueryContext) -> set[str]:
 
 
 def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
-    terms = read_terms(qc.query.query, _label_words(qc), settings.phrase_words)
-    kinds = {w.lower() for pair in _ASKED_KIND.findall(qc.query.query) for w in pair if w}
-    for t in terms.values():  # "what *year*", "the *person* who", "*physically*": asked, no thing named
-        kind = t.form in kinds and t.lemma in ANSWER_KINDS
-        t.names_thing = t.names_thing and (t.proper or not (kind or adverb(t.form)))
-    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types))
+    terms, shown = asked_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types), shown=shown)
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
     mention: dict[str, str] = {}
@@ -376,7 +380,13 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
     total = sum(t.weight for t in terms)
     if total <= 0:
         return 1.0
-    return sum(t.weight * _credit(t, evidence, settings, t.key in q.miscredited) for t in terms) / total
+    return (
+        sum(
+            t.weight * _credit(t, evidence, settings, t.key in q.miscredited or t.key in q.shown)
+            for t in terms
+        )
+        / total
+    )
 
 
 def _held(q: _Question, wanted: Sequence[str], *, names_only: bool = False) -> float:
@@ -443,7 +453,8 @@ def _chunk_relevance(
     if chunk.node_id is not None:
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
-    return _relevance(q, _stems(text), ties, settings, _path_named(qc) if from_paths else 0.0)
+    evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
+    return _relevance(q, evidence, ties, settings, named) * _shows(q.shown, evidence)
 
 
 def _credit_speaker(
@@ -490,7 +501,8 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
     named = _answer_named(qc, node.id)
-    relevance = _relevance(q, _stems(text), ties, settings, named)
+    evidence = _evidence(q, text)
+    relevance = _relevance(q, evidence, ties, settings, named)
     info = qc.stages.paths
     relation_words = _stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
     asked = [q.form(s) for s in q.asked]
@@ -513,7 +525,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
         relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
-    return relevance
+    return relevance * _shows(q.shown, evidence)
 
 
 def _features(q: _Question, measured: list[str]) -> dict[str, float]:

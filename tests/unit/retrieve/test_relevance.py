@@ -359,3 +359,20 @@ def test_a_verb_after_to_names_no_thing(clinical_kb: cef.KnowledgeBase) -> None:
     assert _things("Is Amira allergic to penicillin?")["penicillin"] is True
     result = clinical_kb.retrieve("Why did John have to stop taking ibuprofen?")
     assert _verdict(result)["nothing_matched"] is False and "stop" not in _verdict(result)["unknown"]
+
+
+def test_a_measure_is_held_only_where_a_result_shows_a_quantity(notes_kb: cef.KnowledgeBase) -> None:
+    """ "How *long* is the Old Pier?": the notes name the pier but give no length; "the oldest
+    wooden pier" holds the word, not a quantity. "What *year*" is held where a year stands."""
+    from cef.retrieve.askedkinds import asked_terms
+
+    assert set(asked_terms("How long is the Old Pier?", set(), 3)[1]) == {"long"}
+    assert asked_terms("How long did the outage last?", set(), 3)[1] == {}  # a duration, not a measure
+    from cef.retrieve.english import QUANTITY, YEAR
+
+    assert not QUANTITY.search("The Old Pier is the oldest wooden pier, built in 1871 (see 2024-03 Meeting).")
+    assert QUANTITY.search("every thirty seconds") and QUANTITY.search("it is 240 m long")
+    assert YEAR.search("She started the survey in 2019.") and not YEAR.search("INC-2041 and 12 pods")
+    assert (
+        _verdict(notes_kb.retrieve("What year did Maria start the seal survey?"))["nothing_matched"] is False
+    )
