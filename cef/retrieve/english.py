@@ -125,7 +125,8 @@ def word_forms(word: str, lemma: str) -> list[str]:
     stops, stopped, stopping; "take": takes, taking; "carry": carries, carried) and, for a word of 5
     letters or more with a derivational suffix, its base inflected ("supervisor": supervise,
     supervises; "foggy": fog). The word and its lemma themselves are left out."""
-    bare = lemma[:-1] if lemma.endswith("e") else lemma
+    # "take": taking; not "programme": programming (a doubled consonant before the "e" stays)
+    bare = lemma[:-1] if lemma.endswith("e") and lemma[-2:-1] != lemma[-3:-2] else lemma
     plural = lemma + ("es" if lemma.endswith(("s", "x", "z", "ch", "sh")) else "s")
     forms = [plural, bare + "ed", bare + "ing"]
     if len(lemma) in (3, 4) and lemma[-1] not in _VOWELS + "wxy" and lemma[-2] in _VOWELS:

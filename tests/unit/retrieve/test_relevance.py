@@ -376,3 +376,12 @@ def test_a_measure_is_held_only_where_a_result_shows_a_quantity(notes_kb: cef.Kn
     assert (
         _verdict(notes_kb.retrieve("What year did Maria start the seal survey?"))["nothing_matched"] is False
     )
+
+
+def test_an_absent_word_is_held_by_its_inflections() -> None:
+    from cef.retrieve.english import word_forms
+
+    assert {"stopped", "stops", "stopping"} <= set(word_forms("stop", "stop"))
+    assert {"takes", "taking"} <= set(word_forms("take", "take"))
+    assert "programming" not in word_forms("programme", "programme")  # another word, not a form
+    assert {"supervise", "supervises"} <= set(word_forms("supervisor", "supervisor"))
