@@ -103,9 +103,18 @@ ABBREVIATIONS = {
 _ADVERB_BASES = ("al", "ous", "ive", "ful", "less", "ent", "ant", "ic", "ible", "able")
 
 
+#: English adverbs not built with -ly ("take them *together*"): they say how, they name no thing
+_PLAIN_ADVERBS = frozenset(
+    ["together", "apart", "alone", "instead", "again", "anyway", "almost", "already", "also", "else", "even",
+     "just", "maybe", "perhaps", "quite", "rather", "soon", "too", "very", "well", "yet"]
+)  # fmt: skip
+
+
 def adverb(token: str) -> bool:
     """An English adverb built on an adjective ("physically", "obviously", "frequently",
-    "possibly"): it says how, it names no thing."""
+    "possibly") or a plain one ("together"): it says how, it names no thing."""
+    if token in _PLAIN_ADVERBS:
+        return True
     if len(token) < 6 or not token.endswith("ly"):
         return False
     base = token[:-2]

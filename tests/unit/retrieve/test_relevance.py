@@ -336,7 +336,7 @@ def test_a_time_word_of_a_rate_still_names_a_thing(clinical_kb: cef.KnowledgeBas
 def test_an_adverb_names_no_thing(notes_kb: cef.KnowledgeBase) -> None:
     from cef.retrieve.english import adverb
 
-    assert adverb("physically") and adverb("obviously") and adverb("possibly")
+    assert adverb("physically") and adverb("obviously") and adverb("possibly") and adverb("together")
     assert not any(adverb(w) for w in ("family", "supply", "assembly", "monthly", "italy"))
     result = notes_kb.retrieve("Where is the data archive physically kept?")
     assert _verdict(result)["nothing_matched"] is False
@@ -357,6 +357,8 @@ def test_a_verb_after_to_names_no_thing(clinical_kb: cef.KnowledgeBase) -> None:
     assert _things("Is it safe to take warfarin together with amiodarone?")["take"] is False
     assert _things("Why did John have to stop taking ibuprofen?")["stop"] is False
     assert _things("Is Amira allergic to penicillin?")["penicillin"] is True
+    cook = _things("What is the best way to cook risotto?")
+    assert cook["cook"] is False and cook["risotto"] is True  # the verb's object names a thing
     result = clinical_kb.retrieve("Why did John have to stop taking ibuprofen?")
     assert _verdict(result)["nothing_matched"] is False and "stop" not in _verdict(result)["unknown"]
 
