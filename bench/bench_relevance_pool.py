@@ -7,7 +7,7 @@ question about a hospital asked of a museum is not answered by it), pooled over 
     python bench/bench_relevance_pool.py --metaqa 100                    # with MetaQA (100 per hop file)
 
 The domains: the shipped examples ``clinical``, ``services`` (on-topic: their ``questions.yaml`` and
-the on-topic lists of ``bench/offtopic/questions-2.yaml``; off-topic: the lists written for them in
+the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-4.yaml``; off-topic: the lists written for them in
 ``bench/offtopic/``), ``notes`` (``tests/unit/retrieve/notes_questions.yaml`` and questions-2), every
 curated graph under ``bench/curated/`` (its ``questions.yaml``, with its ``as_of``), and with
 ``--metaqa N`` the WikiMovies triples (the first N questions of each hop file), with ``--locomo ID``
@@ -82,11 +82,12 @@ def conversations(ids: list[str], corpus: Path) -> list[Domain]:
     for q in read_jsonl(corpus.parent / "questions.jsonl.gz"):
         if q["conversation"] in out:
             out[q["conversation"]].ontopic.append(Question(str(q["question"]), set="locomo"))
-    written = _yaml(OFFTOPIC / "conversations-1.yaml")["sets"]  # adversarial questions written for two
-    for c, d in out.items():
-        if c in written:
-            d.ontopic += _listed(written[c].get("ontopic", []), "conversations-1")
-            d.offtopic += _listed(written[c].get("offtopic", []), "conversations-1")
+    for name in ("conversations-1", "conversations-2"):  # adversarial questions written for two each
+        written = _yaml(OFFTOPIC / f"{name}.yaml")["sets"]
+        for c, d in out.items():
+            if c in written:
+                d.ontopic += _listed(written[c].get("ontopic", []), name)
+                d.offtopic += _listed(written[c].get("offtopic", []), name)
     return list(out.values())
 
 
@@ -94,6 +95,7 @@ def domains(metaqa: int) -> list[Domain]:
     off1 = _yaml(OFFTOPIC / "questions.yaml")["sets"]
     off2 = _yaml(OFFTOPIC / "questions-2.yaml")["sets"]
     off3 = _yaml(OFFTOPIC / "questions-3.yaml")["sets"]
+    off4 = _yaml(OFFTOPIC / "questions-4.yaml")["sets"]
     out = []
     for name in ("clinical", "services"):
         d = Domain(name, [str(ROOT / "examples" / name / "graph.yaml")])
@@ -105,6 +107,8 @@ def domains(metaqa: int) -> list[Domain]:
             off2[name]["offtopic"], "questions-2"
         )
         d.offtopic += _listed(off3[name]["offtopic"], "questions-3")
+        d.ontopic += _listed(off4[name]["ontopic"], "questions-4")
+        d.offtopic += _listed(off4[name]["offtopic"], "questions-4")
         out.append(d)
     notes = _yaml(ROOT / "tests" / "unit" / "retrieve" / "notes_questions.yaml")
     d = Domain("notes", [str(ROOT / "examples" / "notes")])
@@ -112,6 +116,8 @@ def domains(metaqa: int) -> list[Domain]:
     d.ontopic += _listed(off3["notes"]["ontopic"], "questions-3")
     d.offtopic = _listed(notes["offtopic"], "shipped") + _listed(off2["notes"]["offtopic"], "questions-2")
     d.offtopic += _listed(off3["notes"]["offtopic"], "questions-3")
+    d.ontopic += _listed(off4["notes"]["ontopic"], "questions-4")
+    d.offtopic += _listed(off4["notes"]["offtopic"], "questions-4")
     out.append(d)
     for folder in sorted(p for p in CURATED.iterdir() if (p / "graph.yaml").exists()):
         d = Domain(folder.name, [str(folder / "graph.yaml")])

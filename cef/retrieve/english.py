@@ -6,17 +6,26 @@ leaf module (it imports nothing of cef), so the readers can share it without imp
 from __future__ import annotations
 
 import calendar
+import re
 
 __all__ = [
+    "ABBREVIATIONS",
+    "ANSWER_KINDS",
+    "ASKED_KIND",
     "CALENDAR",
     "CLASSIFIERS",
     "CLASSIFIER_NOUNS",
     "COPULAS",
     "HAVE",
+    "MEASURES",
     "MODALS",
     "OPENERS",
     "PRO_FORMS",
+    "QUANTITY",
+    "YEAR",
+    "adverb",
     "inflected_verb",
+    "word_forms",
 ]
 
 #: the forms of "be" a question or a description uses ("what *is* the genre", "*is* a member of")
@@ -77,3 +86,88 @@ def inflected_verb(token: str, lemma: str) -> bool:
     if token.endswith("t") and not lemma.endswith("t"):
         return True  # a past form in -t ("sent" -> "send", "built", "kept"): no plural ends so
     return not token.startswith(lemma[:3])  # an irregular form, not a spelling variant
+
+
+#: English general nouns a question uses for the kind of answer it wants ("what *year* did",
+#: "the *person* who", "what is the *job* of"): they say what is asked, they name no thing that a
+#: knowledge base must hold (its text says "in 2019", "an oceanographer")
+ANSWER_KINDS = frozenset(
+    ["person", "people", "thing", "place", "year", "date", "time", "month", "week", "job", "occupation",
+     "profession"]
+)  # fmt: skip
+#: English abbreviations of titles and ranks before a name ("*Dr.* Amara Lind" is a doctor)
+ABBREVIATIONS = {
+    "dr": "doctor", "prof": "professor", "capt": "captain", "sgt": "sergeant", "lt": "lieutenant",
+    "col": "colonel", "gen": "general", "gov": "governor", "sen": "senator", "supt": "superintendent",
+    "insp": "inspector", "rev": "reverend",
+}  # fmt: skip
+#: the English adjective endings an adverb in -ly is built on ("physic*al*ly", "obv*ious*ly")
+_ADVERB_BASES = ("al", "ous", "ive", "ful", "less", "ent", "ant", "ic", "ible", "able")
+
+
+#: English adverbs not built with -ly ("take them *together*"): they say how, they name no thing
+_PLAIN_ADVERBS = frozenset(
+    ["together", "apart", "alone", "instead", "again", "anyway", "almost", "already", "also", "else", "even",
+     "just", "maybe", "perhaps", "quite", "rather", "soon", "too", "very", "well", "yet"]
+)  # fmt: skip
+
+
+def adverb(token: str) -> bool:
+    """An English adverb built on an adjective ("physically", "obviously", "frequently",
+    "possibly") or a plain one ("together"): it says how, it names no thing."""
+    if token in _PLAIN_ADVERBS:
+        return True
+    if len(token) < 6 or not token.endswith("ly"):
+        return False
+    base = token[:-2]
+    return base.endswith(_ADVERB_BASES) or token.endswith(("ably", "ibly"))
+
+
+#: English derivational suffixes of agent and result nouns and of adjectives: "supervisor" is held
+#: where the text says "supervises", "foggy" where it says "fog"
+_DERIVATIONAL = ("ors", "ers", "or", "er", "ist", "ions", "ion", "ments", "ment", "gy", "y")
+#: the inflections tried on a derived word's base ("supervis": supervise, supervises, supervised)
+_INFLECTIONS = ("", "e", "s", "es", "ed", "ing")
+_VOWELS = "aeiou"
+
+
+def word_forms(word: str, lemma: str) -> list[str]:
+    """Other forms of a word, by regular English morphology: the inflections of its lemma ("stop":
+    stops, stopped, stopping; "take": takes, taking; "carry": carries, carried) and, for a word of 5
+    letters or more with a derivational suffix, its base inflected ("supervisor": supervise,
+    supervises; "foggy": fog). The word and its lemma themselves are left out."""
+    # "take": taking; not "programme": programming (a doubled consonant before the "e" stays)
+    bare = lemma[:-1] if lemma.endswith("e") and lemma[-2:-1] != lemma[-3:-2] else lemma
+    plural = lemma + ("es" if lemma.endswith(("s", "x", "z", "ch", "sh")) else "s")
+    forms = [plural, bare + "ed", bare + "ing"]
+    if len(lemma) in (3, 4) and lemma[-1] not in _VOWELS + "wxy" and lemma[-2] in _VOWELS:
+        forms += [lemma + lemma[-1] + "ed", lemma + lemma[-1] + "ing"]  # "stopped", "planning"
+    if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in _VOWELS:
+        forms += [lemma[:-1] + "ies", lemma[:-1] + "ied"]
+    suffix = next((s for s in _DERIVATIONAL if word.endswith(s)), None) if len(word) >= 5 else None
+    if suffix is not None:
+        base = word[: -len(suffix)]
+        if base.endswith(base[-1] * 2):  # "foggy": fog
+            base = base[:-1]
+        forms += [base + ending for ending in _INFLECTIONS]
+    return [f for f in dict.fromkeys(forms) if len(f) >= 3 and f not in (word, lemma)]
+
+
+#: where a noun says the kind of answer asked: after "what" / "which" ("what *year*", "what is the
+#: *job* of") or before a relative pronoun ("the *person* who"), not "each year", "per month"
+ASKED_KIND = re.compile(
+    r"\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
+    re.I,
+)
+#: English adjectives of dimension and age: "how *tall* is", "how *long* is" ask for a quantity
+MEASURES = frozenset(
+    ["tall", "long", "old", "big", "far", "high", "deep", "wide", "heavy", "large", "thick", "young"]
+)
+#: a year in a text ("in 2019"): what "what *year*" asks a result to show
+YEAR = re.compile(r"(?<![\w-])(?:1[0-9]|20)\d\d(?![\w])")
+#: a quantity in a text, not a year nor a part of a code or a date ("30 metres", "four kilometres")
+QUANTITY = re.compile(
+    r"(?<![\w.-])(?!(?:1[0-9]|20)\d\d\b)\d+(?:[.,]\d+)?(?![\d-])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|half)\b",
+    re.I,
+)

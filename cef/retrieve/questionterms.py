@@ -71,10 +71,26 @@ class Term:
 
 def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
     """ "to" before a noun ("allergic to *penicillin*"), not before a verb and its object ("to
-    *promote* his venture")."""
+    *promote* his venture", "safe to *take* warfarin", "have to *stop* taking": a lower-case word
+    followed by another content word)."""
     if tokens[i][1] != "to" or i + 1 >= len(tokens) or not tokens[i + 1][3]:
         return False
+    if _infinitive(tokens, i):
+        return False
     return i + 2 >= len(tokens) or tokens[i + 2][1] not in _OPENERS
+
+
+def _infinitive(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
+    """ "to" before a lower-case word and another content word: a verb and its object ("safe to
+    *take* warfarin", "the best way to *cook* risotto")."""
+    n = len(tokens)
+    return (
+        tokens[i][1] == "to"
+        and i + 2 < n
+        and tokens[i + 1][3]
+        and tokens[i + 2][3]
+        and tokens[i + 1][0].islower()
+    )
 
 
 def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
@@ -148,7 +164,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
             or not any(c.isalpha() for c in low)
         )
         tokens.append((raw, low, possessive, content))
-    verbs = _verb_positions(tokens)
+    infinitives = {i + 1 for i in range(len(tokens)) if _infinitive(tokens, i)}
+    verbs = _verb_positions(tokens) | infinitives
     out: dict[str, Term] = {}
     things: set[str] = set()  # keys with an occurrence that names a thing
     phrase: list[tuple[Term, bool]] = []  # the open noun phrase: (word, capitalized or a code)
@@ -194,6 +211,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         room = 0 if (verb and not modifier) or key in heads else max(room - 1, 1 if modifier else 0)
         if room == 0:
             close()
+        if i in infinitives:  # its object names a thing: "to cook *risotto*"
+            room = phrase_words
         if possessive:
             close()
             room = phrase_words

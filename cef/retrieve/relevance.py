@@ -101,11 +101,16 @@ import numpy as np
 
 from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
+from cef.retrieve.askedkinds import asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
+from cef.retrieve.english import (
+    ABBREVIATIONS,
+    word_forms,
+)
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
-from cef.retrieve.questionterms import Term, read_terms
+from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.support import phrase_vectors, semantic_support, unit
@@ -139,7 +144,18 @@ def _stems(text: str) -> set[str]:
     for token, key in _words(text):
         out.add(key)
         out.add(stem(token))
+        if token in ABBREVIATIONS:  # "Dr. Lind": a doctor
+            out.add(stem(ABBREVIATIONS[token]))
     return out
+
+
+def _shows(shown: dict[str, re.Pattern[str]], evidence: set[str]) -> bool:  # "what year": a year
+    return all(key in evidence for key in shown)
+
+
+def _evidence(q: _Question, text: str) -> set[str]:
+    """The match keys of a result's text, and the question's words it shows ("what year": a year)."""
+    return _stems(text) | {key for key, shows in q.shown.items() if shows.search(text)}
 
 
 def _relation_words(name: str) -> str:
@@ -161,6 +177,7 @@ class _Question:
     named: list[_Named] = field(default_factory=list)
     asked_given: bool = False  # the query names the relations to follow: what it asks is given
     miscredited: set[str] = field(default_factory=set)  # said only of another speaker (credit.py)
+    shown: dict[str, re.Pattern[str]] = field(default_factory=dict)  # held where a result shows it
 
     @property
     def stems(self) -> list[str]:
@@ -188,8 +205,8 @@ def _label_words(qc: QueryContext) -> set[str]:
 
 
 def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
-    terms = read_terms(qc.query.query, _label_words(qc), settings.phrase_words)
-    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types))
+    terms, shown = asked_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types), shown=shown)
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
     mention: dict[str, str] = {}
@@ -250,7 +267,8 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
             t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
         else:
             t.df = 0
-            for word in dict.fromkeys([t.form, t.lemma]):  # "kidneys": the text may say "kidney"
+            short = [a for a, full in ABBREVIATIONS.items() if full == t.lemma]  # "doctor": "Dr."
+            for word in dict.fromkeys([t.form, t.lemma, *short]):  # "kidneys": the text may say "kidney"
                 t.df = len(store.search_text("node", word, cap, scope=scope))
                 if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
                     t.df += len(store.search_text("chunk", word, cap, scope=scope))
@@ -269,29 +287,13 @@ def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
             t.weight = math.log1p(n / (1 + cap))
 
 
-#: English derivational suffixes of agent and result nouns and of adjectives: "supervisor" is held
-#: where the text says "supervises", "foggy" where it says "fog"
-_DERIVATIONAL = ("ors", "ers", "or", "er", "ist", "ions", "ion", "ments", "ment", "gy", "y")
-#: the inflections tried on a derived word's base ("supervis": supervise, supervises, supervised)
-_INFLECTIONS = ("", "e", "s", "es", "ed", "ing")
-
-
 def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
-    """How many records hold a word of the same base as an absent question word of 5 letters or
-    more (its derivational suffix taken off, the base inflected); 0 when none does."""
-    word = t.form
-    if len(word) < 5 or not word.isalpha():
+    """How many records hold another form of an absent question word (its inflections, and its
+    base's when it has a derivational suffix, :func:`~cef.retrieve.english.word_forms`); 0: none."""
+    if not t.form.isalpha():
         return 0
-    suffix = next((s for s in _DERIVATIONAL if word.endswith(s)), None)
-    if suffix is None:
-        return 0
-    base = word[: -len(suffix)]
-    if base.endswith(base[-1] * 2):  # "foggy": fog
-        base = base[:-1]
     store, scope = qc.state.store, qc.query.scope
-    for form in dict.fromkeys(base + ending for ending in _INFLECTIONS):
-        if len(form) < 3 or form == word:
-            continue
+    for form in word_forms(t.form, t.lemma):
         df = len(store.search_text("node", form, cap, scope=scope))
         if not t.instance:
             df += len(store.search_text("chunk", form, cap, scope=scope))
@@ -378,7 +380,13 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
     total = sum(t.weight for t in terms)
     if total <= 0:
         return 1.0
-    return sum(t.weight * _credit(t, evidence, settings, t.key in q.miscredited) for t in terms) / total
+    return (
+        sum(
+            t.weight * _credit(t, evidence, settings, t.key in q.miscredited or t.key in q.shown)
+            for t in terms
+        )
+        / total
+    )
 
 
 def _held(q: _Question, wanted: Sequence[str], *, names_only: bool = False) -> float:
@@ -445,7 +453,8 @@ def _chunk_relevance(
     if chunk.node_id is not None:
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
-    return _relevance(q, _stems(text), ties, settings, _path_named(qc) if from_paths else 0.0)
+    evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
+    return _relevance(q, evidence, ties, settings, named) * _shows(q.shown, evidence)
 
 
 def _credit_speaker(
@@ -492,7 +501,8 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
     named = _answer_named(qc, node.id)
-    relevance = _relevance(q, _stems(text), ties, settings, named)
+    evidence = _evidence(q, text)
+    relevance = _relevance(q, evidence, ties, settings, named)
     info = qc.stages.paths
     relation_words = _stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
     asked = [q.form(s) for s in q.asked]
@@ -515,7 +525,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
         relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
-    return relevance
+    return relevance * _shows(q.shown, evidence)
 
 
 def _features(q: _Question, measured: list[str]) -> dict[str, float]:

@@ -310,3 +310,80 @@ def test_a_property_key_written_later_is_held(clinical_kb: cef.KnowledgeBase) ->
         )
     )
     assert "colour" not in _verdict(clinical_kb.retrieve(question))["unknown"]  # type: ignore[operator]
+
+
+# ------------------------------------------------------------------ fifth wave: words that ask, not name
+def test_a_word_for_the_kind_of_answer_names_no_thing(notes_kb: cef.KnowledgeBase) -> None:
+    """ "What *year*", "the *person* who", "the *job* of" say what is asked: the notes say "in 2019"
+    and "an oceanographer", not "year" or "job"; a thing the notes lack still matches nothing."""
+    for question in (
+        "What year did Maria start the seal survey?",
+        "What is the job of the person who presented the first tide readings to the council?",
+    ):
+        assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is False, question
+    assert (
+        _verdict(notes_kb.retrieve("What year did Maria start the puffin count?"))["nothing_matched"] is True
+    )
+    assert _verdict(notes_kb.retrieve("Which university did Hanna Voss study at?"))["nothing_matched"] is True
+
+
+def test_a_time_word_of_a_rate_still_names_a_thing(clinical_kb: cef.KnowledgeBase) -> None:
+    """ "A *month's* supply", "each *year*" name a span of time, not the kind of answer asked."""
+    result = clinical_kb.retrieve("How much does a month's supply of apixaban cost?")
+    assert _verdict(result)["nothing_matched"] is True
+
+
+def test_an_adverb_names_no_thing(notes_kb: cef.KnowledgeBase) -> None:
+    from cef.retrieve.english import adverb
+
+    assert adverb("physically") and adverb("obviously") and adverb("possibly") and adverb("together")
+    assert not any(adverb(w) for w in ("family", "supply", "assembly", "monthly", "italy"))
+    result = notes_kb.retrieve("Where is the data archive physically kept?")
+    assert _verdict(result)["nothing_matched"] is False
+
+
+def test_a_title_abbreviation_holds_its_word(notes_kb: cef.KnowledgeBase) -> None:
+    """The notes say "a nephrologist, *Dr.* Amara Lind": the doctor is held; a dentist is not."""
+    result = notes_kb.retrieve("Which doctor does Lucas see about his kidneys?")
+    assert _verdict(result)["nothing_matched"] is False and _verdict(result)["unknown"] == []
+    assert (
+        _verdict(notes_kb.retrieve("Which dentist does Lucas see about his kidneys?"))["nothing_matched"]
+        is True
+    )
+
+
+def test_a_verb_after_to_names_no_thing(clinical_kb: cef.KnowledgeBase) -> None:
+    """ "to *take* warfarin", "to *stop* taking": verbs with their object, not nouns after "to"."""
+    assert _things("Is it safe to take warfarin together with amiodarone?")["take"] is False
+    assert _things("Why did John have to stop taking ibuprofen?")["stop"] is False
+    assert _things("Is Amira allergic to penicillin?")["penicillin"] is True
+    cook = _things("What is the best way to cook risotto?")
+    assert cook["cook"] is False and cook["risotto"] is True  # the verb's object names a thing
+    result = clinical_kb.retrieve("Why did John have to stop taking ibuprofen?")
+    assert _verdict(result)["nothing_matched"] is False and "stop" not in _verdict(result)["unknown"]
+
+
+def test_a_measure_is_held_only_where_a_result_shows_a_quantity(notes_kb: cef.KnowledgeBase) -> None:
+    """ "How *long* is the Old Pier?": the notes name the pier but give no length; "the oldest
+    wooden pier" holds the word, not a quantity. "What *year*" is held where a year stands."""
+    from cef.retrieve.askedkinds import asked_terms
+
+    assert set(asked_terms("How long is the Old Pier?", set(), 3)[1]) == {"long"}
+    assert asked_terms("How long did the outage last?", set(), 3)[1] == {}  # a duration, not a measure
+    from cef.retrieve.english import QUANTITY, YEAR
+
+    assert not QUANTITY.search("The Old Pier is the oldest wooden pier, built in 1871 (see 2024-03 Meeting).")
+    assert QUANTITY.search("every thirty seconds") and QUANTITY.search("it is 240 m long")
+    assert YEAR.search("She started the survey in 2019.") and not YEAR.search("INC-2041 and 12 pods")
+    assert (
+        _verdict(notes_kb.retrieve("What year did Maria start the seal survey?"))["nothing_matched"] is False
+    )
+
+
+def test_an_absent_word_is_held_by_its_inflections() -> None:
+    from cef.retrieve.english import word_forms
+
+    assert {"stopped", "stops", "stopping"} <= set(word_forms("stop", "stop"))
+    assert {"takes", "taking"} <= set(word_forms("take", "take"))
+    assert "programming" not in word_forms("programme", "programme")  # another word, not a form
+    assert {"supervise", "supervises"} <= set(word_forms("supervisor", "supervisor"))

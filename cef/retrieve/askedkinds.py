@@ -1,0 +1,33 @@
+"""The words of a question that say what kind of answer it asks, read with general English only
+(:mod:`cef.retrieve.relevance`): "what *year*", "the *person* who", "what is the *job* of" name no
+thing the knowledge base must hold (its text says "in 2019", "an oceanographer"); nor does an
+adverb ("*physically* kept"). "What *year*" is held where a result shows a year, "how *tall* is" /
+"how *long* are" where it shows a quantity: a result that does not show it does not answer."""
+
+from __future__ import annotations
+
+import re
+
+from cef.retrieve.english import ANSWER_KINDS, ASKED_KIND, MEASURES, QUANTITY, YEAR, adverb
+from cef.retrieve.questionterms import Term, read_terms
+
+__all__ = ["asked_terms"]
+
+
+def asked_terms(
+    question: str, heads: set[str], phrase_words: int
+) -> tuple[dict[str, Term], dict[str, re.Pattern[str]]]:
+    """The question's content words (:func:`~cef.retrieve.questionterms.read_terms`), the words for
+    the kind of answer and the adverbs marked as naming no thing, and the words a result holds only
+    where it shows what they ask (by match key: the pattern it must hold)."""
+    terms = read_terms(question, heads, phrase_words)
+    kinds = {w.lower() for pair in ASKED_KIND.findall(question) for w in pair if w}
+    shown: dict[str, re.Pattern[str]] = {}
+    for t in terms.values():
+        kind = t.form in kinds and t.lemma in ANSWER_KINDS
+        t.names_thing = t.names_thing and (t.proper or not (kind or adverb(t.form)))
+        if kind and t.lemma in ("year", "date"):
+            shown[t.key] = YEAR
+        elif t.form in MEASURES and re.search(rf"\bhow\s+{t.form}\s+(?:is|are|was|were)\b", question, re.I):
+            shown[t.key], t.names_thing = QUANTITY, False
+    return terms, shown
