@@ -20,7 +20,12 @@ def test_vector_first_resolution_uses_meaning_and_type_hint(clinical_embedded: c
     assert res.metadata["anchors"][0]["node_id"] == "cond-afib"
     assert res.metadata["anchors"][0]["how"] == "vector"
     assert res.strategy is SearchStrategy.AUTO
-    assert set(res.metadata["route"]["sources"]) <= {"paths", "path_context", "path_anchor", "hybrid"}  # the hint steers
+    assert set(res.metadata["route"]["sources"]) <= {
+        "paths",
+        "path_context",
+        "path_anchor",
+        "hybrid",
+    }  # the hint steers
     linked = {r.chunk.node_id for r in res.results}
     # only chunks of the reasoning context: atrial fibrillation and the drugs that treat it
     assert linked <= {"cond-afib", "med-warfarin", "med-apixaban", "med-amiodarone"}
