@@ -113,6 +113,14 @@ def main(
             typer.echo(
                 f"[{i}/{len(points)}] {p} R@5 / R@10 / Hit@1 "
                 + " / ".join(f"{_mean(list(results[-1].values()), c):.1f}" for c in range(3))
+                + "".join(
+                    f" · {cat} "
+                    + " / ".join(
+                        f"{_mean([results[-1][q['id']] for q in qs if q.get('category') == cat], c):.1f}"
+                        for c in range(3)
+                    )
+                    for cat in sorted({str(q.get("category")) for q in qs})
+                )
                 + f" ({time.perf_counter() - t0:.0f} s)",
                 err=True,
             )

@@ -202,13 +202,15 @@ def resolve_dates(text: str, at: datetime) -> list[ResolvedDate]:
     from dateparser.search import search_dates
 
     base = at.replace(tzinfo=None)
+    plain, where = _plain(text)
     found = search_dates(
-        text,
+        plain,
         languages=["en"],
         settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False},
     )
     out: list[ResolvedDate] = []
     seen: set[str] = set()
+    cursor = 0
     for span, _ in found or []:
         span = _trim(span)
         if not span or span.lower() in seen or not _kept(span):
@@ -218,5 +220,37 @@ def resolve_dates(text: str, at: datetime) -> list[ResolvedDate]:
         if resolved is None:
             continue
         date, period = resolved
-        out.append(ResolvedDate(span, date.replace(hour=0, minute=0, second=0, microsecond=0), period))
+        start = plain.find(span, cursor)
+        said = span
+        if start >= 0:  # the words as said ("two weekends ago", read as "two weeks ago")
+            cursor = start + len(span)
+            said = text[where[start] : where[cursor]]
+        out.append(ResolvedDate(said, date.replace(hour=0, minute=0, second=0, microsecond=0), period))
     return out
+
+
+#: spoken forms dateparser does not read, and the ones it does: "a couple of" / "a few" before a
+#: unit ("a couple of weeks ago": 2, "a few days ago": 3, the smallest "few" that is not "a couple"),
+#: and a weekend as its week ("last weekend", "two weekends ago": the week that holds it)
+_SPOKEN = re.compile(
+    r"\ba (couple of|few)(?= (?:days|weeks|weekends|months|years)\b)|\bweekend(?=s?\b)", re.IGNORECASE
+)
+_AS = {"couple of": "2", "few": "3"}
+
+
+def _plain(text: str) -> tuple[str, list[int]]:
+    """``text`` with its :data:`_SPOKEN` forms rewritten for dateparser, and for each of its
+    characters (and its end) the position in ``text`` it stands for."""
+    parts: list[str] = []
+    where: list[int] = []
+    last = 0
+    for m in _SPOKEN.finditer(text):
+        parts.append(text[last : m.start()])
+        where.extend(range(last, m.start()))
+        new = _AS.get((m.group(1) or "").lower(), "week")
+        parts.append(new)
+        where.extend([m.start()] * len(new))
+        last = m.end()
+    parts.append(text[last:])
+    where.extend(range(last, len(text) + 1))
+    return "".join(parts), where

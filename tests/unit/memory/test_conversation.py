@@ -38,6 +38,11 @@ SAID = datetime(2023, 5, 8, 13, 56)  # a Monday
         ("Next month I'm going to Paris.", "Next month", "2023-06", "month"),
         ("I painted that sunrise last year!", "last year", "2022", "year"),
         ("I have been painting since 2019.", "2019", "2019", "year"),
+        # spoken forms dateparser does not read: a weekend is its week, "a couple of" 2, "a few" 3
+        ("Last weekend we went camping.", "Last weekend", "2023-05-01", "week"),
+        ("We camped two weekends ago.", "two weekends ago", "2023-04-24", "week"),
+        ("A couple of weeks ago I ran a charity race.", "A couple of weeks ago", "2023-04-24", "week"),
+        ("I met her a few days ago.", "a few days ago", "2023-05-05", "day"),
     ],
 )
 def test_relative_dates_resolve_against_when_they_were_said(
@@ -47,9 +52,38 @@ def test_relative_dates_resolve_against_when_they_were_said(
     assert [(r.text, r.iso(), r.period) for r in found] == [(expression, expected, period)]
 
 
+_SPOKEN_PARTS = [
+    "we went camping",
+    "last weekend",
+    "a couple of weeks ago",
+    "a few days ago",
+    "two weekends ago",
+    "a few friends",
+    "yesterday",
+    "in 2022",
+    "and",
+    "Weekend",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(_SPOKEN_PARTS), min_size=1, max_size=5))
+def test_a_resolved_expression_is_what_was_said(parts: list[str]) -> None:
+    """Spoken forms are rewritten for the parser, but each expression is reported as said."""
+    text = " ".join(parts) + "."
+    for r in resolve_dates(text, SAID):
+        assert r.text in text
+
+
 @pytest.mark.parametrize(
     "text",
-    ["Hey Mel! Good to see you! How have you been?", "Sun is out, we may go", "We should talk."],
+    [
+        "Hey Mel! Good to see you! How have you been?",
+        "Sun is out, we may go",
+        "We should talk.",
+        "A few friends came over.",
+        "Weekends are for the kids.",
+    ],
 )
 def test_ordinary_words_are_not_dates(text: str) -> None:
     assert resolve_dates(text, SAID) == []
