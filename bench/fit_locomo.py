@@ -46,6 +46,8 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
     "phrase": {"phrase": (0.0, 0.25, 0.5, 0.75, 1.0, 2.0)},
     "phrase3": {"phrase": (0.25, 0.5, 1.0)},
     "neighbours": {"neighbours": (0.0, 0.25, 0.5), "session_turns": (3, 5)},
+    "date_speaker": {"date": (0.5, 1.0, 2.0), "speaker": (0.75, 1.0, 1.5)},
+    "feedback": {"several_feedback": (0.0, 0.25), "feedback": (0.0, 0.1)},
     "phrase_session": {"phrase": (0.25, 0.5), "session": (0.25, 0.5, 1.0), "speaker": (0.5, 1.0)},
 }
 

@@ -38,7 +38,13 @@ the two speakers' names, which seed nothing useful):
   after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
   evidence spread over sessions: its session prior weighs ``several_session``
   instead of ``session``, and its best turns are re-ranked greedily, a turn's
-  score × ``several_diversity`` per turn of its session ranked before it.
+  score × ``several_diversity`` per turn of its session ranked before it;
+* **second round**: the first round's best ``feedback_turns`` turns give their
+  ``feedback_terms`` heaviest stems (BM25 weight in those turns; not the
+  question's words nor the speakers' names) as a second BM25 list, fused
+  ``several_feedback`` × (``feedback`` for other questions, the first round's
+  best turn kept first): pseudo-relevance feedback (RM3-style), evidence said
+  in other sessions shares words with the evidence found, not with the question.
 
 The scope's turns (ids, sessions, speakers, dates, neighbours and their BM25
 index) are read once per graph generation; the vector list is the exact cosine
@@ -85,7 +91,9 @@ class _Lexicon:
     K1 = 1.2
     B = 0.75
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: list[str], heads: list[str] | None = None) -> None:
+        """``heads``: per text, the words it opens with that say who and when, not what (the
+        ``Speaker (8 May 2023)`` of a turn): what a second round does not read from it."""
         postings: dict[str, tuple[list[int], list[int]]] = {}
         lengths = np.zeros(len(texts), dtype=np.float32)
         for i, text in enumerate(texts):
@@ -99,6 +107,13 @@ class _Lexicon:
         n = len(texts)
         norm = self.K1 * (1 - self.B + self.B * lengths / max(float(lengths.mean()) if n else 1.0, 1.0))
         self.size = n
+        #: per turn, its terms but its head's (what a second round reads from the turns found first)
+        self.terms: list[list[str]] = [[] for _ in range(n)]
+        head_stems = [set(_stems(h)) for h in heads] if heads is not None else [set() for _ in range(n)]
+        for term, (docs, _) in postings.items():
+            for d in docs:
+                if term not in head_stems[d]:
+                    self.terms[d].append(term)
         #: term (a stem, or two as "a b") -> (turn positions, that term's BM25 contribution to each)
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for term, (docs, tfs) in postings.items():
@@ -119,6 +134,24 @@ class _Lexicon:
             hit = self.postings.get(term)
             if hit is not None:
                 out[hit[0]] += weight * hit[1]
+        return out
+
+    def feedback(self, seeds: list[int], skip: set[str], k: int) -> np.ndarray:
+        """Every turn's BM25 score for the ``k`` terms (single stems, not in ``skip``) that weigh most
+        in the ``seeds`` turns, each weighed by that share (RM3-style pseudo-relevance feedback)."""
+        weight: dict[str, float] = {}
+        for d in seeds:
+            for term in self.terms[d]:
+                if " " in term or term in skip:
+                    continue
+                idx, contrib = self.postings[term]
+                weight[term] = weight.get(term, 0.0) + float(contrib[int(np.searchsorted(idx, d))])
+        out = np.zeros(self.size, dtype=np.float32)
+        best = sorted(weight.items(), key=lambda tw: (-tw[1], tw[0]))[:k]
+        total = sum(w for _, w in best) or 1.0
+        for term, w in best:
+            idx, contrib = self.postings[term]
+            out[idx] += (w / total) * contrib
         return out
 
 
@@ -216,12 +249,18 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
         session_of,
         previous,
         nxt,
-        _Lexicon([content[i] for i in kept]),
+        _Lexicon([content[i] for i in kept], [_head(content[i], speaker[i]) for i in kept]),
         frozenset(speaker[i] for i in kept if speaker[i]),
     )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
     return out
+
+
+def _head(content: str, speaker: str) -> str:
+    """A turn's head, ``Speaker (8 May 2023)`` (how conversation ingest keeps a turn), else its speaker."""
+    end = content.find("): ")
+    return content[:end] if speaker and content.startswith(f"{speaker} (") and end > 0 else speaker
 
 
 def _content_words(question: str) -> str:
@@ -290,6 +329,10 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         )
         scored = np.where(on_date, scored * (1.0 + s.date), scored)
     scored = np.where(candidate & visible, scored, -np.inf)
+    feedback = s.several_feedback if several else s.feedback
+    if feedback > 0:
+        skip = set(_stems(asked, QUERY_STOP_WORDS)) | {stem(w) for sp in turns.speakers for w in words(sp)}
+        scored = _second_round(turns, scored, visible, skip, feedback, s, pin=not several)
     diverse = several and s.several_diversity < 1.0
     depth = max(q.top_k, _DIVERSE_DEPTH) if diverse else q.top_k
     top = [int(p) for p in np.argsort(-scored, kind="stable")[:depth] if np.isfinite(scored[p])]
@@ -325,6 +368,35 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
                 ),
             )
         )
+    return out
+
+
+def _second_round(
+    turns: _Turns,
+    scored: np.ndarray,
+    visible: np.ndarray,
+    skip: set[str],
+    weight: float,
+    s: DialogueSettings,
+    *,
+    pin: bool,
+) -> np.ndarray:
+    """``scored`` plus a second BM25 list read from the first round's best ``feedback_turns`` turns
+    (their ``feedback_terms`` heaviest stems not in ``skip``: :meth:`_Lexicon.feedback`), fused as
+    ``weight`` × the best score × ``fuse_k / (fuse_k + rank)``: evidence said in other sessions
+    shares words with the evidence found rather than with the question ("what books has John read"
+    against a later turn about "The Alchemist"). ``pin``: the first round's best turn stays first."""
+    order = [int(p) for p in np.argsort(-scored, kind="stable")[: s.feedback_turns] if np.isfinite(scored[p])]
+    if not order:
+        return scored
+    second = np.where(visible, turns.lexicon.feedback(order, skip, s.feedback_terms), 0.0)
+    rank = _ranks(second)
+    listed = (rank <= s.depth) & (second > 0)
+    best = float(scored[order[0]])
+    extra = np.where(listed, weight * best * s.fuse_k / (s.fuse_k + rank), 0.0)
+    out = np.where(np.isfinite(scored), scored + extra, np.where(listed, extra, -np.inf))
+    if pin:
+        out[order[0]] = max(float(out.max()) * (1 + 1e-6) + 1e-9, best)
     return out
 
 

@@ -216,6 +216,31 @@ class DialogueSettings(_Settings):
         "(at most one between), said so in a turn ('support group'), × this (LOCO grid 0.25 / 0.5 / 1, "
         "criterion session Hit@1, fifth pass: every fold: 0.5)",
     )
+    several_feedback: float = Field(
+        default=0.25,
+        ge=0.0,
+        description="for a question about several occasions, weight of the second round's BM25 list (the "
+        "first round's best turns' heaviest stems; dialogue._second_round). LOCO grid 0 / 0.25 × feedback 0 / "
+        "0.1, criterion session Hit@1 (bench/fit_locomo.py --grid feedback), sixth pass: every fold chose 0.25",
+    )
+    feedback: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="the same for every other question, the first round's best turn kept first (0.1: "
+        "Recall@10 +0.5, Recall@5 -0.2 on all five; chosen by no fold on session Hit@1: 0)",
+    )
+    feedback_turns: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="the first round's best turns the second round reads (not fitted)",
+    )
+    feedback_terms: int = Field(
+        default=5,
+        ge=1,
+        le=100,
+        description="the heaviest stems of those turns it searches for (not fitted)",
+    )
     neighbours: float = Field(
         default=0.25,
         ge=0.0,
