@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
+from cef.retrieve.pathagent import agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
     ends_coming_back,
@@ -88,7 +89,6 @@ from cef.retrieve.pathcues import (
     voiced_first,
     voiced_last,
 )
-from cef.retrieve.pathagent import agent_relations
 from cef.retrieve.pathembed import PathEmbedding
 from cef.retrieve.pathshapes import schema_paths
 from cef.retrieve.pathtypes import (
