@@ -51,16 +51,20 @@ def agent_relations(
     lemma_of: Callable[[str], str],
 ) -> frozenset[str]:
     """The relations an agent noun (``token``, ``lemma``) names: those whose name words (either
-    direction) or description words hold the noun or its verb by
-    :func:`~cef.retrieve.qwords.stem_match` ("actors": PLAYED_BY, described "a character is
-    portrayed by an *actor*"; "director": DIRECTED_BY). Empty when the word is no agent noun
+    direction) hold the noun or its verb by :func:`~cef.retrieve.qwords.stem_match` ("director":
+    DIRECTED_BY); when no name does, those whose description does ("actors": PLAYED_BY, described
+    "a character is portrayed by an *actor*"). Empty when the word is no agent noun
     (:func:`agent_noun`)."""
     if not agent_noun(token, lemma):
         return frozenset()
-    got: set[str] = set()
-    for r in relations:
-        rw = words_of(r)
-        words = [*rw.cue, *((w, lemma_of(w)) for w in (*rw.forward, *(rw.inverse or []), *rw.description))]
-        if any(stem_match(token, w, lemma, lw) for w, lw in words):
-            got.add(r)
-    return frozenset(got)
+    relations = list(relations)
+
+    def holding(words: Callable[[RelationWords], Iterable[str]]) -> frozenset[str]:
+        return frozenset(
+            r for r in relations if any(stem_match(token, w, lemma, lemma_of(w)) for w in words(words_of(r)))
+        )
+
+    # a name says what a relation is, a description may name its other end too ("a *manager* or
+    # agent is employed by an agency"): descriptions count only when no name holds the noun
+    named = holding(lambda rw: (*rw.forward, *(rw.inverse or [])))
+    return named or holding(lambda rw: rw.description)
