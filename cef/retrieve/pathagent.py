@@ -32,7 +32,8 @@ _BASE_LETTERS = 3
 def agent_noun(token: str, lemma: str) -> bool:
     """Whether a word (``token``, its ``lemma``) has the form of an English agent noun: its singular
     ends in an agent ending (:data:`AGENT_ENDINGS`) after a base of 3+ letters that holds a vowel
-    ("actors", "director", "producer"; not "other", "for", "there": see the base rule)."""
+    ("actors", "director", "producer"; not "her", "for", "ant"). The form alone: "water" has it too,
+    and names a relation only where a relation's words hold it (:func:`agent_relations`)."""
     word = lemma if lemma and lemma != token and not token.endswith(("ed", "ing")) else token
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]  # a plural the lemmatizer left
