@@ -100,6 +100,7 @@ from cef.retrieve.pathtypes import (
     fill_example_names,
 )
 from cef.retrieve.pathwords import (
+    FUNCTION_WORDS,
     MASK,
     SHARING_CUE,
     Hop,
@@ -501,13 +502,24 @@ class PathScorer(PathTypes, PathEmbedding):
     ) -> frozenset[str]:
         """The candidate relations the asked noun names as their doer (:func:`agent_relations`: "which
         *actors*", "the *director*"), less those its name words already count as named (``where``:
-        the cues pay for them) and none when the noun names a node type (the type fit reads it)."""
-        if asked is None or asked.at is None or not asked.lemmas.isdisjoint(self._type_lemmas(heads=True)):
+        the cues pay for them), and those a modifier of the noun names ("which *post-production*
+        houses": the houses doing it); none when the noun names a node type (the type fit reads it)."""
+        heads = self._type_lemmas(heads=True)
+        if asked is None or asked.at is None or not asked.lemmas.isdisjoint(heads):
             return frozenset()
         t, lt = tokens[asked.at]
         relations = {p[-1].relation for p in paths}
-        got = agent_relations(t, lt, relations, self.words_of, self._lemma)
-        return frozenset(r for r in got if asked.at not in where.get(r, ()))
+        got = {
+            r
+            for r in agent_relations(t, lt, relations, self.words_of, self._lemma)
+            if asked.at not in where.get(r, ())
+        }
+        i = asked.at - 1
+        while i > (asked.wh if asked.wh is not None else -1) and tokens[i][0] not in FUNCTION_WORDS:
+            if not {*tokens[i]} & heads:  # a modifier naming a type says where the path goes through
+                got.update(r for r in relations if i in where.get(r, ()))
+            i -= 1
+        return frozenset(got)
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""
