@@ -62,3 +62,27 @@ def test_short_words_and_words_without_an_agent_ending_are_not_agent_nouns() -> 
         ("employee", "employee"),
     ):
         assert agent_noun(word, lemma), word
+
+
+@PROPERTY
+@given(names=distinct(9))
+def test_a_modifier_naming_a_relation_asks_for_its_doer_not_one_hop_past(names: list[str]) -> None:
+    # anchor -r_do-> two doers -r_in-> two places whose names end in the asked noun: the noun fits the
+    # places' type by their members' names, the modifier names r_do ("which <r_do> <noun>s")
+    r_do, r_in, x1, x2, noun, label, doer_label, place_label, y = names
+    anchor = proper(x1, x2)
+    doers = [proper(y, x1), proper(y, x2)]
+    places = [proper(x1, noun), proper(x2, noun)]
+    nodes = [
+        (anchor, label.capitalize()),
+        *((d, doer_label.capitalize()) for d in doers),
+        *((p, place_label.capitalize()) for p in places),
+    ]
+    edges = [(anchor, r_do, d) for d in doers] + [(d, r_in, p) for d, p in zip(doers, places, strict=True)]
+    question = f"Which {r_do} {noun}s worked on {anchor}?"
+    with graph([r_do, r_in], nodes, edges) as kb:
+        path, answers = best(kb, question)
+        assert path == [r_do] and set(answers[:2]) == set(doers)
+        # mutation: without the rule the asked noun's fit with the places' names walks one hop past
+        path, _ = best(kb, question, agent_noun=0.0)
+        assert path == [r_do, r_in]
