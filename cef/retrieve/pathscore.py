@@ -377,12 +377,7 @@ class PathScorer(PathTypes, PathEmbedding):
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(end_of[p], 0.0) >= 1.0
                 explained_out[p] = min(1.0, (explained + typed + (p[-1].relation in agent)) / len(p))
-            on_way = p[:-1] if asked is not None else p
-            visited = (
-                len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
-                if mentioned
-                else 0.0
-            )
+            visited = self._visited(mentioned, p[:-1] if asked is not None else p)
             parts = {
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),
@@ -492,6 +487,12 @@ class PathScorer(PathTypes, PathEmbedding):
             where.setdefault(category, []).append(asked.at)
             strong.setdefault(category, []).append(asked.at)
         return cues, where, strong, namings
+
+    def _visited(self, mentioned: frozenset[str], on_way: RelationPath) -> float:
+        """The share of the ``mentioned`` types (besides the asked one) the hops ``on_way`` reach."""
+        if not mentioned:
+            return 0.0
+        return len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
 
     def _agent(
         self,
