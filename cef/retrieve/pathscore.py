@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
+from cef.retrieve.pathagent import agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
     ends_coming_back,
@@ -99,6 +100,7 @@ from cef.retrieve.pathtypes import (
     fill_example_names,
 )
 from cef.retrieve.pathwords import (
+    FUNCTION_WORDS,
     MASK,
     SHARING_CUE,
     Hop,
@@ -346,6 +348,7 @@ class PathScorer(PathTypes, PathEmbedding):
         asked = self._asked(question, masked, tokens, at, paths, others)
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
+        agent = self._agent(tokens, asked, paths, where)
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -373,19 +376,16 @@ class PathScorer(PathTypes, PathEmbedding):
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(end_of[p], 0.0) >= 1.0
-                explained_out[p] = min(1.0, (explained + typed) / len(p))
-            on_way = p[:-1] if asked is not None else p
-            visited = (
-                len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
-                if mentioned
-                else 0.0
-            )
+                explained_out[p] = min(1.0, (explained + typed + (p[-1].relation in agent)) / len(p))
+            visited = self._visited(mentioned, p[:-1] if asked is not None else p)
             parts = {
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),
                 "order": s.order * order,
                 "answer_type": type_weight * fit.get(end_of[p], 0.0),
                 "mentioned_type": s.mentioned_type * visited,
+                # an asked agent noun ("which *actors*") names the last hop: the path ends at its doer
+                "agent": s.agent_noun * (p[-1].relation in agent),
                 # the wording gives the direction of the first hop (at the anchor) or of the last hop
                 # of a longer path (at the answer): once, so a path is not paid twice for one verb
                 "voice": s.voice
@@ -487,6 +487,40 @@ class PathScorer(PathTypes, PathEmbedding):
             where.setdefault(category, []).append(asked.at)
             strong.setdefault(category, []).append(asked.at)
         return cues, where, strong, namings
+
+    def _visited(self, mentioned: frozenset[str], on_way: RelationPath) -> float:
+        """The share of the ``mentioned`` types (besides the asked one) the hops ``on_way`` reach."""
+        if not mentioned:
+            return 0.0
+        return len(mentioned & set().union(*(self._end_types(h) for h in on_way))) / len(mentioned)
+
+    def _agent(
+        self,
+        tokens: list[tuple[str, str]],
+        asked: AskedFor | None,
+        paths: Sequence[RelationPath],
+        where: dict[str, list[int]],
+    ) -> frozenset[str]:
+        """The candidate relations the asked noun names as their doer (:func:`agent_relations`: "which
+        *actors*", "the *director*"), less those its name words already count as named (``where``:
+        the cues pay for them), and those a modifier of the noun names ("which *post-production*
+        houses": the houses doing it); none when the noun names a node type (the type fit reads it)."""
+        heads = self._type_lemmas(heads=True)
+        if asked is None or asked.at is None or not asked.lemmas.isdisjoint(heads):
+            return frozenset()
+        t, lt = tokens[asked.at]
+        relations = {p[-1].relation for p in paths}
+        got = {
+            r
+            for r in agent_relations(t, lt, relations, self.words_of, self._lemma)
+            if asked.at not in where.get(r, ())
+        }
+        i = asked.at - 1
+        while i > (asked.wh if asked.wh is not None else -1) and tokens[i][0] not in FUNCTION_WORDS:
+            if not {*tokens[i]} & heads:  # a modifier naming a type says where the path goes through
+                got.update(r for r in relations if i in where.get(r, ()))
+            i -= 1
+        return frozenset(got)
 
     def _has_embedder(self, embed: EmbedMany) -> bool:
         """Whether ``embed`` gives vectors (probed once with a text that is kept)."""

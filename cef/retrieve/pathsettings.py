@@ -137,6 +137,15 @@ class PathSettings(_Settings):
         "asks for ('who is on call for the services X relies on': a path through services), by the share "
         "of those types it visits; services dev (session 20)",
     )
+    agent_noun: float = Field(
+        default=0.8,
+        ge=0.0,
+        description="bonus of a path whose last hop walks a relation the asked agent noun names by its verb or "
+        "its description ('which *actors*': PLAYED_BY, 'a character is portrayed by an actor'; 'director': "
+        "DIRECTED_BY), when no name word of the question already counts for it: one explained hop (= cue), "
+        "so the path to the doer beats a shorter one to another person; set equal to cue, not tuned (issue 23 "
+        "wave 6, film dev misses)",
+    )
     voice: float = Field(
         default=0.3,
         ge=0.0,
