@@ -93,29 +93,19 @@ from __future__ import annotations
 
 import math
 import re
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import (
-    ABBREVIATIONS,
-    word_forms,
-)
-from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
+from cef.retrieve.relevance_vocab import label_words, relation_words, stems, weigh
 from cef.retrieve.stagestate import Verdict
-from cef.retrieve.support import phrase_vectors, semantic_support, unit
-from cef.retrieve.visibility import hidden_nodes
-from cef.text import STOP_WORDS, stem
+from cef.retrieve.support import semantic_support
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 
@@ -125,28 +115,6 @@ NOTHING_MATCHED_BELOW = RelevanceSettings().threshold
 FLOOR = RelevanceSettings().floor
 #: how anchors found by name are marked (vector anchors are guesses, not things the question names)
 _GUESSED = frozenset({"vector", "dense"})
-_POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
-
-
-def _words(text: str) -> list[tuple[str, str]]:
-    """(word, match key) of the content words of ``text``: the key is the stem of the word's lemma
-    ("wrote" and "written" are one key), question and function words left out."""
-    out = []
-    for token, lemma in default_lemmatizer()(_POSSESSIVE.sub("", text)):
-        if token not in STOP_WORDS:
-            out.append((token, stem(lemma)))
-    return out
-
-
-def _stems(text: str) -> set[str]:
-    """The match keys of ``text``: of each word's lemma and of the word itself."""
-    out: set[str] = set()
-    for token, key in _words(text):
-        out.add(key)
-        out.add(stem(token))
-        if token in ABBREVIATIONS:  # "Dr. Lind": a doctor
-            out.add(stem(ABBREVIATIONS[token]))
-    return out
 
 
 def _shows(shown: dict[str, re.Pattern[str]], evidence: set[str]) -> bool:  # "what year": a year
@@ -155,11 +123,7 @@ def _shows(shown: dict[str, re.Pattern[str]], evidence: set[str]) -> bool:  # "w
 
 def _evidence(q: _Question, text: str) -> set[str]:
     """The match keys of a result's text, and the question's words it shows ("what year": a year)."""
-    return _stems(text) | {key for key, shows in q.shown.items() if shows.search(text)}
-
-
-def _relation_words(name: str) -> str:
-    return name.replace("_", " ").lower()
+    return stems(text) | {key for key, shows in q.shown.items() if shows.search(text)}
 
 
 @dataclass
@@ -196,16 +160,8 @@ class _Question:
         return term.form if term is not None else key
 
 
-def _label_words(qc: QueryContext) -> set[str]:
-    """The stems of the knowledge base's labels ("SearchIndex": search, index)."""
-    out: set[str] = set()
-    for label in qc.state.graph.labels.names:
-        out |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
-    return out
-
-
 def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
-    terms, shown = asked_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    terms, shown = asked_terms(qc.query.query, label_words(qc), settings.phrase_words)
     q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types), shown=shown)
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
@@ -220,134 +176,10 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     for node_id, conf in best.items():
         node = nodes.get(node_id)
         names = [mention[node_id]] + ([node.name, *node.aliases] if node is not None else [])
-        stems = set().union(*(_stems(n) for n in names if n))
-        if stems & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
-            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), stems))
+        keys: set[str] = set().union(*(stems(n) for n in names if n))
+        if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
+            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys))
     return q
-
-
-def _records(qc: QueryContext) -> int:
-    """How many records (nodes and chunks) a word's document frequency is out of."""
-    chunks = len(qc.state.chunk_vectors) or qc.state.store.counts().get("chunks", 0)
-    return max(qc.state.graph.node_count + chunks, 1)
-
-
-def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
-    """Each content word's document frequency (text hits in chunks and nodes, up to ``df_cap``
-    each; a label or relation word counts as common) and its weight: ``ln(1 + N / (1 + df))``; an
-    absent word that names a thing weighs ``ln(1 + N)`` (the rarest), any other absent word weighs
-    as a common one (it is the question's phrasing)."""
-    todo = [t for t in q.terms.values() if t.df is None]
-    if not todo:
-        return
-    g = qc.state.graph
-    scope = qc.query.scope
-    hidden = hidden_nodes(g, scope)  # a scoped query knows only its scope's and shared vocabulary
-    labels = list(g.labels.names)
-    if hidden is not None:
-        labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
-    schema_text = "\n".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label).lower() for label in labels)
-    for rt in g.rel_types.values():
-        schema_text += "\n" + "\n".join(
-            [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
-        )
-    # property keys are held by their form, not by what an embedder finds like them
-    synonym_text = schema_text
-    schema_text += "\n" + "\n".join(_property_keys(qc, labels))
-    schema_words = _words(schema_text)
-    schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
-    schema_pairs = {
-        (token, lemma) for token, lemma in default_lemmatizer()(schema_text) if token not in STOP_WORDS
-    }
-    store = qc.state.store
-    cap = settings.df_cap
-    n = _records(qc)
-    for t in todo:
-        if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
-            t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
-        else:
-            t.df = 0
-            short = [a for a, full in ABBREVIATIONS.items() if full == t.lemma]  # "doctor": "Dr."
-            for word in dict.fromkeys([t.form, t.lemma, *short]):  # "kidneys": the text may say "kidney"
-                t.df = len(store.search_text("node", word, cap, scope=scope))
-                if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
-                    t.df += len(store.search_text("chunk", word, cap, scope=scope))
-                if t.df:
-                    break
-            if not t.df:
-                t.df = _derived_df(qc, t, cap)
-    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
-    for t in todo:
-        df = t.df or 0
-        if df > 0:
-            t.weight = math.log1p(n / (1 + df))
-        elif t.names_thing:
-            t.weight = math.log1p(n)
-        else:
-            t.weight = math.log1p(n / (1 + cap))
-
-
-def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
-    """How many records hold another form of an absent question word (its inflections, and its
-    base's when it has a derivational suffix, :func:`~cef.retrieve.english.word_forms`); 0: none."""
-    if not t.form.isalpha():
-        return 0
-    store, scope = qc.state.store, qc.query.scope
-    for form in word_forms(t.form, t.lemma):
-        df = len(store.search_text("node", form, cap, scope=scope))
-        if not t.instance:
-            df += len(store.search_text("chunk", form, cap, scope=scope))
-        if df:
-            return df
-    return 0
-
-
-#: the property keys of a knowledge base's labels, per store (gone with it), by change-feed position
-#: and labels (read again after any write)
-_PROPERTY_KEYS: weakref.WeakKeyDictionary[object, dict[tuple[int, tuple[str, ...]], list[str]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
-    """The property keys of the nodes of ``labels`` as words ("brand", "icd10", "stopped because"):
-    a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
-    like a label or a relation word. Read from a sample of each label's nodes."""
-    store = qc.state.store
-    kept = _PROPERTY_KEYS.setdefault(store, {})
-    key = (store.current_seq(), tuple(labels))
-    got = kept.get(key)
-    if got is None:
-        names: dict[str, None] = {}
-        for label in labels:
-            for name in store.property_names(label, sample=50):
-                if not name.startswith("_"):
-                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
-        if len(kept) >= 16:
-            kept.clear()
-        got = kept[key] = list(names)
-    return got
-
-
-def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: RelevanceSettings) -> None:
-    """An absent word that means a label or a relation of the knowledge base (the embedder's cosine
-    of the word and the label, the relation's name or its description reaches ``synonym``: a
-    "skipper" is a captain) is held like a label or relation word. Without an embedder, no synonyms."""
-    if not absent or qc.state.embedder is None or settings.synonym > 1.0:
-        return
-    phrases = _schema_phrases(schema)
-    known = phrase_vectors(qc, phrases)
-    words = qc.embed_many([t.form for t in absent])
-    if known is None or words is None or not len(known):
-        return
-    best = (unit(words) @ known.T).max(axis=1)
-    for t, cos in zip(absent, best, strict=True):
-        if float(cos) >= settings.synonym:
-            t.df = settings.df_cap
-
-
-def _schema_phrases(schema: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
@@ -357,7 +189,7 @@ def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> 
     g = qc.state.graph
     parts = list(path.node_names) if nodes else []
     for name in path.relation_types:
-        parts.append(_relation_words(name))
+        parts.append(relation_words(name))
         rt = g.rel_types.get(name)
         if rt is None:
             rt = next((r for r in g.rel_types.values() if r.inverse == name), None)
@@ -474,9 +306,9 @@ def _credit_speaker(
         got = credited_text(rc.chunk, person)
         if got is not None:
             said[rc.chunk.id] = got[0]
-            theirs |= _stems(got[0])
-            others |= _stems(got[1])
-    q.miscredited = {s for s in q.stems if s in others and s not in theirs} - _stems(person)
+            theirs |= stems(got[0])
+            others |= stems(got[1])
+    q.miscredited = {s for s in q.stems if s in others and s not in theirs} - stems(person)
     return said
 
 
@@ -504,7 +336,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
     evidence = _evidence(q, text)
     relevance = _relevance(q, evidence, ties, settings, named)
     info = qc.stages.paths
-    relation_words = _stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
+    relation_stems = stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
     asked = [q.form(s) for s in q.asked]
     relations = rn.path.relation_types if rn.path is not None else []
     if (
@@ -512,7 +344,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         and info.confident(settings_for(AutoSettings, qc.query))
         and named >= 0.5
         and (
-            bool(relation_words.intersection(q.asked))
+            bool(relation_stems.intersection(q.asked))
             # a word naming a relation by its form ("director": directed_by), the paths' own matcher
             or any(relation_share(asked, r) > 0 for r in relations)
         )
@@ -558,7 +390,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     settings = settings_for(RelevanceSettings, qc.query)
     threshold = settings.threshold
     q = _question(qc, settings)
-    _weigh(qc, q, settings)
+    weigh(qc, q.terms, settings)
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
     said = _credit_speaker(qc, q, results, settings)
