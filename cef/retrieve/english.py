@@ -18,6 +18,7 @@ __all__ = [
     "COPULAS",
     "HAVE",
     "MEASURES",
+    "MEASURE_SHOWN",
     "MODALS",
     "OPENERS",
     "PRO_FORMS",
@@ -171,3 +172,35 @@ QUANTITY = re.compile(
     r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|half)\b",
     re.I,
 )
+
+_NUMBER = (
+    r"(?:(?<![\w.-])\d+(?:[.,]\d+)?(?:\s*|-)|\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|half|several|few)(?:\s+|-))"
+)
+_LENGTH = (
+    r"(?:mm|cm|m|km|mi|ft|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?|kilomet(?:re|er)s?|feet|foot|"
+    r"inch(?:es)?|miles?|yards?|storeys?|stories|floors)"
+)
+_DURATION = r"(?:ms|s|sec|secs|min|mins|h|hrs?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)"
+_MASS = r"(?:mg|g|kg|t|lbs?|oz|grams?|kilo(?:gram)?s?|tonnes?|tons?|pounds?|ounces?)"
+
+
+def _with_unit(units: str) -> re.Pattern[str]:
+    return re.compile(rf"{_NUMBER}{units}\b", re.I)
+
+
+_AGE = re.compile(
+    rf"{_NUMBER}{_DURATION}[\s-]+old\b|\baged?\s+\d+|\b(?:born|built|founded|established|opened|"
+    r"launched)\s+(?:in\s+)?(?:1[0-9]|20)\d\d\b",
+    re.I,
+)
+#: what "how *tall* / *long* / *old* is" asks a result to show: a quantity in a unit of that dimension
+#: ("240 m", "four kilometres", "15 minutes", "62 years old", "built in 1871"; "how *big* is": any
+#: quantity). General English units, not a domain's.
+MEASURE_SHOWN: dict[str, re.Pattern[str]] = {
+    **dict.fromkeys(["tall", "high", "deep", "wide", "thick"], _with_unit(_LENGTH)),
+    **dict.fromkeys(["long", "far"], _with_unit(f"(?:{_LENGTH}|{_DURATION})")),
+    "heavy": _with_unit(_MASS),
+    **dict.fromkeys(["old", "young"], _AGE),
+    **dict.fromkeys(["big", "large"], QUANTITY),
+}

@@ -100,6 +100,7 @@ from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
+from cef.retrieve.english import YEAR
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
@@ -117,8 +118,15 @@ FLOOR = RelevanceSettings().floor
 _GUESSED = frozenset({"vector", "dense"})
 
 
-def _shows(shown: dict[str, re.Pattern[str]], evidence: set[str]) -> bool:  # "what year": a year
-    return all(key in evidence for key in shown)
+def _shows(q: _Question, evidence: set[str]) -> bool:
+    """A result answers "what *year*" / "how *tall* is X" only where it shows a year / a length; a
+    measure of a thing the question names, only where the result names it too (a length beside
+    another place found from X is not X's height; a year may stand in a title that names X otherwise)."""
+    if not q.shown:
+        return True
+    measure = any(p is not YEAR for p in q.shown.values())
+    named = not (measure and q.named) or any(n.stems and n.stems <= evidence for n in q.named)
+    return named and all(key in evidence for key in q.shown)
 
 
 def _evidence(q: _Question, text: str) -> set[str]:
@@ -286,7 +294,7 @@ def _chunk_relevance(
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
     evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
-    return _relevance(q, evidence, ties, settings, named) * _shows(q.shown, evidence)
+    return _relevance(q, evidence, ties, settings, named) * _shows(q, evidence)
 
 
 def _credit_speaker(
@@ -357,7 +365,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
         relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
-    return relevance * _shows(q.shown, evidence)
+    return relevance * _shows(q, evidence)
 
 
 def _features(q: _Question, measured: list[str]) -> dict[str, float]:

@@ -380,6 +380,23 @@ def test_a_measure_is_held_only_where_a_result_shows_a_quantity(notes_kb: cef.Kn
     )
 
 
+def test_a_measure_is_shown_in_its_own_unit_by_a_result_naming_the_thing(notes_kb: cef.KnowledgeBase) -> None:
+    """ "How *tall* is the Kestrel Lighthouse?": the chunk found from the lighthouse says Gull Island
+    lies "four kilometres" off the bay, a length of another place; the lighthouse's own note gives a
+    year, not a height. "How *old* is Maria Keller?": her notes hold numbers, no age."""
+    from cef.retrieve.english import MEASURE_SHOWN
+
+    assert MEASURE_SHOWN["tall"].search("a 240 m tower") and MEASURE_SHOWN["tall"].search("four kilometres")
+    assert not MEASURE_SHOWN["tall"].search("every thirty seconds") and not MEASURE_SHOWN["long"].search("as")
+    assert MEASURE_SHOWN["long"].search("for 15 minutes") and MEASURE_SHOWN["heavy"].search("2.5 kg")
+    assert MEASURE_SHOWN["old"].search("she is 62 years old") and MEASURE_SHOWN["old"].search("built in 1871")
+    assert not MEASURE_SHOWN["old"].search("she started the survey in 2019 with 3 boats")
+    for question in ("How tall is the Kestrel Lighthouse?", "How old is Maria Keller?"):
+        assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is True, question
+    for question in ("How far is Gull Island from Harrow Bay?", "How old is the Kestrel Lighthouse?"):
+        assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is False, question
+
+
 def test_an_absent_word_is_held_by_its_inflections() -> None:
     from cef.retrieve.english import word_forms
 
