@@ -25,6 +25,7 @@ __all__ = [
     "QUANTITY",
     "YEAR",
     "adverb",
+    "count_of",
     "inflected_verb",
     "word_forms",
 ]
@@ -204,3 +205,15 @@ MEASURE_SHOWN: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(["old", "young"], _AGE),
     **dict.fromkeys(["big", "large"], QUANTITY),
 }
+
+_COUNT = (
+    r"(?:(?<![\w.-])\d+(?:[.,]\d+)?\s+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|dozens|hundreds|thousands)\s+)"
+)
+
+
+def count_of(stems: list[str]) -> re.Pattern[str]:
+    """What "how *many* grey seals" asks a result to show: a number before the counted words (up to
+    three words between: "12,000 customers", "three grey seals"), by their stems."""
+    words = "|".join(re.escape(s) for s in stems if s)
+    return re.compile(rf"{_COUNT}(?:[\w'-]+\s+){{0,3}}(?:{words})", re.I)

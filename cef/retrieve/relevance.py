@@ -118,29 +118,37 @@ FLOOR = RelevanceSettings().floor
 _GUESSED = frozenset({"vector", "dense"})
 
 
-def _shows(q: _Question, evidence: set[str]) -> bool:
+def _shows(q: _Question, evidence: set[str], own: str) -> bool:
     """A result answers "what *year*" / "how *tall* is X" only where it shows a year / a length; a
-    measure of a thing the question names, only where the result names it too (a length beside
-    another place found from X is not X's height; a year may stand in a title that names X otherwise)."""
+    measure of a thing the question names, only where the result's own text (not the path it was
+    found by) names it too: a length beside another place found from X is not X's height; a year may
+    stand in a title that names X otherwise."""
     if not q.shown:
         return True
-    measure = any(p is not YEAR for p in q.shown.values())
-    named = not (measure and q.named) or any(n.stems and n.stems <= evidence for n in q.named)
-    return named and all(key in evidence for key in q.shown)
+    measures = [key for key, p in q.shown.items() if p is not YEAR]
+    if measures and q.named:
+        said = stems(own)
+        if not any(n.said and n.said <= said for n in q.named):
+            return False
+    return all(key in evidence for key in q.shown)
 
 
 def _evidence(q: _Question, text: str) -> set[str]:
-    """The match keys of a result's text, and the question's words it shows ("what year": a year)."""
-    return stems(text) | {key for key, shows in q.shown.items() if shows.search(text)}
+    """The match keys of a result's text, and the question's words it shows ("what year": a year);
+    a measure word is held only where its quantity shows ("the *Old* Pier" holds no age)."""
+    measures = {key for key, p in q.shown.items() if p is not YEAR}
+    return (stems(text) - measures) | {key for key, shows in q.shown.items() if shows.search(text)}
 
 
 @dataclass
 class _Named:
-    """A node the question names: its link confidence and the stems of its names."""
+    """A node the question names: its link confidence, the stems of its names and of the question's
+    own words for it (``said``)."""
 
     node_id: str
     confidence: float
     stems: set[str]
+    said: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -186,7 +194,8 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
         names = [mention[node_id]] + ([node.name, *node.aliases] if node is not None else [])
         keys: set[str] = set().union(*(stems(n) for n in names if n))
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
-            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys))
+            said = stems(mention[node_id]) & set(q.stems)
+            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys, said or keys))
     return q
 
 
@@ -278,15 +287,14 @@ def _chunk_relevance(
     chunk, e = rc.chunk, rc.explanation
     headings = chunk.metadata.get("headings")
     title = chunk.metadata.get("title")
-    text = " ".join(
+    own = " ".join(
         [
             chunk.content if said is None else said,
             title if isinstance(title, str) else "",
             " ".join(h for h in headings if isinstance(h, str)) if isinstance(headings, list) else "",
-            _path_text(qc, e.path),
-            " ".join(e.entities),
         ]
     )
+    text = " ".join([own, _path_text(qc, e.path), " ".join(e.entities)])
     ties = set(e.anchors)
     if e.path is not None and e.path.node_ids:
         ties.add(e.path.node_ids[0])
@@ -294,7 +302,7 @@ def _chunk_relevance(
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
     evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
-    return _relevance(q, evidence, ties, settings, named) * _shows(q, evidence)
+    return _relevance(q, evidence, ties, settings, named) * _shows(q, evidence, own)
 
 
 def _credit_speaker(
@@ -336,7 +344,8 @@ def _answer_named(qc: QueryContext, node_id: str) -> float:
 
 def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: RelevanceSettings) -> float:
     node = rn.node
-    text = " ".join([node.name, node.label, " ".join(node.aliases), rn.text, _path_text(qc, rn.path)])
+    own = " ".join([node.name, " ".join(node.aliases), rn.text])
+    text = " ".join([own, node.label, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
@@ -365,7 +374,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
         relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
-    return relevance * _shows(q, evidence)
+    return relevance * _shows(q, evidence, own)
 
 
 def _features(q: _Question, measured: list[str]) -> dict[str, float]:

@@ -397,6 +397,19 @@ def test_a_measure_is_shown_in_its_own_unit_by_a_result_naming_the_thing(notes_k
         assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is False, question
 
 
+def test_how_many_is_held_where_a_result_counts_what_is_asked(notes_kb: cef.KnowledgeBase) -> None:
+    """ "How *many* grey seals were counted on Gull Island?": the notes say fewer seals hauled out,
+    never a number of seals; a number of something else ("four kilometres") is no count of them."""
+    from cef.retrieve.askedkinds import COUNTED, asked_terms
+    from cef.retrieve.english import count_of
+
+    assert count_of(["seal"]).search("three grey seals") and count_of(["custom"]).search("12,000 customers")
+    assert not count_of(["seal"]).search("four kilometres off the bay, where seals haul out")
+    assert COUNTED in asked_terms("How many requests per minute can one customer make?", set(), 3)[1]
+    result = notes_kb.retrieve("How many grey seals were counted on Gull Island in 2023?")
+    assert _verdict(result)["nothing_matched"] is True
+
+
 def test_an_absent_word_is_held_by_its_inflections() -> None:
     from cef.retrieve.english import word_forms
 
