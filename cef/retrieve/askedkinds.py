@@ -39,7 +39,11 @@ def asked_terms(
         ):
             shown[t.key], t.names_thing = MEASURE_SHOWN[t.form], False
     many = _HOW_MANY.search(question)
-    if many is not None:  # "how many grey seals were counted": a result shows a number of seals
+    # "how many *times*" asks how often: the text tells each time, it need not say the number
+    if many is not None and many.group(1).lower() not in (
+        "times",
+        "time",
+    ):  # "how many grey seals were counted": a result shows a number of seals
         by_form = {t.form: t for t in terms.values()}
         counted = [by_form[w.lower()] for w in many.groups() if w and w.lower() in by_form]
         if counted:

@@ -97,7 +97,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cef.model import GraphPath, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import asked_terms
+from cef.retrieve.askedkinds import COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
 from cef.retrieve.english import YEAR
@@ -351,6 +351,12 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         ties.add(rn.path.node_ids[0])
     named = _answer_named(qc, node.id)
     evidence = _evidence(q, text)
+    counted = q.shown.get(COUNTED)
+    if counted is not None and counted.search(f"2 {re.sub(r'(?<=[a-z])(?=[A-Z])', ' ', node.label)}"):
+        # "how many services does checkout call": an answer node that is a service, on a path from
+        # checkout, is one of those counted
+        evidence.add(COUNTED)
+        own = text
     relevance = _relevance(q, evidence, ties, settings, named)
     info = qc.stages.paths
     relation_stems = stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions

@@ -408,6 +408,21 @@ def test_how_many_is_held_where_a_result_counts_what_is_asked(notes_kb: cef.Know
     assert COUNTED in asked_terms("How many requests per minute can one customer make?", set(), 3)[1]
     result = notes_kb.retrieve("How many grey seals were counted on Gull Island in 2023?")
     assert _verdict(result)["nothing_matched"] is True
+    assert (
+        COUNTED not in asked_terms("How many times has Melanie gone to the beach?", set(), 3)[1]
+    )  # how often
+
+
+def test_how_many_is_held_by_the_answer_nodes_it_counts(tmp_path: Path) -> None:
+    """ "How *many* services does checkout call?": the graph says no number, its answer nodes are the
+    services counted; "how many pods" counts what the graph does not hold."""
+    graph = yaml.safe_load((ROOT / "examples" / "services" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db") as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        assert _verdict(kb.retrieve("How many services does checkout call?"))["nothing_matched"] is False
+        assert (
+            _verdict(kb.retrieve("How many pods does checkout run in production?"))["nothing_matched"] is True
+        )
 
 
 def test_an_absent_word_is_held_by_its_inflections() -> None:
