@@ -53,6 +53,12 @@ A query's own hints count as naming: its ``targets`` name things, its
 are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
 them in ``options["relevance"]``).
 
+**Measures and counts** (:mod:`cef.retrieve.askedkinds`): "what *year*" is held only by a result that
+shows a year; "how *tall* / *long* / *old* is X" only by one that shows a quantity in that dimension's unit
+(not by the word: "the *Old* Pier" holds no age), "how *many* X" only by one that shows a number of X or
+is an answer node of X's kind; a measure or count of a thing the question names, only where the
+result's own text (not the path it was found by) names it in the question's words.
+
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
 a label or a relation, or when a word of its base is held ("supervisor" where the notes say
