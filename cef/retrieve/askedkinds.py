@@ -47,5 +47,5 @@ def asked_terms(
         by_form = {t.form: t for t in terms.values()}
         counted = [by_form[w.lower()] for w in many.groups() if w and w.lower() in by_form]
         if counted:
-            shown[COUNTED] = count_of([t.key for t in counted])
+            shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
     return terms, shown

@@ -293,9 +293,11 @@ def _chunk_relevance(
     chunk, e = rc.chunk, rc.explanation
     headings = chunk.metadata.get("headings")
     title = chunk.metadata.get("title")
+    speaker = chunk.metadata.get("speaker")  # a dialogue turn names who says it
     own = " ".join(
         [
             chunk.content if said is None else said,
+            speaker if isinstance(speaker, str) else "",
             title if isinstance(title, str) else "",
             " ".join(h for h in headings if isinstance(h, str)) if isinstance(headings, list) else "",
         ]
