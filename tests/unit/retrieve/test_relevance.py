@@ -411,6 +411,8 @@ def test_how_many_is_held_where_a_result_counts_what_is_asked(notes_kb: cef.Know
     assert (
         COUNTED not in asked_terms("How many times has Melanie gone to the beach?", set(), 3)[1]
     )  # how often
+    people = asked_terms("How many people came to Nate's gaming party?", set(), 3)[1][COUNTED]
+    assert people.search("There were 7 people that attended")  # its lemma is "person", the text says "people"
 
 
 def test_how_many_is_held_by_the_answer_nodes_it_counts(tmp_path: Path) -> None:
