@@ -2,16 +2,22 @@
 (:mod:`cef.retrieve.relevance`): "what *year*", "the *person* who", "what is the *job* of" name no
 thing the knowledge base must hold (its text says "in 2019", "an oceanographer"); nor does an
 adverb ("*physically* kept"). "What *year*" is held where a result shows a year, "how *tall* is" /
-"how *long* are" where it shows a quantity: a result that does not show it does not answer."""
+"how *long* are" where it shows a quantity in a unit of that dimension ("240 m", "15 minutes"; "how
+*old* is": an age or the year it was built or born), "how *many* X" where it shows a number of X: a
+result that does not show it does not answer."""
 
 from __future__ import annotations
 
 import re
 
-from cef.retrieve.english import ANSWER_KINDS, ASKED_KIND, MEASURES, QUANTITY, YEAR, adverb
+from cef.retrieve.english import ANSWER_KINDS, ASKED_KIND, MEASURE_SHOWN, YEAR, adverb, count_of
 from cef.retrieve.questionterms import Term, read_terms
 
-__all__ = ["asked_terms"]
+__all__ = ["COUNTED", "asked_terms"]
+
+#: the key under which "how *many* X" asks a result to show a count of X (no word of the question)
+COUNTED = "#count"
+_HOW_MANY = re.compile(r"\bhow\s+many\s+([\w-]+)(?:\s+([\w-]+))?", re.I)
 
 
 def asked_terms(
@@ -28,6 +34,18 @@ def asked_terms(
         t.names_thing = t.names_thing and (t.proper or not (kind or adverb(t.form)))
         if kind and t.lemma in ("year", "date"):
             shown[t.key] = YEAR
-        elif t.form in MEASURES and re.search(rf"\bhow\s+{t.form}\s+(?:is|are|was|were)\b", question, re.I):
-            shown[t.key], t.names_thing = QUANTITY, False
+        elif t.form in MEASURE_SHOWN and re.search(
+            rf"\bhow\s+{t.form}\s+(?:is|are|was|were)\b", question, re.I
+        ):
+            shown[t.key], t.names_thing = MEASURE_SHOWN[t.form], False
+    many = _HOW_MANY.search(question)
+    # "how many *times*" asks how often: the text tells each time, it need not say the number
+    if many is not None and many.group(1).lower() not in (
+        "times",
+        "time",
+    ):  # "how many grey seals were counted": a result shows a number of seals
+        by_form = {t.form: t for t in terms.values()}
+        counted = [by_form[w.lower()] for w in many.groups() if w and w.lower() in by_form]
+        if counted:
+            shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
     return terms, shown

@@ -18,12 +18,14 @@ __all__ = [
     "COPULAS",
     "HAVE",
     "MEASURES",
+    "MEASURE_SHOWN",
     "MODALS",
     "OPENERS",
     "PRO_FORMS",
     "QUANTITY",
     "YEAR",
     "adverb",
+    "count_of",
     "inflected_verb",
     "word_forms",
 ]
@@ -171,3 +173,47 @@ QUANTITY = re.compile(
     r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|half)\b",
     re.I,
 )
+
+_NUMBER = (
+    r"(?:(?<![\w.-])\d+(?:[.,]\d+)?(?:\s*|-)|\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|half|several|few)(?:\s+|-))"
+)
+_LENGTH = (
+    r"(?:mm|cm|m|km|mi|ft|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?|kilomet(?:re|er)s?|feet|foot|"
+    r"inch(?:es)?|miles?|yards?|storeys?|stories|floors)"
+)
+_DURATION = r"(?:ms|s|sec|secs|min|mins|h|hrs?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)"
+_MASS = r"(?:mg|g|kg|t|lbs?|oz|grams?|kilo(?:gram)?s?|tonnes?|tons?|pounds?|ounces?)"
+
+
+def _with_unit(units: str) -> re.Pattern[str]:
+    return re.compile(rf"{_NUMBER}{units}\b", re.I)
+
+
+_AGE = re.compile(
+    rf"{_NUMBER}{_DURATION}[\s-]+old\b|\baged?\s+\d+|\b(?:born|built|founded|established|opened|"
+    r"launched)\s+(?:in\s+)?(?:1[0-9]|20)\d\d\b",
+    re.I,
+)
+#: what "how *tall* / *long* / *old* is" asks a result to show: a quantity in a unit of that dimension
+#: ("240 m", "four kilometres", "15 minutes", "62 years old", "built in 1871"; "how *big* is": any
+#: quantity). General English units, not a domain's.
+MEASURE_SHOWN: dict[str, re.Pattern[str]] = {
+    **dict.fromkeys(["tall", "high", "deep", "wide", "thick"], _with_unit(_LENGTH)),
+    **dict.fromkeys(["long", "far"], _with_unit(f"(?:{_LENGTH}|{_DURATION})")),
+    "heavy": _with_unit(_MASS),
+    **dict.fromkeys(["old", "young"], _AGE),
+    **dict.fromkeys(["big", "large"], QUANTITY),
+}
+
+_COUNT = (
+    r"(?:(?<![\w.-])\d+(?:[.,]\d+)?\s+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|dozens|hundreds|thousands)\s+)"
+)
+
+
+def count_of(stems: list[str]) -> re.Pattern[str]:
+    """What "how *many* grey seals" asks a result to show: a number before the counted words (up to
+    three words between: "12,000 customers", "three grey seals"), by their stems."""
+    words = "|".join(re.escape(s) for s in stems if s)
+    return re.compile(rf"{_COUNT}(?:[\w'-]+\s+){{0,3}}(?:{words})", re.I)

@@ -53,6 +53,12 @@ A query's own hints count as naming: its ``targets`` name things, its
 are fields of :class:`~cef.retrieve.presets.RelevanceSettings` (a query may set
 them in ``options["relevance"]``).
 
+**Measures and counts** (:mod:`cef.retrieve.askedkinds`): "what *year*" is held only by a result that
+shows a year; "how *tall* / *long* / *old* is X" only by one that shows a quantity in that dimension's unit
+(not by the word: "the *Old* Pier" holds no age), "how *many* X" only by one that shows a number of X or
+is an answer node of X's kind; a measure or count of a thing the question names, only where the
+result's own text (not the path it was found by) names it in the question's words.
+
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
 a label or a relation, or when a word of its base is held ("supervisor" where the notes say
@@ -93,29 +99,20 @@ from __future__ import annotations
 
 import math
 import re
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from cef.extract.lemmas import default_lemmatizer
 from cef.model import GraphPath, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import asked_terms
+from cef.retrieve.askedkinds import COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import (
-    ABBREVIATIONS,
-    word_forms,
-)
-from cef.retrieve.pathwords import stem_match
+from cef.retrieve.english import YEAR
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
+from cef.retrieve.relevance_vocab import label_words, relation_words, stems, weigh
 from cef.retrieve.stagestate import Verdict
-from cef.retrieve.support import phrase_vectors, semantic_support, unit
-from cef.retrieve.visibility import hidden_nodes
-from cef.text import STOP_WORDS, stem
+from cef.retrieve.support import semantic_support
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 
@@ -125,50 +122,39 @@ NOTHING_MATCHED_BELOW = RelevanceSettings().threshold
 FLOOR = RelevanceSettings().floor
 #: how anchors found by name are marked (vector anchors are guesses, not things the question names)
 _GUESSED = frozenset({"vector", "dense"})
-_POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
 
 
-def _words(text: str) -> list[tuple[str, str]]:
-    """(word, match key) of the content words of ``text``: the key is the stem of the word's lemma
-    ("wrote" and "written" are one key), question and function words left out."""
-    out = []
-    for token, lemma in default_lemmatizer()(_POSSESSIVE.sub("", text)):
-        if token not in STOP_WORDS:
-            out.append((token, stem(lemma)))
-    return out
-
-
-def _stems(text: str) -> set[str]:
-    """The match keys of ``text``: of each word's lemma and of the word itself."""
-    out: set[str] = set()
-    for token, key in _words(text):
-        out.add(key)
-        out.add(stem(token))
-        if token in ABBREVIATIONS:  # "Dr. Lind": a doctor
-            out.add(stem(ABBREVIATIONS[token]))
-    return out
-
-
-def _shows(shown: dict[str, re.Pattern[str]], evidence: set[str]) -> bool:  # "what year": a year
-    return all(key in evidence for key in shown)
+def _shows(q: _Question, evidence: set[str], own: str) -> bool:
+    """A result answers "what *year*" / "how *tall* is X" only where it shows a year / a length; a
+    measure of a thing the question names, only where the result's own text (not the path it was
+    found by) names it too: a length beside another place found from X is not X's height; a year may
+    stand in a title that names X otherwise."""
+    if not q.shown:
+        return True
+    measures = [key for key, p in q.shown.items() if p is not YEAR]
+    if measures and q.named:
+        said = stems(own)
+        if not any(n.said and n.said <= said for n in q.named):
+            return False
+    return all(key in evidence for key in q.shown)
 
 
 def _evidence(q: _Question, text: str) -> set[str]:
-    """The match keys of a result's text, and the question's words it shows ("what year": a year)."""
-    return _stems(text) | {key for key, shows in q.shown.items() if shows.search(text)}
-
-
-def _relation_words(name: str) -> str:
-    return name.replace("_", " ").lower()
+    """The match keys of a result's text, and the question's words it shows ("what year": a year);
+    a measure word is held only where its quantity shows ("the *Old* Pier" holds no age)."""
+    measures = {key for key, p in q.shown.items() if p is not YEAR}
+    return (stems(text) - measures) | {key for key, shows in q.shown.items() if shows.search(text)}
 
 
 @dataclass
 class _Named:
-    """A node the question names: its link confidence and the stems of its names."""
+    """A node the question names: its link confidence, the stems of its names and of the question's
+    own words for it (``said``)."""
 
     node_id: str
     confidence: float
     stems: set[str]
+    said: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -196,16 +182,8 @@ class _Question:
         return term.form if term is not None else key
 
 
-def _label_words(qc: QueryContext) -> set[str]:
-    """The stems of the knowledge base's labels ("SearchIndex": search, index)."""
-    out: set[str] = set()
-    for label in qc.state.graph.labels.names:
-        out |= _stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
-    return out
-
-
 def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
-    terms, shown = asked_terms(qc.query.query, _label_words(qc), settings.phrase_words)
+    terms, shown = asked_terms(qc.query.query, label_words(qc), settings.phrase_words)
     q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types), shown=shown)
     hinted = {target.description for target in qc.query.targets}
     best: dict[str, float] = {}
@@ -220,134 +198,11 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     for node_id, conf in best.items():
         node = nodes.get(node_id)
         names = [mention[node_id]] + ([node.name, *node.aliases] if node is not None else [])
-        stems = set().union(*(_stems(n) for n in names if n))
-        if stems & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
-            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), stems))
+        keys: set[str] = set().union(*(stems(n) for n in names if n))
+        if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
+            said = stems(mention[node_id]) & set(q.stems)
+            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys, said or keys))
     return q
-
-
-def _records(qc: QueryContext) -> int:
-    """How many records (nodes and chunks) a word's document frequency is out of."""
-    chunks = len(qc.state.chunk_vectors) or qc.state.store.counts().get("chunks", 0)
-    return max(qc.state.graph.node_count + chunks, 1)
-
-
-def _weigh(qc: QueryContext, q: _Question, settings: RelevanceSettings) -> None:
-    """Each content word's document frequency (text hits in chunks and nodes, up to ``df_cap``
-    each; a label or relation word counts as common) and its weight: ``ln(1 + N / (1 + df))``; an
-    absent word that names a thing weighs ``ln(1 + N)`` (the rarest), any other absent word weighs
-    as a common one (it is the question's phrasing)."""
-    todo = [t for t in q.terms.values() if t.df is None]
-    if not todo:
-        return
-    g = qc.state.graph
-    scope = qc.query.scope
-    hidden = hidden_nodes(g, scope)  # a scoped query knows only its scope's and shared vocabulary
-    labels = list(g.labels.names)
-    if hidden is not None:
-        labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
-    schema_text = "\n".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label).lower() for label in labels)
-    for rt in g.rel_types.values():
-        schema_text += "\n" + "\n".join(
-            [_relation_words(rt.name), _relation_words(rt.inverse or ""), rt.description or ""]
-        )
-    # property keys are held by their form, not by what an embedder finds like them
-    synonym_text = schema_text
-    schema_text += "\n" + "\n".join(_property_keys(qc, labels))
-    schema_words = _words(schema_text)
-    schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
-    schema_pairs = {
-        (token, lemma) for token, lemma in default_lemmatizer()(schema_text) if token not in STOP_WORDS
-    }
-    store = qc.state.store
-    cap = settings.df_cap
-    n = _records(qc)
-    for t in todo:
-        if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
-            t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
-        else:
-            t.df = 0
-            short = [a for a, full in ABBREVIATIONS.items() if full == t.lemma]  # "doctor": "Dr."
-            for word in dict.fromkeys([t.form, t.lemma, *short]):  # "kidneys": the text may say "kidney"
-                t.df = len(store.search_text("node", word, cap, scope=scope))
-                if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
-                    t.df += len(store.search_text("chunk", word, cap, scope=scope))
-                if t.df:
-                    break
-            if not t.df:
-                t.df = _derived_df(qc, t, cap)
-    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
-    for t in todo:
-        df = t.df or 0
-        if df > 0:
-            t.weight = math.log1p(n / (1 + df))
-        elif t.names_thing:
-            t.weight = math.log1p(n)
-        else:
-            t.weight = math.log1p(n / (1 + cap))
-
-
-def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
-    """How many records hold another form of an absent question word (its inflections, and its
-    base's when it has a derivational suffix, :func:`~cef.retrieve.english.word_forms`); 0: none."""
-    if not t.form.isalpha():
-        return 0
-    store, scope = qc.state.store, qc.query.scope
-    for form in word_forms(t.form, t.lemma):
-        df = len(store.search_text("node", form, cap, scope=scope))
-        if not t.instance:
-            df += len(store.search_text("chunk", form, cap, scope=scope))
-        if df:
-            return df
-    return 0
-
-
-#: the property keys of a knowledge base's labels, per store (gone with it), by change-feed position
-#: and labels (read again after any write)
-_PROPERTY_KEYS: weakref.WeakKeyDictionary[object, dict[tuple[int, tuple[str, ...]], list[str]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
-    """The property keys of the nodes of ``labels`` as words ("brand", "icd10", "stopped because"):
-    a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
-    like a label or a relation word. Read from a sample of each label's nodes."""
-    store = qc.state.store
-    kept = _PROPERTY_KEYS.setdefault(store, {})
-    key = (store.current_seq(), tuple(labels))
-    got = kept.get(key)
-    if got is None:
-        names: dict[str, None] = {}
-        for label in labels:
-            for name in store.property_names(label, sample=50):
-                if not name.startswith("_"):
-                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
-        if len(kept) >= 16:
-            kept.clear()
-        got = kept[key] = list(names)
-    return got
-
-
-def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: RelevanceSettings) -> None:
-    """An absent word that means a label or a relation of the knowledge base (the embedder's cosine
-    of the word and the label, the relation's name or its description reaches ``synonym``: a
-    "skipper" is a captain) is held like a label or relation word. Without an embedder, no synonyms."""
-    if not absent or qc.state.embedder is None or settings.synonym > 1.0:
-        return
-    phrases = _schema_phrases(schema)
-    known = phrase_vectors(qc, phrases)
-    words = qc.embed_many([t.form for t in absent])
-    if known is None or words is None or not len(known):
-        return
-    best = (unit(words) @ known.T).max(axis=1)
-    for t, cos in zip(absent, best, strict=True):
-        if float(cos) >= settings.synonym:
-            t.df = settings.df_cap
-
-
-def _schema_phrases(schema: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
@@ -357,7 +212,7 @@ def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> 
     g = qc.state.graph
     parts = list(path.node_names) if nodes else []
     for name in path.relation_types:
-        parts.append(_relation_words(name))
+        parts.append(relation_words(name))
         rt = g.rel_types.get(name)
         if rt is None:
             rt = next((r for r in g.rel_types.values() if r.inverse == name), None)
@@ -438,15 +293,16 @@ def _chunk_relevance(
     chunk, e = rc.chunk, rc.explanation
     headings = chunk.metadata.get("headings")
     title = chunk.metadata.get("title")
-    text = " ".join(
+    speaker = chunk.metadata.get("speaker")  # a dialogue turn names who says it
+    own = " ".join(
         [
             chunk.content if said is None else said,
+            speaker if isinstance(speaker, str) else "",
             title if isinstance(title, str) else "",
             " ".join(h for h in headings if isinstance(h, str)) if isinstance(headings, list) else "",
-            _path_text(qc, e.path),
-            " ".join(e.entities),
         ]
     )
+    text = " ".join([own, _path_text(qc, e.path), " ".join(e.entities)])
     ties = set(e.anchors)
     if e.path is not None and e.path.node_ids:
         ties.add(e.path.node_ids[0])
@@ -454,7 +310,7 @@ def _chunk_relevance(
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
     evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
-    return _relevance(q, evidence, ties, settings, named) * _shows(q.shown, evidence)
+    return _relevance(q, evidence, ties, settings, named) * _shows(q, evidence, own)
 
 
 def _credit_speaker(
@@ -474,9 +330,9 @@ def _credit_speaker(
         got = credited_text(rc.chunk, person)
         if got is not None:
             said[rc.chunk.id] = got[0]
-            theirs |= _stems(got[0])
-            others |= _stems(got[1])
-    q.miscredited = {s for s in q.stems if s in others and s not in theirs} - _stems(person)
+            theirs |= stems(got[0])
+            others |= stems(got[1])
+    q.miscredited = {s for s in q.stems if s in others and s not in theirs} - stems(person)
     return said
 
 
@@ -496,15 +352,22 @@ def _answer_named(qc: QueryContext, node_id: str) -> float:
 
 def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: RelevanceSettings) -> float:
     node = rn.node
-    text = " ".join([node.name, node.label, " ".join(node.aliases), rn.text, _path_text(qc, rn.path)])
+    own = " ".join([node.name, " ".join(node.aliases), rn.text])
+    text = " ".join([own, node.label, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
     named = _answer_named(qc, node.id)
     evidence = _evidence(q, text)
+    counted = q.shown.get(COUNTED)
+    if counted is not None and counted.search(f"2 {re.sub(r'(?<=[a-z])(?=[A-Z])', ' ', node.label)}"):
+        # "how many services does checkout call": an answer node that is a service, on a path from
+        # checkout, is one of those counted
+        evidence.add(COUNTED)
+        own = text
     relevance = _relevance(q, evidence, ties, settings, named)
     info = qc.stages.paths
-    relation_words = _stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
+    relation_stems = stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
     asked = [q.form(s) for s in q.asked]
     relations = rn.path.relation_types if rn.path is not None else []
     if (
@@ -512,7 +375,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         and info.confident(settings_for(AutoSettings, qc.query))
         and named >= 0.5
         and (
-            bool(relation_words.intersection(q.asked))
+            bool(relation_stems.intersection(q.asked))
             # a word naming a relation by its form ("director": directed_by), the paths' own matcher
             or any(relation_share(asked, r) > 0 for r in relations)
         )
@@ -525,7 +388,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
         relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
-    return relevance * _shows(q.shown, evidence)
+    return relevance * _shows(q, evidence, own)
 
 
 def _features(q: _Question, measured: list[str]) -> dict[str, float]:
@@ -558,7 +421,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     settings = settings_for(RelevanceSettings, qc.query)
     threshold = settings.threshold
     q = _question(qc, settings)
-    _weigh(qc, q, settings)
+    weigh(qc, q.terms, settings)
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
     said = _credit_speaker(qc, q, results, settings)

@@ -380,6 +380,53 @@ def test_a_measure_is_held_only_where_a_result_shows_a_quantity(notes_kb: cef.Kn
     )
 
 
+def test_a_measure_is_shown_in_its_own_unit_by_a_result_naming_the_thing(notes_kb: cef.KnowledgeBase) -> None:
+    """ "How *tall* is the Kestrel Lighthouse?": the chunk found from the lighthouse says Gull Island
+    lies "four kilometres" off the bay, a length of another place; the lighthouse's own note gives a
+    year, not a height. "How *old* is Maria Keller?": her notes hold numbers, no age."""
+    from cef.retrieve.english import MEASURE_SHOWN
+
+    assert MEASURE_SHOWN["tall"].search("a 240 m tower") and MEASURE_SHOWN["tall"].search("four kilometres")
+    assert not MEASURE_SHOWN["tall"].search("every thirty seconds") and not MEASURE_SHOWN["long"].search("as")
+    assert MEASURE_SHOWN["long"].search("for 15 minutes") and MEASURE_SHOWN["heavy"].search("2.5 kg")
+    assert MEASURE_SHOWN["old"].search("she is 62 years old") and MEASURE_SHOWN["old"].search("built in 1871")
+    assert not MEASURE_SHOWN["old"].search("she started the survey in 2019 with 3 boats")
+    for question in ("How tall is the Kestrel Lighthouse?", "How old is Maria Keller?"):
+        assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is True, question
+    for question in ("How far is Gull Island from Harrow Bay?", "How old is the Kestrel Lighthouse?"):
+        assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is False, question
+
+
+def test_how_many_is_held_where_a_result_counts_what_is_asked(notes_kb: cef.KnowledgeBase) -> None:
+    """ "How *many* grey seals were counted on Gull Island?": the notes say fewer seals hauled out,
+    never a number of seals; a number of something else ("four kilometres") is no count of them."""
+    from cef.retrieve.askedkinds import COUNTED, asked_terms
+    from cef.retrieve.english import count_of
+
+    assert count_of(["seal"]).search("three grey seals") and count_of(["custom"]).search("12,000 customers")
+    assert not count_of(["seal"]).search("four kilometres off the bay, where seals haul out")
+    assert COUNTED in asked_terms("How many requests per minute can one customer make?", set(), 3)[1]
+    result = notes_kb.retrieve("How many grey seals were counted on Gull Island in 2023?")
+    assert _verdict(result)["nothing_matched"] is True
+    assert (
+        COUNTED not in asked_terms("How many times has Melanie gone to the beach?", set(), 3)[1]
+    )  # how often
+    people = asked_terms("How many people came to Nate's gaming party?", set(), 3)[1][COUNTED]
+    assert people.search("There were 7 people that attended")  # its lemma is "person", the text says "people"
+
+
+def test_how_many_is_held_by_the_answer_nodes_it_counts(tmp_path: Path) -> None:
+    """ "How *many* services does checkout call?": the graph says no number, its answer nodes are the
+    services counted; "how many pods" counts what the graph does not hold."""
+    graph = yaml.safe_load((ROOT / "examples" / "services" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db") as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        assert _verdict(kb.retrieve("How many services does checkout call?"))["nothing_matched"] is False
+        assert (
+            _verdict(kb.retrieve("How many pods does checkout run in production?"))["nothing_matched"] is True
+        )
+
+
 def test_an_absent_word_is_held_by_its_inflections() -> None:
     from cef.retrieve.english import word_forms
 

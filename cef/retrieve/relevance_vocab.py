@@ -1,0 +1,182 @@
+"""The knowledge base's vocabulary as :mod:`cef.retrieve.relevance` reads it: a text's content words
+and their match keys, the label, relation and property-key words, and how specific each of a
+question's words is in this knowledge base (its document frequency and weight)."""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+
+import numpy as np
+
+from cef.extract.lemmas import default_lemmatizer
+from cef.retrieve.context import QueryContext
+from cef.retrieve.english import ABBREVIATIONS, word_forms
+from cef.retrieve.pathwords import stem_match
+from cef.retrieve.presets import RelevanceSettings
+from cef.retrieve.questionterms import Term
+from cef.retrieve.support import phrase_vectors, unit
+from cef.retrieve.visibility import hidden_nodes
+from cef.text import STOP_WORDS, stem
+
+__all__ = ["label_words", "relation_words", "stems", "weigh", "words"]
+
+_POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
+
+
+def words(text: str) -> list[tuple[str, str]]:
+    """(word, match key) of the content words of ``text``: the key is the stem of the word's lemma
+    ("wrote" and "written" are one key), question and function words left out."""
+    out = []
+    for token, lemma in default_lemmatizer()(_POSSESSIVE.sub("", text)):
+        if token not in STOP_WORDS:
+            out.append((token, stem(lemma)))
+    return out
+
+
+def stems(text: str) -> set[str]:
+    """The match keys of ``text``: of each word's lemma and of the word itself."""
+    out: set[str] = set()
+    for token, key in words(text):
+        out.add(key)
+        out.add(stem(token))
+        if token in ABBREVIATIONS:  # "Dr. Lind": a doctor
+            out.add(stem(ABBREVIATIONS[token]))
+    return out
+
+
+def relation_words(name: str) -> str:
+    return name.replace("_", " ").lower()
+
+
+def label_words(qc: QueryContext) -> set[str]:
+    """The stems of the knowledge base's labels ("SearchIndex": search, index)."""
+    out: set[str] = set()
+    for label in qc.state.graph.labels.names:
+        out |= stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
+    return out
+
+
+def _records(qc: QueryContext) -> int:
+    """How many records (nodes and chunks) a word's document frequency is out of."""
+    chunks = len(qc.state.chunk_vectors) or qc.state.store.counts().get("chunks", 0)
+    return max(qc.state.graph.node_count + chunks, 1)
+
+
+def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings) -> None:
+    """Each content word's document frequency (text hits in chunks and nodes, up to ``df_cap``
+    each; a label or relation word counts as common) and its weight: ``ln(1 + N / (1 + df))``; an
+    absent word that names a thing weighs ``ln(1 + N)`` (the rarest), any other absent word weighs
+    as a common one (it is the question's phrasing)."""
+    todo = [t for t in terms.values() if t.df is None]
+    if not todo:
+        return
+    g = qc.state.graph
+    scope = qc.query.scope
+    hidden = hidden_nodes(g, scope)  # a scoped query knows only its scope's and shared vocabulary
+    labels = list(g.labels.names)
+    if hidden is not None:
+        labels = [g.labels.names[int(c)] for c in np.unique(g.node_label.view[: len(hidden)][~hidden])]
+    schema_text = "\n".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label).lower() for label in labels)
+    for rt in g.rel_types.values():
+        schema_text += "\n" + "\n".join(
+            [relation_words(rt.name), relation_words(rt.inverse or ""), rt.description or ""]
+        )
+    # property keys are held by their form, not by what an embedder finds like them
+    synonym_text = schema_text
+    schema_text += "\n" + "\n".join(_property_keys(qc, labels))
+    schema_words = words(schema_text)
+    schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
+    schema_pairs = {
+        (token, lemma) for token, lemma in default_lemmatizer()(schema_text) if token not in STOP_WORDS
+    }
+    store = qc.state.store
+    cap = settings.df_cap
+    n = _records(qc)
+    for t in todo:
+        if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
+            t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
+        else:
+            t.df = 0
+            short = [a for a, full in ABBREVIATIONS.items() if full == t.lemma]  # "doctor": "Dr."
+            for word in dict.fromkeys([t.form, t.lemma, *short]):  # "kidneys": the text may say "kidney"
+                t.df = len(store.search_text("node", word, cap, scope=scope))
+                if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
+                    t.df += len(store.search_text("chunk", word, cap, scope=scope))
+                if t.df:
+                    break
+            if not t.df:
+                t.df = _derived_df(qc, t, cap)
+    _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
+    for t in todo:
+        df = t.df or 0
+        if df > 0:
+            t.weight = math.log1p(n / (1 + df))
+        elif t.names_thing:
+            t.weight = math.log1p(n)
+        else:
+            t.weight = math.log1p(n / (1 + cap))
+
+
+def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
+    """How many records hold another form of an absent question word (its inflections, and its
+    base's when it has a derivational suffix, :func:`~cef.retrieve.english.word_forms`); 0: none."""
+    if not t.form.isalpha():
+        return 0
+    store, scope = qc.state.store, qc.query.scope
+    for form in word_forms(t.form, t.lemma):
+        df = len(store.search_text("node", form, cap, scope=scope))
+        if not t.instance:
+            df += len(store.search_text("chunk", form, cap, scope=scope))
+        if df:
+            return df
+    return 0
+
+
+#: the property keys of a knowledge base's labels, per store (gone with it), by change-feed position
+#: and labels (read again after any write)
+_PROPERTY_KEYS: weakref.WeakKeyDictionary[object, dict[tuple[int, tuple[str, ...]], list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
+    """The property keys of the nodes of ``labels`` as words ("brand", "icd10", "stopped because"):
+    a question asking for one ("the *brand* name of lisinopril") asks what the knowledge base holds,
+    like a label or a relation word. Read from a sample of each label's nodes."""
+    store = qc.state.store
+    kept = _PROPERTY_KEYS.setdefault(store, {})
+    key = (store.current_seq(), tuple(labels))
+    got = kept.get(key)
+    if got is None:
+        names: dict[str, None] = {}
+        for label in labels:
+            for name in store.property_names(label, sample=50):
+                if not name.startswith("_"):
+                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
+        if len(kept) >= 16:
+            kept.clear()
+        got = kept[key] = list(names)
+    return got
+
+
+def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: RelevanceSettings) -> None:
+    """An absent word that means a label or a relation of the knowledge base (the embedder's cosine
+    of the word and the label, the relation's name or its description reaches ``synonym``: a
+    "skipper" is a captain) is held like a label or relation word. Without an embedder, no synonyms."""
+    if not absent or qc.state.embedder is None or settings.synonym > 1.0:
+        return
+    phrases = _schema_phrases(schema)
+    known = phrase_vectors(qc, phrases)
+    words = qc.embed_many([t.form for t in absent])
+    if known is None or words is None or not len(known):
+        return
+    best = (unit(words) @ known.T).max(axis=1)
+    for t, cos in zip(absent, best, strict=True):
+        if float(cos) >= settings.synonym:
+            t.df = settings.df_cap
+
+
+def _schema_phrases(schema: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
