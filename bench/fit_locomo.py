@@ -48,6 +48,7 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
     "neighbours": {"neighbours": (0.0, 0.25, 0.5), "session_turns": (3, 5)},
     "date_speaker": {"date": (0.5, 1.0, 2.0), "speaker": (0.75, 1.0, 1.5)},
     "feedback": {"several_feedback": (0.0, 0.25), "feedback": (0.0, 0.1)},
+    "when": {"when": (0.0, 0.1, 0.25, 0.5, 1.0)},
     "phrase_session": {"phrase": (0.25, 0.5), "session": (0.25, 0.5, 1.0), "speaker": (0.5, 1.0)},
 }
 

@@ -33,6 +33,9 @@ the two speakers' names, which seed nothing useful):
 * **date**: when the question names a calendar date ("in June", "on 13 October
   2023", "in 2022"), turns said on it or naming it (their resolved relative
   dates) count ``1 + date`` times;
+* **when**: a question that asks when (:func:`asks_when`: "when did …", "what year …", "how long
+  ago …") is answered by a turn that says when: turns naming a date (a relative or calendar date
+  they say, resolved at ingest) count ``1 + when`` times;
 * **several occasions**: a question that asks about several occasions, read by
   general English (:func:`asks_several`: "how many", "both", a present perfect
   after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
@@ -74,7 +77,7 @@ from cef.retrieve.search import bm25_hits
 from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem, words
 
-__all__ = ["SESSION_LABEL", "TURN_KIND", "asks_several", "dialogue_search", "is_turn"]
+__all__ = ["SESSION_LABEL", "TURN_KIND", "asks_several", "asks_when", "dialogue_search", "is_turn"]
 
 #: chunk metadata ``kind`` of a conversation turn, and the label of the node a turn hangs on
 TURN_KIND = "turn"
@@ -190,6 +193,8 @@ class _Turns:
     lexicon: _Lexicon
     #: the speakers' names
     speakers: frozenset[str]
+    #: per position: whether the turn names a date (besides the day it was said)
+    dated: np.ndarray
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -251,6 +256,7 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
         nxt,
         _Lexicon([content[i] for i in kept], [_head(content[i], speaker[i]) for i in kept]),
         frozenset(speaker[i] for i in kept if speaker[i]),
+        np.fromiter((len(dates[i]) > 1 for i in kept), dtype=bool, count=len(kept)),
     )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
@@ -328,6 +334,8 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             count=n,
         )
         scored = np.where(on_date, scored * (1.0 + s.date), scored)
+    if s.when > 0 and asks_when(q.query):
+        scored = np.where(turns.dated, scored * (1.0 + s.when), scored)
     scored = np.where(candidate & visible, scored, -np.inf)
     feedback = s.several_feedback if several else s.feedback
     if feedback > 0:
@@ -466,6 +474,22 @@ def asks_several(question: str) -> bool:
             if _plural(t) and (after in _VERBAL or after == "of"):
                 return True
     return False
+
+
+#: nouns of time a "what" / "which" question asks for ("what year", "which month")
+_TIME_NOUNS = frozenset(["year", "month", "day", "date", "week", "weekend"])
+
+
+def asks_when(question: str) -> bool:
+    """Whether a question asks when something happened, by general English: "when" opens it or a
+    clause of it ("… and when did she …"), "what" / "which" asks for a time ("what year", "which
+    month"), or "how long ago"."""
+    toks = words(question)
+    if toks[:1] == ["when"] or any(a in ("and", "but") and b == "when" for a, b in itertools.pairwise(toks)):
+        return True
+    if any(a in _WH_THING and b in _TIME_NOUNS for a, b in itertools.pairwise(toks)):
+        return True
+    return any(t == ("how", "long", "ago") for t in zip(toks, toks[1:], toks[2:], strict=False))
 
 
 def _plural(word: str) -> bool:
