@@ -35,7 +35,11 @@ the two speakers' names, which seed nothing useful):
   dates) count ``1 + date`` times;
 * **when**: a question that asks when (:func:`asks_when`: "when did …", "what year …", "how long
   ago …") is answered by a turn that says when: turns naming a date (a relative or calendar date
-  they say, resolved at ingest) count ``1 + when`` times;
+  they say, resolved at ingest) up to the day they were said count ``1 + when`` times, those
+  naming only later dates (a plan: "next month") ``1 + when_other`` (the other way round for a
+  question about a plan, :func:`asks_ahead`);
+* **asking**: a turn that asks is rarely the one that answers: a turn's score × (1 − ``asking`` ×
+  the share of its sentences that are questions);
 * **several occasions**: a question that asks about several occasions, read by
   general English (:func:`asks_several`: "how many", "both", a present perfect
   after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
@@ -193,8 +197,12 @@ class _Turns:
     lexicon: _Lexicon
     #: the speakers' names
     speakers: frozenset[str]
-    #: per position: whether the turn names a date (besides the day it was said)
+    #: per position: whether the turn names a date up to the day it was said (what happened), and
+    #: one after it (what was planned)
     dated: np.ndarray
+    planned: np.ndarray
+    #: per position: the share of the turn's sentences that are questions (a turn that asks)
+    asking: np.ndarray
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -227,6 +235,7 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
     dates: dict[str, list[str]] = {}
     order: dict[str, tuple[str, int]] = {}
     content: dict[str, str] = {}
+    asking: dict[str, float] = {}
     for c in st.store.get_chunks(ids):
         if is_turn(c) and in_scope(c.scope, scope):
             session[c.id] = str(c.node_id)
@@ -237,6 +246,7 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
             turn = c.metadata.get("turn")
             order[c.id] = (str(c.metadata.get("conversation") or ""), turn if isinstance(turn, int) else 0)
             content[c.id] = c.content
+            asking[c.id] = _asking_share(str(c.metadata.get("text") or ""))
     kept = sorted((i for i in ids if i in session), key=lambda i: (order[i], i))
     numbers = {k: n for n, k in enumerate(dict.fromkeys(session[i] for i in kept))}
     session_of = np.asarray([numbers[session[i]] for i in kept], dtype=np.int64)
@@ -256,11 +266,22 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
         nxt,
         _Lexicon([content[i] for i in kept], [_head(content[i], speaker[i]) for i in kept]),
         frozenset(speaker[i] for i in kept if speaker[i]),
-        np.fromiter((len(dates[i]) > 1 for i in kept), dtype=bool, count=len(kept)),
+        np.fromiter((any(d <= dates[i][0] for d in dates[i][1:]) for i in kept), dtype=bool, count=len(kept)),
+        np.fromiter((any(d > dates[i][0] for d in dates[i][1:]) for i in kept), dtype=bool, count=len(kept)),
+        np.fromiter((asking[i] for i in kept), dtype=np.float64, count=len(kept)),
     )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
     return out
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _asking_share(text: str) -> float:
+    """The share of ``text``'s sentences that end with a question mark."""
+    sentences = [x for x in _SENTENCE_END.split(text.strip()) if x.strip()]
+    return sum(x.rstrip().endswith("?") for x in sentences) / len(sentences) if sentences else 0.0
 
 
 def _head(content: str, speaker: str) -> str:
@@ -334,8 +355,12 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             count=n,
         )
         scored = np.where(on_date, scored * (1.0 + s.date), scored)
+    if s.asking > 0:  # a turn that asks is rarely what answers
+        scored = scored * (1.0 - s.asking * turns.asking)
     if s.when > 0 and asks_when(q.query):
-        scored = np.where(turns.dated, scored * (1.0 + s.when), scored)
+        ahead = asks_ahead(q.query)
+        said, other = (turns.planned, turns.dated) if ahead else (turns.dated, turns.planned)
+        scored = np.where(said, scored * (1.0 + s.when), np.where(other, scored * (1.0 + s.when_other), scored))
     scored = np.where(candidate & visible, scored, -np.inf)
     feedback = s.several_feedback if several else s.feedback
     if feedback > 0:
@@ -490,6 +515,16 @@ def asks_when(question: str) -> bool:
     if any(a in _WH_THING and b in _TIME_NOUNS for a, b in itertools.pairwise(toks)):
         return True
     return any(t == ("how", "long", "ago") for t in zip(toks, toks[1:], toks[2:], strict=False))
+
+
+#: words that put a question's event ahead of the time it is asked about ("when will", "is going to")
+_AHEAD = frozenset(["will", "going", "plan", "plans", "planning"])
+
+
+def asks_ahead(question: str) -> bool:
+    """Whether a question asks about something planned ("when will …", "when is she going to …",
+    "when does he plan to …") rather than something that happened."""
+    return any(t in _AHEAD for t in words(question))
 
 
 def _plural(word: str) -> bool:

@@ -10,7 +10,7 @@ import pytest
 import cef
 from cef import GraphQuery
 from cef.memory.conversation import Conversation, Session, Turn, ingest_conversation
-from cef.retrieve.dialogue import asks_when
+from cef.retrieve.dialogue import asks_ahead, asks_when
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,45 @@ def test_the_turn_that_says_when_comes_first(tmp_path: Path) -> None:
         assert _top(kb, "When did Anna go to the pottery class?") == "clay/D2:3"
         # without the weight, the shorter turn about the class wins
         assert _top(kb, "When did Anna go to the pottery class?", {"dialogue": {"when": 0.0}}) == "clay/D1:1"
+
+
+@pytest.mark.parametrize(
+    ("question", "ahead"),
+    [
+        ("When did Anna go to the pottery class?", False),
+        ("When will Anna go to the pottery class?", True),
+        ("When is Ben going to sell the bread?", True),
+        ("When does Anna plan to move?", True),
+    ],
+)
+def test_questions_about_plans(question: str, ahead: bool) -> None:
+    assert asks_ahead(question) is ahead
+
+
+def test_a_plan_does_not_answer_when_it_happened(tmp_path: Path) -> None:
+    """Anna says in March she will go next month, and in April that she went last week."""
+    conv = Conversation("plans")
+    said = [("2023-03-04", "Going to a pottery class next month."), ("2023-04-20", "Work.")]
+    said += [
+        (
+            "2023-04-27",
+            "Busy days at work and home, but I went to a pottery class last week with my sister, fun.",
+        )
+    ]
+    for n, (day, text) in enumerate(said, 1):
+        sess = Session(f"D{n}", datetime.fromisoformat(day + "T10:00:00+00:00"))
+        sess.turns.append(Turn(f"plans/D{n}:1", "Anna", text))
+        conv.sessions.append(sess)
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        ingest_conversation(kb, conv, scope="plans", enricher=None)
+
+        def top(question: str, options: dict[str, object] | None = None) -> str:
+            res = kb.retrieve(
+                GraphQuery(query=question, scope="plans", top_k=3, min_results=1, options=options or {})
+            )
+            return res.results[0].chunk.id
+
+        assert top("When did Anna go to a pottery class?") == "plans/D3:1"
+        assert top("When will Anna go to a pottery class?") == "plans/D1:1"
+        # a plan weighed as much as what happened: the shorter turn wins
+        assert top("When did Anna go to a pottery class?", {"dialogue": {"when_other": 0.5}}) == "plans/D1:1"
