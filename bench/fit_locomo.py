@@ -49,7 +49,6 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
     "date_speaker": {"date": (0.5, 1.0, 2.0), "speaker": (0.75, 1.0, 1.5)},
     "feedback": {"several_feedback": (0.0, 0.25), "feedback": (0.0, 0.1)},
     "when": {"when": (0.0, 0.1, 0.25, 0.5, 1.0)},
-    "asking": {"asking": (0.0, 0.1, 0.25, 0.5, 0.75)},
     "when_other": {"when_other": (0.0, 0.25, 0.5), "when": (0.5, 1.0)},
     "fusion": {"vector": (0.75, 1.0, 1.25, 1.5), "fuse_k": (3.0, 5.0, 8.0)},
     "when_session": {"when": (0.5, 1.0), "session": (0.25, 0.5, 1.0), "neighbours": (0.25, 0.5)},

@@ -38,8 +38,6 @@ the two speakers' names, which seed nothing useful):
   they say, resolved at ingest) up to the day they were said count ``1 + when`` times, those
   naming only later dates (a plan: "next month") ``1 + when_other`` (the other way round for a
   question about a plan, :func:`asks_ahead`);
-* **asking**: a turn that asks is rarely the one that answers: a turn's score × (1 − ``asking`` ×
-  the share of its sentences that are questions);
 * **several occasions**: a question that asks about several occasions, read by
   general English (:func:`asks_several`: "how many", "both", a present perfect
   after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
@@ -201,8 +199,6 @@ class _Turns:
     #: one after it (what was planned)
     dated: np.ndarray
     planned: np.ndarray
-    #: per position: the share of the turn's sentences that are questions (a turn that asks)
-    asking: np.ndarray
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -235,7 +231,6 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
     dates: dict[str, list[str]] = {}
     order: dict[str, tuple[str, int]] = {}
     content: dict[str, str] = {}
-    asking: dict[str, float] = {}
     for c in st.store.get_chunks(ids):
         if is_turn(c) and in_scope(c.scope, scope):
             session[c.id] = str(c.node_id)
@@ -246,7 +241,6 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
             turn = c.metadata.get("turn")
             order[c.id] = (str(c.metadata.get("conversation") or ""), turn if isinstance(turn, int) else 0)
             content[c.id] = c.content
-            asking[c.id] = _asking_share(str(c.metadata.get("text") or ""))
     kept = sorted((i for i in ids if i in session), key=lambda i: (order[i], i))
     numbers = {k: n for n, k in enumerate(dict.fromkeys(session[i] for i in kept))}
     session_of = np.asarray([numbers[session[i]] for i in kept], dtype=np.int64)
@@ -268,20 +262,10 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
         frozenset(speaker[i] for i in kept if speaker[i]),
         np.fromiter((any(d <= dates[i][0] for d in dates[i][1:]) for i in kept), dtype=bool, count=len(kept)),
         np.fromiter((any(d > dates[i][0] for d in dates[i][1:]) for i in kept), dtype=bool, count=len(kept)),
-        np.fromiter((asking[i] for i in kept), dtype=np.float64, count=len(kept)),
     )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
     return out
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def _asking_share(text: str) -> float:
-    """The share of ``text``'s sentences that end with a question mark."""
-    sentences = [x for x in _SENTENCE_END.split(text.strip()) if x.strip()]
-    return sum(x.rstrip().endswith("?") for x in sentences) / len(sentences) if sentences else 0.0
 
 
 def _head(content: str, speaker: str) -> str:
@@ -355,8 +339,6 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             count=n,
         )
         scored = np.where(on_date, scored * (1.0 + s.date), scored)
-    if s.asking > 0:  # a turn that asks is rarely what answers
-        scored = scored * (1.0 - s.asking * turns.asking)
     if s.when > 0 and asks_when(q.query):
         ahead = asks_ahead(q.query)
         said, other = (turns.planned, turns.dated) if ahead else (turns.dated, turns.planned)

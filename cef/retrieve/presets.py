@@ -202,13 +202,6 @@ class DialogueSettings(_Settings):
         "when_other times. LOCO grid 0 / 0.25 / 0.5 × when 0.5 / 1, criterion session Hit@1 (bench/"
         "fit_locomo.py --grid when_other), seventh pass: every fold chose 0 and 0.5",
     )
-    asking: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=1.0,
-        description="a turn's score × (1 - asking × the share of its sentences that are questions): a turn "
-        "that asks is rarely the one that answers",
-    )
     when: float = Field(
         default=0.5,
         ge=0.0,
