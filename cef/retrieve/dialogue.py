@@ -331,18 +331,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     if named is not None:
         speaker_turns = np.fromiter((turns.speaker[i] == named for i in turns.ids), dtype=bool, count=n)
         scored = np.where(speaker_turns, scored * (1.0 + s.speaker), scored)
-    on_dates = _asked_dates(q.query) if s.date > 0 else []
-    if on_dates:
-        on_date = np.fromiter(
-            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
-            dtype=bool,
-            count=n,
-        )
-        scored = np.where(on_date, scored * (1.0 + s.date), scored)
-    if s.when > 0 and asks_when(q.query):
-        ahead = asks_ahead(q.query)
-        said, other = (turns.planned, turns.dated) if ahead else (turns.dated, turns.planned)
-        scored = np.where(said, scored * (1.0 + s.when), np.where(other, scored * (1.0 + s.when_other), scored))
+    scored = _dated(turns, q.query, scored, s)
     scored = np.where(candidate & visible, scored, -np.inf)
     feedback = s.several_feedback if several else s.feedback
     if feedback > 0:
@@ -384,6 +373,27 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             )
         )
     return out
+
+
+def _dated(turns: _Turns, question: str, scored: np.ndarray, s: DialogueSettings) -> np.ndarray:
+    """``scored`` with the turns said on (or naming) a date the question names × ``1 + date``, and,
+    for a question that asks when, the turns that say when × ``1 + when`` (those naming only dates
+    on the other side of the day they were said × ``1 + when_other``)."""
+    n = len(turns.ids)
+    on_dates = _asked_dates(question) if s.date > 0 else []
+    if on_dates:
+        on_date = np.fromiter(
+            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
+            dtype=bool,
+            count=n,
+        )
+        scored = np.where(on_date, scored * (1.0 + s.date), scored)
+    if s.when > 0 and asks_when(question):
+        said, other = (turns.planned, turns.dated) if asks_ahead(question) else (turns.dated, turns.planned)
+        scored = np.where(
+            said, scored * (1.0 + s.when), np.where(other, scored * (1.0 + s.when_other), scored)
+        )
+    return scored
 
 
 def _second_round(
