@@ -48,6 +48,12 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
     "neighbours": {"neighbours": (0.0, 0.25, 0.5), "session_turns": (3, 5)},
     "date_speaker": {"date": (0.5, 1.0, 2.0), "speaker": (0.75, 1.0, 1.5)},
     "feedback": {"several_feedback": (0.0, 0.25), "feedback": (0.0, 0.1)},
+    "when": {"when": (0.0, 0.1, 0.25, 0.5, 1.0)},
+    "when_other": {"when_other": (0.0, 0.25, 0.5), "when": (0.5, 1.0)},
+    "feedback_depth": {"feedback_turns": (3, 5), "feedback_terms": (5, 10), "several_feedback": (0.25, 0.5)},
+    "diversity": {"several_diversity": (0.4, 0.55, 0.7, 0.85)},
+    "fusion": {"vector": (0.75, 1.0, 1.25, 1.5), "fuse_k": (3.0, 5.0, 8.0)},
+    "when_session": {"when": (0.5, 1.0), "session": (0.25, 0.5, 1.0), "neighbours": (0.25, 0.5)},
     "phrase_session": {"phrase": (0.25, 0.5), "session": (0.25, 0.5, 1.0), "speaker": (0.5, 1.0)},
 }
 

@@ -30,10 +30,10 @@ from cef.memory.bundle import ContextBundle
 from cef.memory.documents import IngestReport, collect_documents, ingest_documents, pipeline_for
 from cef.memory.facts import FactsOverTime, SupersedeResult
 from cef.memory.ingest import EntityDecomposer, TextParser
-from cef.memory.names import NameIndex
 from cef.memory.retrieval import RetrievalConstraints, normalize_scope, retrieve_context
 from cef.memory.temporal import TemporalConstraint, aware
 from cef.model import Batch, in_scope, utcnow
+from cef.retrieve.names import NameFinder, name_finder
 from cef.schema.kinds import NodeKind, universal_relation_types
 from cef.schema.registry import SchemaRegistry
 from cef.schema.specs import SemanticMemoryExtension
@@ -53,8 +53,8 @@ class SemanticMemory(FactsOverTime):
     """Universal semantic memory over a :class:`~cef.engine.kb.KnowledgeBase`.
 
     ``memory.kb`` is the knowledge base, ``memory.registry`` its schema registry (``kb.schema``: node
-    types, edge types, vocabularies, ingestion pipelines), ``memory.names`` the index of node names and
-    aliases. The facts-over-time methods (``assert_fact``, ``supersede``, ``changed_since``,
+    types, edge types, vocabularies, ingestion pipelines), ``memory.names`` the engine's name finder
+    (:func:`cef.retrieve.names.name_finder`, the route's too). The facts-over-time methods (``assert_fact``, ``supersede``, ``changed_since``,
     ``record_feedback``) are in :class:`~cef.memory.facts.FactsOverTime`.
 
     Args:
@@ -87,7 +87,7 @@ class SemanticMemory(FactsOverTime):
         self._vec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         #: the knowledge base's own schema registry: the memory's types and extensions register there
         self.registry: SchemaRegistry = kb.schema
-        self.names = NameIndex(kb, self.registry.kind_of)
+        self.names: NameFinder = name_finder(kb.state)
         self._ensure_relations()
         if restore_extensions:
             self.registry.restore(owner=self)
@@ -100,7 +100,6 @@ class SemanticMemory(FactsOverTime):
     def close(self) -> None:
         """Detach from the knowledge base (and close it when the memory owns it); what it registered
         stays in the knowledge base's registry."""
-        self.names.detach()
         if self._owns_kb:
             self.kb.close()
 

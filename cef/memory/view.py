@@ -4,8 +4,6 @@
 :mod:`~cef.memory.retrieval` take one of these, not
 :class:`~cef.memory.memory.SemanticMemory`: they depend on the few things
 they use, and the facade depends on them, never the other way round.
-:class:`~cef.memory.names.NameIndex` takes the knowledge base and a kind
-lookup only.
 """
 
 from __future__ import annotations

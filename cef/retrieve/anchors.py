@@ -19,6 +19,7 @@ from rapidfuzz import fuzz
 from cef.model import ResolutionTarget
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.entities import LinkedEntity, entity_index
+from cef.retrieve.names import name_finder
 from cef.retrieve.search import search_visible
 
 #: a vector match below this cosine is not trusted as an anchor
@@ -155,16 +156,19 @@ def resolve_anchors(qc: QueryContext) -> list[Anchor]:
 
 
 def implicit_targets(qc: QueryContext, limit: int = 3) -> list[ResolutionTarget]:
-    """With no explicit targets, look for node names mentioned in the question itself."""
+    """With no explicit targets, the node names mentioned in the question itself: the names the
+    engine's name finder (:func:`~cef.retrieve.names.name_finder`) reads in it, and names of the
+    nodes the full-text index finds that the question holds nearly (a misspelling), longest first."""
     st = qc.state
-    text = qc.query.query.lower()
-    hits = st.store.search_text("node", qc.query.query, 50, scope=qc.query.scope)
-    if not hits:
-        return []
-    nodes = qc.nodes([h.id for h in hits])
+    query = qc.query.query
+    text = query.lower()
     scored: list[tuple[float, str]] = []
-    for h in hits:
-        node = nodes.get(h.id)
+    hit_ids = dict.fromkeys(h.id for h in st.store.search_text("node", query, 50, scope=qc.query.scope))
+    named = [i for i, *_ in name_finder(st).find(query, qc.query.scope) if i not in hit_ids]
+    order = [*hit_ids, *dict.fromkeys(named)]
+    nodes = qc.nodes(order) if order else {}
+    for node_id in order:
+        node = nodes.get(node_id)
         if node is None:
             continue
         for name in [node.name, *node.aliases]:
@@ -173,7 +177,7 @@ def implicit_targets(qc: QueryContext, limit: int = 3) -> list[ResolutionTarget]
                 continue
             if _contains_phrase(text, low):
                 scored.append((1.0 + len(low) / 100.0, node.name))
-            else:
+            elif node_id in hit_ids:
                 s = fuzz.partial_ratio(low, text)
                 if s >= 90 and len(low) >= 5:
                     scored.append((s / 100.0, node.name))

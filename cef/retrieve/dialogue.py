@@ -33,6 +33,11 @@ the two speakers' names, which seed nothing useful):
 * **date**: when the question names a calendar date ("in June", "on 13 October
   2023", "in 2022"), turns said on it or naming it (their resolved relative
   dates) count ``1 + date`` times;
+* **when**: a question that asks when (:func:`asks_when`: "when did …", "what year …", "how long
+  ago …") is answered by a turn that says when: turns naming a date (a relative or calendar date
+  they say, resolved at ingest) up to the day they were said count ``1 + when`` times, those
+  naming only later dates (a plan: "next month") ``1 + when_other`` (the other way round for a
+  question about a plan, :func:`asks_ahead`);
 * **several occasions**: a question that asks about several occasions, read by
   general English (:func:`asks_several`: "how many", "both", a present perfect
   after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
@@ -74,7 +79,7 @@ from cef.retrieve.search import bm25_hits
 from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem, words
 
-__all__ = ["SESSION_LABEL", "TURN_KIND", "asks_several", "dialogue_search", "is_turn"]
+__all__ = ["SESSION_LABEL", "TURN_KIND", "asks_several", "asks_when", "dialogue_search", "is_turn"]
 
 #: chunk metadata ``kind`` of a conversation turn, and the label of the node a turn hangs on
 TURN_KIND = "turn"
@@ -190,6 +195,10 @@ class _Turns:
     lexicon: _Lexicon
     #: the speakers' names
     speakers: frozenset[str]
+    #: per position: whether the turn names a date up to the day it was said (what happened), and
+    #: one after it (what was planned)
+    dated: np.ndarray
+    planned: np.ndarray
 
 
 #: per engine, per scope: the turns (read once per graph generation, not per query)
@@ -251,6 +260,8 @@ def _scope_turns(qc: QueryContext) -> _Turns | None:
         nxt,
         _Lexicon([content[i] for i in kept], [_head(content[i], speaker[i]) for i in kept]),
         frozenset(speaker[i] for i in kept if speaker[i]),
+        np.fromiter((any(d <= dates[i][0] for d in dates[i][1:]) for i in kept), dtype=bool, count=len(kept)),
+        np.fromiter((any(d > dates[i][0] for d in dates[i][1:]) for i in kept), dtype=bool, count=len(kept)),
     )
     with _turns_lock:
         _turns.setdefault(st, {})[scope] = (stamp, out)
@@ -320,14 +331,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     if named is not None:
         speaker_turns = np.fromiter((turns.speaker[i] == named for i in turns.ids), dtype=bool, count=n)
         scored = np.where(speaker_turns, scored * (1.0 + s.speaker), scored)
-    on_dates = _asked_dates(q.query) if s.date > 0 else []
-    if on_dates:
-        on_date = np.fromiter(
-            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
-            dtype=bool,
-            count=n,
-        )
-        scored = np.where(on_date, scored * (1.0 + s.date), scored)
+    scored = _dated(turns, q.query, scored, s)
     scored = np.where(candidate & visible, scored, -np.inf)
     feedback = s.several_feedback if several else s.feedback
     if feedback > 0:
@@ -369,6 +373,27 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
             )
         )
     return out
+
+
+def _dated(turns: _Turns, question: str, scored: np.ndarray, s: DialogueSettings) -> np.ndarray:
+    """``scored`` with the turns said on (or naming) a date the question names × ``1 + date``, and,
+    for a question that asks when, the turns that say when × ``1 + when`` (those naming only dates
+    on the other side of the day they were said × ``1 + when_other``)."""
+    n = len(turns.ids)
+    on_dates = _asked_dates(question) if s.date > 0 else []
+    if on_dates:
+        on_date = np.fromiter(
+            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
+            dtype=bool,
+            count=n,
+        )
+        scored = np.where(on_date, scored * (1.0 + s.date), scored)
+    if s.when > 0 and asks_when(question):
+        said, other = (turns.planned, turns.dated) if asks_ahead(question) else (turns.dated, turns.planned)
+        scored = np.where(
+            said, scored * (1.0 + s.when), np.where(other, scored * (1.0 + s.when_other), scored)
+        )
+    return scored
 
 
 def _second_round(
@@ -466,6 +491,32 @@ def asks_several(question: str) -> bool:
             if _plural(t) and (after in _VERBAL or after == "of"):
                 return True
     return False
+
+
+#: nouns of time a "what" / "which" question asks for ("what year", "which month")
+_TIME_NOUNS = frozenset(["year", "month", "day", "date", "week", "weekend"])
+
+
+def asks_when(question: str) -> bool:
+    """Whether a question asks when something happened, by general English: "when" opens it or a
+    clause of it ("… and when did she …"), "what" / "which" asks for a time ("what year", "which
+    month"), or "how long ago"."""
+    toks = words(question)
+    if toks[:1] == ["when"] or any(a in ("and", "but") and b == "when" for a, b in itertools.pairwise(toks)):
+        return True
+    if any(a in _WH_THING and b in _TIME_NOUNS for a, b in itertools.pairwise(toks)):
+        return True
+    return any(t == ("how", "long", "ago") for t in zip(toks, toks[1:], toks[2:], strict=False))
+
+
+#: words that put a question's event ahead of the time it is asked about ("when will", "is going to")
+_AHEAD = frozenset(["will", "going", "plan", "plans", "planning"])
+
+
+def asks_ahead(question: str) -> bool:
+    """Whether a question asks about something planned ("when will …", "when is she going to …",
+    "when does he plan to …") rather than something that happened."""
+    return any(t in _AHEAD for t in words(question))
 
 
 def _plural(word: str) -> bool:

@@ -194,6 +194,21 @@ class DialogueSettings(_Settings):
         description="turns said on (or naming) a date the question names count 1 + date times (LOCO grid "
         "0 / 1, first pass: 1)",
     )
+    when_other: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="for such a question, turns that name only dates on the other side of the day they were "
+        "said (a plan, for a question about what happened; what happened, for one about a plan) count 1 + "
+        "when_other times. LOCO grid 0 / 0.25 / 0.5 × when 0.5 / 1, criterion session Hit@1 (bench/"
+        "fit_locomo.py --grid when_other), seventh pass: every fold chose 0 and 0.5",
+    )
+    when: float = Field(
+        default=0.5,
+        ge=0.0,
+        description="for a question that asks when (dialogue.asks_when), turns that name a date (a resolved "
+        "relative or calendar date in what was said) count 1 + when times. LOCO grid 0 / 0.1 / 0.25 / 0.5 / 1, "
+        "criterion session Hit@1 (bench/fit_locomo.py --grid when), seventh pass: every fold chose 0.5",
+    )
     several_session: float = Field(
         default=0.25,
         ge=0.0,

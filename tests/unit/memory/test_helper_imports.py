@@ -10,7 +10,7 @@ import pytest
 import cef.memory
 
 PACKAGE = Path(cef.memory.__file__).parent
-HELPERS = ["assemble", "constraints", "names", "reconcile", "retrieval", "understand", "view", "walk"]
+HELPERS = ["assemble", "constraints", "reconcile", "retrieval", "understand", "view", "walk"]
 
 
 def imported_modules(path: Path) -> set[str]:
