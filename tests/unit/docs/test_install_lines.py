@@ -107,7 +107,7 @@ def test_the_framework_docs_give_both_install_lines() -> None:
 def test_the_readme_says_what_the_test_command_needs_and_ci_installs_it() -> None:
     readme = " ".join((ROOT / "README.md").read_text().split())
     ci = (ROOT / ".ci" / "run").read_text()
-    for need in ("chromium", "build-essential", "Python ≥ 3.12", "50 minutes", "two busy cores"):
+    for need in ("chromium", "build-essential", "Python ≥ 3.12", "10 minutes", "two quiet cores"):
         assert need in readme, need
     for need in ("chromium", "build-essential", "setup-falkordb.sh"):
         assert need in ci, need
