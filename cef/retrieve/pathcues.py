@@ -28,7 +28,7 @@ from cef.retrieve.pathwords import (
 __all__ = [
     "RelationWords",
     "assign",
-    "ends_coming_back",
+    "coming_back",
     "explained_hops",
     "explained_many",
     "name_cues",
@@ -427,8 +427,9 @@ def unnamed_phrases(
     return sum(1 for run in runs if named.isdisjoint(run))
 
 
-def ends_coming_back(path: RelationPath) -> bool:
-    """The last hop walks straight back along the one before: things like the one before it ("the
-    services its on-call engineer is on call for"), which a question asks with a sharing word or by
-    naming the relation twice ("movies starred by actors in X")."""
-    return len(path) > 1 and path[-1].relation == path[-2].relation and path[-1].forward != path[-2].forward
+def coming_back(path: RelationPath) -> list[str]:
+    """The relations of the hops that walk straight back along the hop before them, anywhere on the
+    path, in walking order: "the watch X is on, then its station, then the station's watches" reaches
+    X's watch's siblings, things like the one before, which a question asks with a sharing word or by
+    naming the relation twice, in the middle of a path as at its end."""
+    return [b.relation for a, b in pairwise(path) if a.relation == b.relation and a.forward != b.forward]

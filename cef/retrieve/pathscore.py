@@ -82,7 +82,7 @@ from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
-    ends_coming_back,
+    coming_back,
     explained_many,
     name_cues,
     unnamed_phrases,
@@ -109,6 +109,7 @@ from cef.retrieve.pathwords import (
     content_words,
     default_lemmatizer,
     masked_question,
+    possessive,
     relation_words,
     shared_relation,
     stem_match,
@@ -345,7 +346,7 @@ class PathScorer(PathTypes, PathEmbedding):
         tokens = self.lemmatize(masked)
         at = next((i for i, (t, _) in enumerate(tokens) if t == MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
-        asked = self._asked(question, masked, tokens, at, paths, others)
+        asked = self._asked(question, masked, tokens, at, paths, others, possessive(question, span))
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
@@ -394,8 +395,10 @@ class PathScorer(PathTypes, PathEmbedding):
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
+                # a hop straight back along the one before reaches siblings: asked for by a sharing
+                # word or a second naming of its relation, at the path's end or on the way
                 "coming_back": -s.cue
-                * (not sharing and ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
+                * (not sharing and any(cues.get(r, (0.0, 0))[0] < 2 for r in coming_back(p))),
             }
             if parts_out is not None:
                 parts_out[p] = parts

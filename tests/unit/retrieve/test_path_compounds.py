@@ -1,0 +1,105 @@
+"""Sibling walks, possessives and noun compounds on generated graphs with random names (issue 23,
+seventh wave). A hop straight back along the one before reaches the siblings of a thing wherever it
+lies on the path; "who is X's <noun>" asks for the noun after the possessive; in "<type word> <agent
+noun>" the agent noun heads the compound. Each property also fails with its rule replaced by
+the behaviour before it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+
+from cef.retrieve import pathasked, pathscore, pathtypes
+from cef.retrieve.pathcues import coming_back
+from cef.retrieve.pathwords import Hop, possessive
+from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
+
+
+def _at_end(path: list[Hop]) -> list[str]:
+    """The rule before: only a last hop straight back counted."""
+    back = coming_back(path)
+    last = path[-1].relation if len(path) > 1 else None
+    return [last] if back and back[-1] == last and path[-1].relation == path[-2].relation else []
+
+
+@PROPERTY
+@given(names=distinct(9))
+def test_a_hop_straight_back_on_the_way_does_not_reach_the_answer(names: list[str]) -> None:
+    # a member -r_in-> its group -r_at-> a site <-r_at- another group; each group -r_led-> its leader.
+    # The question names all three relations: the walk to the site and back to the other group's
+    # leader takes every naming, but reaches a sibling's leader, not the member's own
+    r_in, r_at, r_led, x1, x2, glabel, slabel, plabel, y = names
+    member, site = proper(x1, x2), proper(y, x1)
+    groups, leaders = [proper(glabel, x1), proper(glabel, x2)], [proper(plabel, x1), proper(plabel, x2)]
+    nodes = [
+        (member, "Member"),
+        (site, slabel.capitalize()),
+        *((g, glabel.capitalize()) for g in groups),
+        *((p, "Person") for p in leaders),
+    ]
+    edges = [(member, r_in, groups[0]), *((g, r_at, site) for g in groups)]
+    edges += [(g, r_led, p) for g, p in zip(groups, leaders, strict=True)]
+    question = f"Who {r_led} the {r_at} one {member} is {r_in}?"
+    with graph([r_in, r_at, r_led], nodes, edges) as kb:
+        path, answers = best(kb, question)
+        assert path == [r_in, r_led] and answers[:1] == [leaders[0]]
+        # mutation: only a last hop straight back costs; the sibling walk wins
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(pathscore, "coming_back", _at_end)
+            path, _ = best(kb, question)
+        assert path == [r_in, r_at, r_at, r_led]
+
+
+@PROPERTY
+@given(names=distinct(7))
+def test_the_noun_after_a_possessive_is_what_is_asked(names: list[str]) -> None:
+    # anchor -r_a-> a node whose type's head word is the asked noun; anchor -r_b-> a Person: "who"
+    # alone asks for a person, the noun after "X's" for the other type
+    r_a, r_b, x1, x2, noun, mod, y = names
+    anchor, wanted, person = proper(x1, x2), proper(y, x1), proper(y, x2)
+    nodes = [(anchor, "Thing"), (wanted, f"{mod.capitalize()}{noun.capitalize()}"), (person, "Person")]
+    edges = [(anchor, r_a, wanted), (anchor, r_b, person)]
+    question = f"Who is {anchor}'s {mod} {noun}?"
+    with graph([r_a, r_b], nodes, edges) as kb:
+        path, answers = best(kb, question)
+        assert path == [r_a] and answers[:1] == [wanted]
+        # mutation: the possessive not read; "who" asks for the person
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(pathscore, "possessive", lambda question, span: False)
+            path, _ = best(kb, question)
+        assert path == [r_b]
+
+
+@PROPERTY
+@given(names=distinct(8))
+def test_an_agent_noun_after_a_type_word_heads_the_compound(names: list[str]) -> None:
+    # anchor -r_in-> a group (the type word) -r_doer-> its doer, described by an agent noun: "X's
+    # <group> <verb>er" asks for the doer, not the group
+    r_in, r_doer, x1, x2, group, verb, plabel, y = names
+    noun = verb + "er"
+    anchor, group_node, doer = proper(x1, x2), proper(group, x1), proper(y, x2)
+    nodes = [(anchor, "Thing"), (group_node, group.capitalize()), (doer, plabel.capitalize())]
+    edges = [(anchor, r_in, group_node), (group_node, r_doer, doer)]
+    descriptions = {r_doer: f"a {group} is taken on by a {group} {noun}"}
+    question = f"Who is {anchor}'s {group} {noun}?"
+    with graph([r_in, r_doer], nodes, edges, descriptions=descriptions) as kb:
+        path, answers = best(kb, question)
+        assert path == [r_in, r_doer] and answers[:1] == [doer]
+        # mutations: the type word heads the compound; or the description's agent noun is a verb
+        # that ends the asked noun before it
+        for module in (pathasked, pathtypes):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(module, "agent_noun", lambda token, lemma: False)
+                path, _ = best(kb, question)
+            assert path == [r_in], module.__name__
+
+
+def test_a_mention_ending_in_a_possessive_is_possessive() -> None:
+    for question, mention in (
+        ("Who is Ann Lee's agent?", "Ann Lee's"),
+        ("Who is Ann Lee's agent?", "Ann Lee"),
+    ):
+        start = question.index(mention)
+        assert possessive(question, (start, start + len(mention))), mention
+    question = "Who wrote Ann Lee?"
+    assert not possessive(question, (11, 18)) and not possessive(question, None)
