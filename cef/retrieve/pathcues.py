@@ -60,6 +60,10 @@ class RelationWords:
     soft: list[tuple[str, str]]  # description words: PathSettings.soft_cue of a hop
 
 
+#: endings of English verb forms (past participle, present participle): "stationed", "housing"
+_VERB_FORMS = ("ed", "ing")
+
+
 def name_cues(
     words_of: Callable[[str], RelationWords],
     tokens: list[tuple[str, str]],
@@ -71,6 +75,7 @@ def name_cues(
     *,
     soft: float = 0.75,
     no_soft: frozenset[int] = frozenset(),
+    nouns: frozenset[int] = frozenset(),
 ) -> dict[str, tuple[float, int]]:
     """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
@@ -84,6 +89,8 @@ def name_cues(
     one path it explains one hop, :func:`explained_hops`). ``no_soft``: token positions whose
     words name no relation by its description (the noun that says what is asked names the end's
     kind: "which *groups* created" is not PART_OF's "a lab or group is part of ...").
+    ``nouns``: token positions of nouns that name a node type: such a noun names no relation by a
+    verb form made from it ("the *stations* run by X" is not STATIONED_AT's "stationed").
     """
     out: dict[str, tuple[float, int]] = {}
     for r in relations:
@@ -117,7 +124,14 @@ def name_cues(
                     split = False  # "released in which years": one naming
                     same = run is not None  # "the director that directed X": one thing, one naming
                 continue
-            hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
+            hit = next(
+                (
+                    k
+                    for k, (cw, cl) in enumerate(w.cue)
+                    if stem_match(t, cw, lem, cl) and not (i in nouns and cw.endswith(_VERB_FORMS))
+                ),
+                None,
+            )
             weight = 1.0
             if hit is None:
                 soft_hit = (

@@ -480,6 +480,12 @@ class PathScorer(PathTypes, PathEmbedding):
             namings,
             soft=s.soft_cue,
             no_soft=frozenset({asked.at}) if asked is not None and asked.at is not None else frozenset(),
+            # a noun naming a node type names the type, not a relation by a verb made from it
+            nouns=frozenset(
+                i
+                for i, (t, lt) in enumerate(tokens)
+                if (t in heads or lt in heads) and not t.endswith(("ed", "ing"))
+            ),
         )
         category = self._category(asked, list(dict.fromkeys(p[-1] for p in paths)))
         if category is not None and asked is not None and asked.at is not None:
@@ -513,11 +519,11 @@ class PathScorer(PathTypes, PathEmbedding):
             return frozenset()
         t, lt = tokens[asked.at]
         relations = {p[-1].relation for p in paths}
-        got = {
-            r
-            for r in agent_relations(t, lt, relations, self.words_of, self._lemma)
-            if asked.at not in where.get(r, ())
-        }
+        before = asked.at - 1  # a modifier: "the *station* commander" (a compound a description may hold)
+        opener = asked.wh if asked.wh is not None else -1
+        modifier = tokens[before] if before > opener and tokens[before][0] not in FUNCTION_WORDS else None
+        named = agent_relations(t, lt, relations, self.words_of, self._lemma, modifier)
+        got = {r for r in named if asked.at not in where.get(r, ())}
         i = asked.at - 1
         while i > (asked.wh if asked.wh is not None else -1) and tokens[i][0] not in FUNCTION_WORDS:
             if not {*tokens[i]} & heads:  # a modifier naming a type says where the path goes through
