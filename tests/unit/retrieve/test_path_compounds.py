@@ -11,11 +11,11 @@ from hypothesis import given
 
 from cef.retrieve import pathasked, pathscore, pathtypes
 from cef.retrieve.pathcues import coming_back
-from cef.retrieve.pathwords import Hop, possessive
+from cef.retrieve.pathwords import RelationPath, possessive
 from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
 
 
-def _at_end(path: list[Hop]) -> list[str]:
+def _at_end(path: RelationPath) -> list[str]:
     """The rule before: only a last hop straight back counted."""
     back = coming_back(path)
     last = path[-1].relation if len(path) > 1 else None
@@ -103,3 +103,66 @@ def test_a_mention_ending_in_a_possessive_is_possessive() -> None:
         assert possessive(question, (start, start + len(mention))), mention
     question = "Who wrote Ann Lee?"
     assert not possessive(question, (11, 18)) and not possessive(question, None)
+
+
+@PROPERTY
+@given(names=distinct(9))
+def test_a_compound_asked_noun_names_the_relation_whose_description_holds_it(names: list[str]) -> None:
+    # anchor -r_run-> its head (the "<la> <noun>"); anchor -r_has-> a group -r_lead-> the group's
+    # head (the "<group> <noun>"): both descriptions hold the agent noun, one with the asked modifier
+    r_run, r_has, r_lead, x1, x2, la, group, verb, y = names
+    noun = verb + "er"
+    anchor, head, group_node, leader = proper(x1, x2), proper(y, x1), proper(group, x2), proper(y, x2)
+    nodes = [
+        (anchor, la.capitalize()),
+        (head, "Person"),
+        (group_node, group.capitalize()),
+        (leader, "Person"),
+    ]
+    edges = [(anchor, r_run, head), (anchor, r_has, group_node), (group_node, r_lead, leader)]
+    descriptions = {
+        r_run: f"a {la} is run by a {la} {noun}",
+        r_lead: f"a {group} is led by a {group} {noun}",
+        r_has: f"a {la} has a {group}",
+    }
+    question = f"Who is the {la} {noun} at the {r_has} {anchor}?"
+    with graph([r_run, r_has, r_lead], nodes, edges, descriptions=descriptions) as kb:
+        path, answers = best(kb, question)
+        assert path == [r_run] and answers[:1] == [head]
+        # mutation: the modifier not read; the noun names both relations, the named hop walks on
+        with pytest.MonkeyPatch.context() as mp:
+            plain = pathscore.agent_relations
+            mp.setattr(pathscore, "agent_relations", lambda *a, **k: plain(*a[:5]))
+            path, _ = best(kb, question)
+        assert path == [r_has, r_lead]
+
+
+@PROPERTY
+@given(names=distinct(9))
+def test_a_noun_naming_a_type_names_no_relation_by_a_verb_made_from_it(names: list[str]) -> None:
+    # X -r_run-> places -r_cover-> areas; crews -<place>ed_at-> the places: "the <place> run by X"
+    # names the places, not the crews' relation
+    r_run, r_cover, x1, x2, place, area, crew, y, z = names
+    r_at = f"{place}ed_at"
+    anchor = proper(x1, x2)
+    places, areas, crews = (
+        [proper(y, s) for s in (x1, x2)],
+        [proper(z, s) for s in (x1, x2)],
+        [proper(crew, x1)],
+    )
+    nodes = [(anchor, "Person"), *((p, place.capitalize()) for p in places)]
+    nodes += [*((a, area.capitalize()) for a in areas), (crews[0], crew.capitalize())]
+    edges = [(anchor, r_run, p) for p in places] + [
+        (p, r_cover, a) for p, a in zip(places, areas, strict=True)
+    ]
+    edges += [(crews[0], r_at, places[0])]
+    question = f"Which {area}s lie under the {place} {r_run} by {anchor}?"
+    with graph([r_run, r_cover, r_at], nodes, edges) as kb:
+        path, answers = best(kb, question)
+        assert path == [r_run, r_cover] and set(answers[:2]) == set(areas)
+        # mutation: the noun names the relation by its verb form too
+        with pytest.MonkeyPatch.context() as mp:
+            plain = pathscore.name_cues
+            mp.setattr(pathscore, "name_cues", lambda *a, **k: plain(*a, **{**k, "nouns": frozenset()}))
+            path, _ = best(kb, question)
+        assert path != [r_run, r_cover]
