@@ -441,9 +441,13 @@ def unnamed_phrases(
     return sum(1 for run in runs if named.isdisjoint(run))
 
 
-def coming_back(path: RelationPath) -> list[str]:
-    """The relations of the hops that walk straight back along the hop before them, anywhere on the
-    path, in walking order: "the watch X is on, then its station, then the station's watches" reaches
-    X's watch's siblings, things like the one before, which a question asks with a sharing word or by
-    naming the relation twice, in the middle of a path as at its end."""
-    return [b.relation for a, b in pairwise(path) if a.relation == b.relation and a.forward != b.forward]
+def coming_back(path: RelationPath) -> list[int]:
+    """The positions of the hops that walk straight back along the hop before them, anywhere on the
+    path: "the watch X is on, then its station, then the station's watches" reaches X's watch's
+    siblings, things like the one before, which a question asks with a sharing word or by naming
+    the relation twice, in the middle of a path as at its end."""
+    return [
+        k
+        for k in range(1, len(path))
+        if path[k].relation == path[k - 1].relation and path[k].forward != path[k - 1].forward
+    ]
