@@ -8,7 +8,7 @@ explaining one hop of one relation (:func:`assign`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
@@ -32,6 +32,7 @@ __all__ = [
     "explained_hops",
     "explained_many",
     "name_cues",
+    "unasked_back",
     "unnamed_phrases",
     "voiced_direction",
     "voiced_first",
@@ -451,3 +452,14 @@ def coming_back(path: RelationPath) -> list[int]:
         for k in range(1, len(path))
         if path[k].relation == path[k - 1].relation and path[k].forward != path[k - 1].forward
     ]
+
+
+def unasked_back(path: RelationPath, cues: Mapping[str, tuple[float, int]], doers: Collection[str]) -> bool:
+    """Whether the path walks straight back along a hop (:func:`coming_back`) that the question does
+    not ask for: a second naming of the relation asks for it (``cues``: relation -> (namings, _));
+    on the way, not at the end, so does an agent noun naming it (``doers``): "films for the
+    *director* of X" turns at the director."""
+    return any(
+        cues.get(path[k].relation, (0.0, 0))[0] < 2 and (k == len(path) - 1 or path[k].relation not in doers)
+        for k in coming_back(path)
+    )

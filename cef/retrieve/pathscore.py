@@ -82,9 +82,9 @@ from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
-    coming_back,
     explained_many,
     name_cues,
+    unasked_back,
     unnamed_phrases,
     voiced_first,
     voiced_last,
@@ -350,8 +350,9 @@ class PathScorer(PathTypes, PathEmbedding):
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
-        # relations an agent noun of the question names ("the *director* of X")
-        doers = {r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)}
+        doers = {
+            r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)
+        }  # "the *director*"
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -397,19 +398,7 @@ class PathScorer(PathTypes, PathEmbedding):
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
-                # a hop straight back along the one before reaches siblings: asked for by a sharing
-                # word or a second naming of its relation, at the path's end or on the way; on the
-                # way also by an agent noun naming it ("films for the *director* of X": the doer is
-                # where the path turns)
-                "coming_back": -s.cue
-                * (
-                    not sharing
-                    and any(
-                        cues.get(p[k].relation, (0.0, 0))[0] < 2
-                        and (k == len(p) - 1 or p[k].relation not in doers)
-                        for k in coming_back(p)
-                    )
-                ),
+                "coming_back": -s.cue * (not sharing and unasked_back(p, cues, doers)),
             }
             if parts_out is not None:
                 parts_out[p] = parts

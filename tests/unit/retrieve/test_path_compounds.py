@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from cef.retrieve import pathasked, pathscore, pathtypes
+from cef.retrieve import pathasked, pathcues, pathscore, pathtypes
 from cef.retrieve.pathcues import coming_back
 from cef.retrieve.pathwords import RelationPath, possessive
 from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
@@ -43,7 +43,7 @@ def test_a_hop_straight_back_on_the_way_does_not_reach_the_answer(names: list[st
         assert path == [r_in, r_led] and answers[:1] == [leaders[0]]
         # mutation: only a last hop straight back costs; the sibling walk wins
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(pathscore, "coming_back", _at_end)
+            mp.setattr(pathcues, "coming_back", _at_end)
             path, _ = best(kb, question)
         assert path == [r_in, r_at, r_at, r_led]
 
