@@ -14,6 +14,7 @@ path ends there, not one hop past it nor one short of it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import pairwise
 
 from cef.retrieve.pathcues import RelationWords
 from cef.retrieve.qwords import stem_match
@@ -50,12 +51,16 @@ def agent_relations(
     relations: Iterable[str],
     words_of: Callable[[str], RelationWords],
     lemma_of: Callable[[str], str],
+    modifier: tuple[str, str] | None = None,
 ) -> frozenset[str]:
     """The relations an agent noun (``token``, ``lemma``) names: those whose name words (either
     direction) hold the noun or its verb by :func:`~cef.retrieve.qwords.stem_match` ("director":
     DIRECTED_BY); when no name does, those whose description does ("actors": PLAYED_BY, described
-    "a character is portrayed by an *actor*"). Empty when the word is no agent noun
-    (:func:`agent_noun`)."""
+    "a character is portrayed by an *actor*"). A compound outranks both: when the noun has a
+    ``modifier`` (the word before it, with its lemma) and a description holds the two words in a
+    row, the relations so described are the ones ("the *station commander*": "a station is run by a
+    *station commander*", not COMMANDED_BY's "a watch is led by a *watch commander*"). Empty when
+    the word is no agent noun (:func:`agent_noun`)."""
     if not agent_noun(token, lemma):
         return frozenset()
     relations = list(relations)
@@ -67,5 +72,17 @@ def agent_relations(
 
     # a name says what a relation is, a description may name its other end too ("a *manager* or
     # agent is employed by an agency"): descriptions count only when no name holds the noun
+    if modifier is not None:
+        m, lm = modifier
+        compound = frozenset(
+            r
+            for r in relations
+            if any(
+                stem_match(m, a, lm, lemma_of(a)) and stem_match(token, b, lemma, lemma_of(b))
+                for a, b in pairwise(words_of(r).description)
+            )
+        )
+        if compound:
+            return compound
     named = holding(lambda rw: (*rw.forward, *(rw.inverse or [])))
     return named or holding(lambda rw: rw.description)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from cef.extract.lemmas import WORD
 from cef.retrieve.english import CLASSIFIER_NOUNS, COPULAS, HAVE, MODALS
+from cef.retrieve.pathagent import agent_noun
 from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS
 from cef.text import QUESTION_WORDS
 
@@ -102,6 +103,7 @@ def asked_for(
     others: frozenset[int] = frozenset(),
     types: frozenset[str] = frozenset(),
     start: int = 0,
+    possessive: bool = False,
 ) -> AskedFor | None:
     """The kind of thing the question asks for, read with general English: the noun a "which" /
     "what" / "how many" or a request ("list all ...", "name the ...") opens ("*which vendors*",
@@ -119,10 +121,13 @@ def asked_for(
     ``others``: token positions of the other things the question names, which end the noun like
     the anchor does ("which notes mention *Gull Island* and X": the noun is "notes").
     ``types``: head words of the graph's node types (with lemmas): a word of the noun that names
-    one is its head, whatever follows it ("what contractual *obligations* currently sit with").
+    one is its head, whatever follows it ("what contractual *obligations* currently sit with"),
+    but an agent noun (:func:`~cef.retrieve.pathagent.agent_noun`) ("which station *commander*").
     ``start``: the token where the question's last sentence begins: a question word in a sentence
     before it is a relative word ("X replaced a coach *who* had ... Which club does ..."), not the
-    one that asks, unless the last sentence has none."""
+    one that asks, unless the last sentence has none. ``possessive``: the anchor's mention is in the
+    possessive ("X's"): right after a copula it opens the noun phrase, and the noun after it is what
+    is asked ("who is X's literary *agent*", "what was X's *budget*")."""
     wh = next((i for i, (t, _) in enumerate(tokens) if i >= start and _wh_word(t) and i != at), None)
     if wh is None and start:
         wh = next((i for i, (t, _) in enumerate(tokens) if _wh_word(t) and i != at), None)
@@ -148,6 +153,8 @@ def asked_for(
         elif copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
             j += 0 if contracted else 1
             opened = True
+            if possessive and j == at:  # "who is X's *agent*": the possessor opens the noun phrase
+                j += 2 if j + 1 < len(tokens) and tokens[j + 1][0] == "s" else 1
         elif opened and j + 1 < len(tokens) and tokens[j][0] == "of":  # "which of the vendors"
             j += 1
     while opened and j < len(tokens) and tokens[j][0] in _QUANTIFIERS:
@@ -166,8 +173,10 @@ def asked_for(
         )
     head = noun[-1]
     typed = [i for i in noun if tokens[i][0] in types or tokens[i][1] in types]
-    if typed and head not in typed:
-        head = typed[-1]  # "what contractual *obligations* currently": the word naming a type heads it
+    if typed and head not in typed and not any(agent_noun(*tokens[i]) for i in noun if i > typed[-1]):
+        # "what contractual *obligations* currently": the word naming a type heads it; an agent noun
+        # after it is the head of a compound the type word modifies ("the station *commander*")
+        head = typed[-1]
         noun = noun[: noun.index(head) + 1]
     t, lem = tokens[head]
     lemmas = frozenset({t, lem, lemma(t)})

@@ -8,7 +8,7 @@ explaining one hop of one relation (:func:`assign`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
@@ -28,10 +28,11 @@ from cef.retrieve.pathwords import (
 __all__ = [
     "RelationWords",
     "assign",
-    "ends_coming_back",
+    "coming_back",
     "explained_hops",
     "explained_many",
     "name_cues",
+    "unasked_back",
     "unnamed_phrases",
     "voiced_direction",
     "voiced_first",
@@ -60,6 +61,10 @@ class RelationWords:
     soft: list[tuple[str, str]]  # description words: PathSettings.soft_cue of a hop
 
 
+#: endings of English verb forms (past participle, present participle): "stationed", "housing"
+_VERB_FORMS = ("ed", "ing")
+
+
 def name_cues(
     words_of: Callable[[str], RelationWords],
     tokens: list[tuple[str, str]],
@@ -71,6 +76,7 @@ def name_cues(
     *,
     soft: float = 0.75,
     no_soft: frozenset[int] = frozenset(),
+    nouns: frozenset[int] = frozenset(),
 ) -> dict[str, tuple[float, int]]:
     """relation -> (how many times the question names it, distance of the nearest naming to the anchor).
 
@@ -84,6 +90,8 @@ def name_cues(
     one path it explains one hop, :func:`explained_hops`). ``no_soft``: token positions whose
     words name no relation by its description (the noun that says what is asked names the end's
     kind: "which *groups* created" is not PART_OF's "a lab or group is part of ...").
+    ``nouns``: token positions of nouns that name a node type: such a noun names no relation by a
+    verb form made from it ("the *stations* run by X" is not STATIONED_AT's "stationed").
     """
     out: dict[str, tuple[float, int]] = {}
     for r in relations:
@@ -117,7 +125,14 @@ def name_cues(
                     split = False  # "released in which years": one naming
                     same = run is not None  # "the director that directed X": one thing, one naming
                 continue
-            hit = next((k for k, (cw, cl) in enumerate(w.cue) if stem_match(t, cw, lem, cl)), None)
+            hit = next(
+                (
+                    k
+                    for k, (cw, cl) in enumerate(w.cue)
+                    if stem_match(t, cw, lem, cl) and not (i in nouns and cw.endswith(_VERB_FORMS))
+                ),
+                None,
+            )
             weight = 1.0
             if hit is None:
                 soft_hit = (
@@ -427,8 +442,24 @@ def unnamed_phrases(
     return sum(1 for run in runs if named.isdisjoint(run))
 
 
-def ends_coming_back(path: RelationPath) -> bool:
-    """The last hop walks straight back along the one before: things like the one before it ("the
-    services its on-call engineer is on call for"), which a question asks with a sharing word or by
-    naming the relation twice ("movies starred by actors in X")."""
-    return len(path) > 1 and path[-1].relation == path[-2].relation and path[-1].forward != path[-2].forward
+def coming_back(path: RelationPath) -> list[int]:
+    """The positions of the hops that walk straight back along the hop before them, anywhere on the
+    path: "the watch X is on, then its station, then the station's watches" reaches X's watch's
+    siblings, things like the one before, which a question asks with a sharing word or by naming
+    the relation twice, in the middle of a path as at its end."""
+    return [
+        k
+        for k in range(1, len(path))
+        if path[k].relation == path[k - 1].relation and path[k].forward != path[k - 1].forward
+    ]
+
+
+def unasked_back(path: RelationPath, cues: Mapping[str, tuple[float, int]], doers: Collection[str]) -> bool:
+    """Whether the path walks straight back along a hop (:func:`coming_back`) that the question does
+    not ask for: a second naming of the relation asks for it (``cues``: relation -> (namings, _));
+    on the way, not at the end, so does an agent noun naming it (``doers``): "films for the
+    *director* of X" turns at the director."""
+    return any(
+        cues.get(path[k].relation, (0.0, 0))[0] < 2 and (k == len(path) - 1 or path[k].relation not in doers)
+        for k in coming_back(path)
+    )

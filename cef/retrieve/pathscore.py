@@ -79,12 +79,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.pathagent import agent_relations
+from cef.retrieve.pathagent import agent_noun, agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
-    ends_coming_back,
     explained_many,
     name_cues,
+    unasked_back,
     unnamed_phrases,
     voiced_first,
     voiced_last,
@@ -109,6 +109,7 @@ from cef.retrieve.pathwords import (
     content_words,
     default_lemmatizer,
     masked_question,
+    possessive,
     relation_words,
     shared_relation,
     stem_match,
@@ -345,10 +346,13 @@ class PathScorer(PathTypes, PathEmbedding):
         tokens = self.lemmatize(masked)
         at = next((i for i, (t, _) in enumerate(tokens) if t == MASK.lower()), None)
         sharing = bool(SHARING_CUE.search(masked))
-        asked = self._asked(question, masked, tokens, at, paths, others)
+        asked = self._asked(question, masked, tokens, at, paths, others, possessive(question, span))
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
+        doers = {
+            r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)
+        }  # "the *director*"
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -394,8 +398,7 @@ class PathScorer(PathTypes, PathEmbedding):
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
-                "coming_back": -s.cue
-                * (not sharing and ends_coming_back(p) and cues.get(p[-1].relation, (0.0, 0))[0] < 2),
+                "coming_back": -s.cue * (not sharing and unasked_back(p, cues, doers)),
             }
             if parts_out is not None:
                 parts_out[p] = parts
@@ -477,6 +480,12 @@ class PathScorer(PathTypes, PathEmbedding):
             namings,
             soft=s.soft_cue,
             no_soft=frozenset({asked.at}) if asked is not None and asked.at is not None else frozenset(),
+            # a noun naming a node type names the type, not a relation by a verb made from it
+            nouns=frozenset(
+                i
+                for i, (t, lt) in enumerate(tokens)
+                if (t in heads or lt in heads) and not t.endswith(("ed", "ing"))
+            ),
         )
         category = self._category(asked, list(dict.fromkeys(p[-1] for p in paths)))
         if category is not None and asked is not None and asked.at is not None:
@@ -510,11 +519,11 @@ class PathScorer(PathTypes, PathEmbedding):
             return frozenset()
         t, lt = tokens[asked.at]
         relations = {p[-1].relation for p in paths}
-        got = {
-            r
-            for r in agent_relations(t, lt, relations, self.words_of, self._lemma)
-            if asked.at not in where.get(r, ())
-        }
+        before = asked.at - 1  # a modifier: "the *station* commander" (a compound a description may hold)
+        opener = asked.wh if asked.wh is not None else -1
+        modifier = tokens[before] if before > opener and tokens[before][0] not in FUNCTION_WORDS else None
+        named = agent_relations(t, lt, relations, self.words_of, self._lemma, modifier)
+        got = {r for r in named if asked.at not in where.get(r, ())}
         i = asked.at - 1
         while i > (asked.wh if asked.wh is not None else -1) and tokens[i][0] not in FUNCTION_WORDS:
             if not {*tokens[i]} & heads:  # a modifier naming a type says where the path goes through

@@ -22,6 +22,7 @@ import numpy as np
 
 from cef.extract.lemmas import WORD
 from cef.retrieve.english import CLASSIFIER_NOUNS
+from cef.retrieve.pathagent import agent_noun
 from cef.retrieve.pathasked import AskedFor, asked_for, described_ends, last_sentence
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
@@ -162,12 +163,19 @@ class PathTypes:
         at: int | None,
         paths: Sequence[RelationPath],
         others: Sequence[tuple[int, int]],
+        possessive: bool = False,
     ) -> AskedFor | None:
         """What the question asks for (:func:`asked_for`), read with the candidate relations' words
-        as verbs, the other named things' positions and the graph's node types."""
+        as verbs, the other named things' positions and the graph's node types; ``possessive``: the
+        anchor's mention is in the possessive ("X's")."""
         relations = {h.relation for p in paths for h in p}
+        # a description's agent noun names a doer, not an act ("led by a watch *commander*"): no
+        # verb ending the asked noun ("who is X's watch *commander*"); a name's words stay verbs
         verbs = frozenset(
-            lem for r in relations for _, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
+            lem
+            for r in relations
+            for w, lem in (*self.words_of(r).cue, *self.words_of(r).soft)
+            if (w, lem) in self.words_of(r).cue or not agent_noun(w, lem)
         )
         return asked_for(
             tokens,
@@ -177,6 +185,7 @@ class PathTypes:
             self._mention_at(question, others, tokens, at),
             self._type_lemmas(heads=True),
             last_sentence(masked),
+            possessive,
         )
 
     def _mention_at(

@@ -25,6 +25,7 @@ __all__ = [
     "default_lemmatizer",
     "hop_order",
     "masked_question",
+    "possessive",
     "relation_words",
     "shared_relation",
     "stem_match",
@@ -62,6 +63,15 @@ def masked_question(question: str, span: tuple[int, int] | None) -> str:
     """The question with the anchor's mention (``span``) replaced by a placeholder."""
     masked = f"{question[: span[0]]} {MASK} {question[span[1] :]}" if span else question
     return " ".join(masked.split())
+
+
+def possessive(question: str, span: tuple[int, int] | None) -> bool:
+    """Whether the mention at ``span`` is in the possessive: it ends in, or is followed by, "'s" /
+    "s'" (either apostrophe): "who is *X's* agent"."""
+    if span is None:
+        return False
+    around = question[span[1] - 2 : span[1] + 2].replace("\u2019", "'")
+    return around[:2] in ("'s", "s'") or around[2:] == "'s" or around[2:3] == "'"
 
 
 def hop_order(path: RelationPath, dists: dict[str, list[int]]) -> float:
