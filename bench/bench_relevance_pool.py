@@ -7,7 +7,7 @@ question about a hospital asked of a museum is not answered by it), pooled over 
     python bench/bench_relevance_pool.py --metaqa 100                    # with MetaQA (100 per hop file)
 
 The domains: the shipped examples ``clinical``, ``services`` (on-topic: their ``questions.yaml`` and
-the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-5.yaml``; off-topic: the lists written for them in
+the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-6.yaml``; off-topic: the lists written for them in
 ``bench/offtopic/``), ``notes`` (``tests/unit/retrieve/notes_questions.yaml`` and questions-2), every
 curated graph under ``bench/curated/`` (its ``questions.yaml``, with its ``as_of``), and with
 ``--metaqa N`` the WikiMovies triples (the first N questions of each hop file), with ``--locomo ID``
@@ -97,6 +97,7 @@ def domains(metaqa: int) -> list[Domain]:
     off3 = _yaml(OFFTOPIC / "questions-3.yaml")["sets"]
     off4 = _yaml(OFFTOPIC / "questions-4.yaml")["sets"]
     off5 = _yaml(OFFTOPIC / "questions-5.yaml")["sets"]
+    off6 = _yaml(OFFTOPIC / "questions-6.yaml")["sets"]
     out = []
     for name in ("clinical", "services"):
         d = Domain(name, [str(ROOT / "examples" / name / "graph.yaml")])
@@ -112,6 +113,8 @@ def domains(metaqa: int) -> list[Domain]:
         d.offtopic += _listed(off4[name]["offtopic"], "questions-4")
         d.ontopic += _listed(off5[name]["ontopic"], "questions-5")
         d.offtopic += _listed(off5[name]["offtopic"], "questions-5")
+        d.ontopic += _listed(off6[name]["ontopic"], "questions-6")
+        d.offtopic += _listed(off6[name]["offtopic"], "questions-6")
         out.append(d)
     notes = _yaml(ROOT / "tests" / "unit" / "retrieve" / "notes_questions.yaml")
     d = Domain("notes", [str(ROOT / "examples" / "notes")])
@@ -123,6 +126,8 @@ def domains(metaqa: int) -> list[Domain]:
     d.offtopic += _listed(off4["notes"]["offtopic"], "questions-4")
     d.ontopic += _listed(off5["notes"]["ontopic"], "questions-5")
     d.offtopic += _listed(off5["notes"]["offtopic"], "questions-5")
+    d.ontopic += _listed(off6["notes"]["ontopic"], "questions-6")
+    d.offtopic += _listed(off6["notes"]["offtopic"], "questions-6")
     out.append(d)
     for folder in sorted(p for p in CURATED.iterdir() if (p / "graph.yaml").exists()):
         d = Domain(folder.name, [str(folder / "graph.yaml")])

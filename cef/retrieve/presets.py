@@ -317,6 +317,20 @@ class RelevanceSettings(_Settings):
         "contract 0.71); 0.65 is above every off-topic word of the dev sets (at most 0.61: "
         "'customer' / service, 'hospital' / doctor); above 1: no synonyms",
     )
+    vouch: float = Field(
+        default=1.01,
+        ge=0.0,
+        le=1.01,
+        description="when no result reaches the threshold, a question word no record holds (not an "
+        "instance's name) is held by a result whose own things (the names of its node, its path's nodes "
+        "and an answer node, not the things the question names; the relations on its path) reach this "
+        "cosine with the word or the word and its neighbour ('Zestril' / Lisinopril 0.59, 'painkiller' / "
+        "Ibuprofen 0.53; cef.retrieve.vouch). Off by default (above 1): at 0.5 on the pooled dev sets "
+        "(clinical, services, notes: bench/bench_relevance_pool.py, questions.yaml to questions-6) it "
+        "answered 5 more on-topic questions (6.7 -> 5.4 % wrongly 'nothing matched') and 13 more written "
+        "off-topic ones (83.1 -> 79.4 % caught): with MiniLM the off-topic words are as close to some "
+        "tied thing ('methotrexate' / Metformin 0.66, 'research vessel' 0.73) as the paraphrases",
+    )
     calibration: tuple[float, float] | None = Field(
         default=(-4.747, 9.677),
         description="(intercept, rule): each result's relevance is the logistic 1 / (1 + exp(-(intercept "

@@ -87,6 +87,12 @@ beyond its named things with the results' chunks, answer nodes and path relation
 verdict's ``features`` for fitting; it is not in the shipped calibration (it did not help a domain
 left out).
 
+**Vouching** (:mod:`cef.retrieve.vouch`, off unless
+:attr:`~cef.retrieve.presets.RelevanceSettings.vouch` is at most 1): when no result reaches the
+threshold, a question word no record holds is held by a result whose own things (node names, path
+relations; not the things the question names) the embedder reads as it ("*Zestril*": lisinopril); the
+best such cosine is reported as the ``vouched`` feature.
+
 When no chunk and no answer node reaches the threshold (default
 :data:`NOTHING_MATCHED_BELOW`), the result says so:
 ``metadata["relevance"]["nothing_matched"]`` is true, a note says ``nothing
@@ -113,6 +119,7 @@ from cef.retrieve.qwords import relation_share
 from cef.retrieve.relevance_vocab import label_words, relation_words, stems, weigh
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.support import semantic_support
+from cef.retrieve.vouch import vouched_words
 
 __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 
@@ -244,7 +251,9 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
     )
 
 
-def _held(q: _Question, wanted: Sequence[str], *, names_only: bool = False) -> float:
+def _held(
+    q: _Question, wanted: Sequence[str], *, names_only: bool = False, vouched: frozenset[str] = frozenset()
+) -> float:
     """The weighted share of the wanted words that name nothing absent: the most a relation path
     can explain of the question. ``names_only``: only a name or a code the knowledge base lacks
     counts as absent (a paraphrase may be absent, a name is not paraphrased)."""
@@ -252,32 +261,46 @@ def _held(q: _Question, wanted: Sequence[str], *, names_only: bool = False) -> f
     total = sum(t.weight for t in terms)
     if total <= 0:
         return 1.0
-    return sum(t.weight for t in terms if not (t.absent_thing and (t.proper or not names_only))) / total
+    return (
+        sum(
+            t.weight
+            for t in terms
+            if t.key in vouched or not (t.absent_thing and (t.proper or not names_only))
+        )
+        / total
+    )
 
 
 def _relevance(
-    q: _Question, evidence: set[str], ties: set[str], settings: RelevanceSettings, named: float = 0.0
+    q: _Question,
+    evidence: set[str],
+    ties: set[str],
+    settings: RelevanceSettings,
+    named: float = 0.0,
+    vouched: frozenset[str] = frozenset(),
 ) -> float:
     """``named``: how much of the question the relation path behind the result explains (the path
-    stage's own measure, 0 for results it did not find)."""
+    stage's own measure, 0 for results it did not find); ``vouched``: the absent words this result's
+    own things mean (:mod:`cef.retrieve.vouch`), held by it."""
+    evidence = evidence | vouched
     if q.asked_given:
         named = 1.0
     if not q.named and all(t.df == 0 for t in q.terms.values()):
         return 0.0  # nothing the question says is in the knowledge base
     if not q.named:
-        held = _held(q, q.stems)
+        held = _held(q, q.stems, vouched=vouched)
         return round(max(_coverage(q, q.stems, evidence, settings), min(named, held)) * math.sqrt(held), 4)
     tie = max(
         (n.confidence for n in q.named if n.node_id in ties or (n.stems and n.stems <= evidence)), default=0.0
     )
     wanted = q.asked
-    held = _held(q, wanted)
+    held = _held(q, wanted, vouched=vouched)
     asked = max(_coverage(q, wanted, evidence, settings), min(named, held))
     floor = settings.floor
     # what is asked about a named thing, scaled by the share of it the knowledge base holds at all
     tied = tie * (floor + (1.0 - floor) * asked) * held
     # a result tied to nothing the question names may still hold all of its words
-    loose = floor * _coverage(q, q.stems, evidence, settings) * _held(q, q.stems)
+    loose = floor * _coverage(q, q.stems, evidence, settings) * _held(q, q.stems, vouched=vouched)
     return round(min(1.0, max(tied, loose)), 4)
 
 
@@ -287,6 +310,7 @@ def _chunk_relevance(
     rc: RankedChunk,
     settings: RelevanceSettings,
     said: str | None = None,
+    vouched: frozenset[str] = frozenset(),
 ) -> float:
     """``said``: when the question names one dialogue speaker, what this turn's chunk says of them
     (what they said and what was said naming them, :mod:`cef.retrieve.credit`): its evidence."""
@@ -310,7 +334,7 @@ def _chunk_relevance(
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
     evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
-    return _relevance(q, evidence, ties, settings, named) * _shows(q, evidence, own)
+    return _relevance(q, evidence, ties, settings, named, vouched) * _shows(q, evidence, own)
 
 
 def _credit_speaker(
@@ -350,7 +374,13 @@ def _answer_named(qc: QueryContext, node_id: str) -> float:
     return named if named is not None else _path_named(qc)
 
 
-def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: RelevanceSettings) -> float:
+def _node_relevance(
+    qc: QueryContext,
+    q: _Question,
+    rn: RankedNode,
+    settings: RelevanceSettings,
+    vouched: frozenset[str] = frozenset(),
+) -> float:
     node = rn.node
     own = " ".join([node.name, " ".join(node.aliases), rn.text])
     text = " ".join([own, node.label, _path_text(qc, rn.path)])
@@ -365,7 +395,7 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         # checkout, is one of those counted
         evidence.add(COUNTED)
         own = text
-    relevance = _relevance(q, evidence, ties, settings, named)
+    relevance = _relevance(q, evidence, ties, settings, named, vouched)
     info = qc.stages.paths
     relation_stems = stems(_path_text(qc, rn.path, nodes=False))  # the relations' names and descriptions
     asked = [q.form(s) for s in q.asked]
@@ -386,8 +416,8 @@ def _node_relevance(qc: QueryContext, q: _Question, rn: RankedNode, settings: Re
         # the knowledge base holds nowhere ("do we use *Stripe* for payments": a paraphrase may be
         # absent, a name is not paraphrased)
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
-        vouched = tie * (settings.floor + (1.0 - settings.floor) * named)
-        relevance = max(relevance, round(vouched * _held(q, q.asked, names_only=True), 4))
+        by_path = tie * (settings.floor + (1.0 - settings.floor) * named)
+        relevance = max(relevance, round(by_path * _held(q, q.asked, names_only=True, vouched=vouched), 4))
     return relevance * _shows(q, evidence, own)
 
 
@@ -415,6 +445,36 @@ def _calibrated(rule: float, settings: RelevanceSettings) -> float:
     return round(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))), 4)
 
 
+def _vouch(
+    qc: QueryContext,
+    q: _Question,
+    measured: list[str],
+    results: list[RankedChunk],
+    said: dict[str, str],
+    chunk_rules: list[float],
+    node_rules: list[float],
+    settings: RelevanceSettings,
+) -> float:
+    """Raise (in place) each result's rule relevance with the absent words its own things vouch for
+    (:mod:`cef.retrieve.vouch`); the best cosine of an absent word with a result's own things (reported)."""
+    # a word before a label word names an instance ("the *wishlist* service"): a name, not paraphrased
+    absent = {q.terms[s].form: s for s in measured if q.terms[s].df == 0 and not q.terms[s].instance}
+    named = frozenset(n.node_id for n in q.named)
+    for_chunks, for_nodes, top = vouched_words(
+        qc, list(absent), results, qc.answer_nodes, settings.vouch, named
+    )
+    for i, (rc, forms) in enumerate(zip(results, for_chunks, strict=True)):
+        if forms:
+            keys = frozenset(absent[f] for f in forms)
+            r = _chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id), keys)
+            chunk_rules[i] = max(chunk_rules[i], r)
+    for i, (rn, forms) in enumerate(zip(qc.answer_nodes, for_nodes, strict=True)):
+        if forms:
+            r = _node_relevance(qc, q, rn, settings, frozenset(absent[f] for f in forms))
+            node_rules[i] = max(node_rules[i], r)
+    return top
+
+
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
     verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
@@ -427,6 +487,8 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     said = _credit_speaker(qc, q, results, settings)
     chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
+    if _calibrated(max([0.0, *chunk_rules, *node_rules]), settings) < threshold:
+        features["vouched"] = _vouch(qc, q, measured, results, said, chunk_rules, node_rules, settings)
     if settings.support:
         support = semantic_support(qc, [q.form(s) for s in measured], results, qc.answer_nodes)
         if support is not None:
