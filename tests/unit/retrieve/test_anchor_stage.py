@@ -7,8 +7,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 import cef
 from cef import Batch, Chunk, Edge, GraphQuery, Node, RelationType
+from cef.errors import ValidationError
 from cef.retrieve.anchors import AnchorRequest, anchor_stage
 from cef.retrieve.context import QueryContext
 
@@ -92,3 +95,28 @@ def test_types_the_question_names_go_first_and_the_limit_holds(tmp_path: Path) -
         )
         assert list(plain)[:2] == ["sam", "kayak"]
         assert typed == {"kayak": (0.8, "name")}  # the person keeps half its score: the boat first
+
+
+def _with_options(kb: cef.KnowledgeBase, options: dict) -> dict:
+    qc = QueryContext(
+        state=kb.state,
+        query=GraphQuery(query="who paddles on the lake", scope="u1", options=options),
+        started=time.perf_counter(),
+        now=NOW,
+    )
+    with kb.state.reading():
+        got = anchor_stage(qc, AnchorRequest(named=[("sam", 1.0, "name")]))
+    return {a.node_id: (round(a.score, 3), a.how) for a in got}
+
+
+def test_a_querys_anchor_settings_reach_the_stage_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    with _kb(tmp_path / "kb.db") as kb:
+        default = _with_options(kb, {})
+        assert default["kayak"] == (0.5, "passage")  # the best BM25 chunk keeps chunk_text_share 0.5
+        halved = _with_options(kb, {"anchors": {"chunk_text_share": 0.25}})
+        assert halved["kayak"] == (0.25, "passage")
+        assert _with_options(kb, {"anchors": {"chunk_k": 0}}) == {"sam": (1.0, "name")}  # no passages asked
+        with pytest.raises(ValidationError, match=r"options: question_k: .*greater than or equal to 0"):
+            _with_options(kb, {"anchors": {"question_k": -1}})
+        with pytest.raises(ValidationError, match="AnchorSettings"):
+            _with_options(kb, {"anchors": 3})
