@@ -20,14 +20,8 @@ from cef.model import ResolutionTarget
 from cef.retrieve.context import Anchor, QueryContext
 from cef.retrieve.entities import LinkedEntity, entity_index
 from cef.retrieve.names import name_finder
+from cef.retrieve.presets import AnchorSettings, settings_for
 from cef.retrieve.search import search_visible
-
-#: a vector match below this cosine is not trusted as an anchor
-MIN_VECTOR_SCORE = 0.35
-#: a fuzzy name match below this (0..100) is ignored
-MIN_FUZZY = 85
-#: a filter keeping more than this share of the live nodes searches them all and drops the others
-ALLOWED_SHARE = 0.5
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
@@ -52,10 +46,12 @@ def node_vector_hits(
     *,
     scope: str | None = None,
     labels: Collection[str] | None = None,
+    allowed_share: float = AnchorSettings().allowed_share,
 ) -> list[tuple[str, float]]:
     """Top-``k`` nodes by cosine to ``vec`` among the live nodes inside ``scope`` and, when given,
-    of ``labels``: the search runs over those nodes only, or — a scope holding most nodes — over
-    every vector, dropping the few others (widened until ``k`` are kept)."""
+    of ``labels``: the search runs over those nodes only, or — a scope holding more than
+    ``allowed_share`` of the live nodes — over every vector, dropping the few others (widened until
+    ``k`` are kept)."""
     if k <= 0 or not len(vectors):
         return []
     n = len(g.node_ids)
@@ -63,7 +59,7 @@ def node_vector_hits(
     if labels is not None:
         codes = [c for c, name in enumerate(g.labels.names) if name in labels]
         mask &= np.isin(g.node_label.view[:n], codes)
-    elif scope is None or int(mask.sum()) > ALLOWED_SHARE * max(1, int(g.node_alive.view[:n].sum())):
+    elif scope is None or int(mask.sum()) > allowed_share * max(1, int(g.node_alive.view[:n].sum())):
 
         def visible(ids: list[str]) -> set[str]:
             return {i for i in ids if (p := g.pos(i)) is not None and node_visible(g, p, scope)}
@@ -78,6 +74,7 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
     """Anchors for one target: exact id, exact/fuzzy name, and vector similarity, best first."""
     st = qc.state
     g = st.graph
+    cfg = settings_for(AnchorSettings, qc.query)
     found: dict[int, Anchor] = {}
 
     def add(pos: int | None, score: float, how: str) -> None:
@@ -108,7 +105,7 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
             best = max(fuzz.ratio(want, n.lower()) for n in names)
             if any(n.lower() == want for n in names):
                 add(g.pos(node.id), 1.0, "exact")
-            elif best >= MIN_FUZZY:
+            elif best >= cfg.min_fuzzy:
                 add(g.pos(node.id), 0.6 + 0.3 * best / 100.0, "fuzzy")
             else:
                 partial = max(fuzz.token_set_ratio(want, n.lower()) for n in names)
@@ -120,9 +117,9 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
         labels = [target.type_hint] if target.type_hint else None
         k = max(target.max_matches * 3, 5)
         for node_id, score in node_vector_hits(
-            g, st.node_vectors, vec, k, scope=qc.query.scope, labels=labels
+            g, st.node_vectors, vec, k, scope=qc.query.scope, labels=labels, allowed_share=cfg.allowed_share
         ):
-            if score >= MIN_VECTOR_SCORE:
+            if score >= cfg.min_vector_score:
                 add(g.pos(node_id), float(score), "vector")
     ranked = sorted(found.values(), key=lambda a: (-a.score, a.node_id))
     exact = [a for a in ranked if a.how in ("id", "exact")]
@@ -255,15 +252,6 @@ class AnchorRequest:
     limit: int = 10
 
 
-#: a question-vector or passage match below this cosine is not an anchor (a mention's: + 0.1)
-QUESTION_MIN_VECTOR = 0.3
-#: share of the cosine a node keeps as an anchor: the whole question's nearest node, one of a named
-#: type (plus :data:`TYPE_BONUS`), a mention's nearest node; a chunk's likeness or BM25 score
-#: (over the best) its node keeps
-VECTOR_SHARE, MENTION_SHARE, CHUNK_VECTOR_SHARE, CHUNK_TEXT_SHARE = 0.9, 0.8, 0.6, 0.5
-TYPE_BONUS = 0.05
-#: how many nearest nodes (question, per named type, per mention) and chunks (vector, BM25) are asked
-QUESTION_K, TYPE_K, MENTION_K, CHUNK_K = 8, 6, 3, 8
 #: ways of being found that name the node (never dropped, never only by likeness)
 NAMED = frozenset({"name", "synonym", "self"})
 
@@ -272,10 +260,11 @@ def anchor_stage(qc: QueryContext, request: AnchorRequest) -> list[Anchor]:
     """The anchors of a question a caller has read (:class:`AnchorRequest`): the nodes it names,
     its mentions' and its own nearest nodes by meaning (of each named type too), and the nodes of
     the chunks that match it by meaning and by words, inside the query's scope; best first (ties by
-    id), also left in ``qc.anchors``."""
+    id), also left in ``qc.anchors``; its weights and counts are the query's :class:`AnchorSettings`."""
     st = qc.state
     g = st.graph
     scope = qc.query.scope
+    cfg = settings_for(AnchorSettings, qc.query)
     found: dict[int, Anchor] = {}
 
     def add(node_id: str, score: float, how: str) -> None:
@@ -293,26 +282,28 @@ def anchor_stage(qc: QueryContext, request: AnchorRequest) -> list[Anchor]:
         if type_name is not None and request.is_a is not None:
             is_a = request.is_a
             labels = {name for name in g.labels.names if is_a(name, type_name)}
-        return node_vector_hits(g, st.node_vectors, vec, k, scope=scope, labels=labels)
+        return node_vector_hits(
+            g, st.node_vectors, vec, k, scope=scope, labels=labels, allowed_share=cfg.allowed_share
+        )
 
     for node_id, score, how in request.named:
         add(node_id, score, how)
     if len(st.node_vectors):
         for text in request.mentions:
             vec = qc.embed(text)
-            for nid, sim in nearest(vec, MENTION_K) if vec is not None else []:
-                if sim >= QUESTION_MIN_VECTOR + 0.1:
-                    add(nid, MENTION_SHARE * sim, "ner")
+            for nid, sim in nearest(vec, cfg.mention_k) if vec is not None else []:
+                if sim >= cfg.question_min_vector + 0.1:
+                    add(nid, cfg.mention_share * sim, "ner")
     qvec = qc.query_vector
     if qvec is not None and len(st.node_vectors):
-        for nid, sim in nearest(qvec, QUESTION_K):
-            if sim >= QUESTION_MIN_VECTOR:
-                add(nid, VECTOR_SHARE * sim, "vector")
+        for nid, sim in nearest(qvec, cfg.question_k):
+            if sim >= cfg.question_min_vector:
+                add(nid, cfg.vector_share * sim, "vector")
         for t in request.type_hints:
-            for nid, sim in nearest(qvec, TYPE_K, t):
-                if sim >= QUESTION_MIN_VECTOR:
-                    add(nid, VECTOR_SHARE * sim + TYPE_BONUS, "type")
-    for nid, score in _passage_nodes(qc, qvec):
+            for nid, sim in nearest(qvec, cfg.type_k, t):
+                if sim >= cfg.question_min_vector:
+                    add(nid, cfg.vector_share * sim + cfg.type_bonus, "type")
+    for nid, score in _passage_nodes(qc, qvec, cfg):
         add(nid, score, "passage")
     if request.drop_ended:
         for pos in [p for p, a in found.items() if a.how not in NAMED]:
@@ -327,7 +318,7 @@ def anchor_stage(qc: QueryContext, request: AnchorRequest) -> list[Anchor]:
     return qc.anchors
 
 
-def _passage_nodes(qc: QueryContext, qvec: np.ndarray | None) -> list[tuple[str, float]]:
+def _passage_nodes(qc: QueryContext, qvec: np.ndarray | None, cfg: AnchorSettings) -> list[tuple[str, float]]:
     """The nodes of the chunks like the question (vector) and sharing its words (BM25), each with
     its chunk's share of a score, in the query's scope."""
     st = qc.state
@@ -339,14 +330,14 @@ def _passage_nodes(qc: QueryContext, qvec: np.ndarray | None) -> list[tuple[str,
 
         keep = visible if qc.filters_chunks else None
         hits.extend(
-            (cid, CHUNK_VECTOR_SHARE * s)
-            for cid, s in search_visible(st.chunk_vectors, qvec, CHUNK_K, keep)
-            if s >= QUESTION_MIN_VECTOR
+            (cid, cfg.chunk_vector_share * s)
+            for cid, s in search_visible(st.chunk_vectors, qvec, cfg.chunk_k, keep)
+            if s >= cfg.question_min_vector
         )
-    text_hits = st.store.search_text("chunk", qc.query.query, CHUNK_K, scope=qc.query.scope)
+    text_hits = st.store.search_text("chunk", qc.query.query, cfg.chunk_k, scope=qc.query.scope)
     if text_hits:
         top = max(h.score for h in text_hits) or 1.0
-        hits.extend((h.id, CHUNK_TEXT_SHARE * h.score / top) for h in text_hits)
+        hits.extend((h.id, cfg.chunk_text_share * h.score / top) for h in text_hits)
     chunks = qc.chunks([cid for cid, _ in hits]) if hits else {}
     return [
         (ch.node_id, s) for cid, s in hits if (ch := chunks.get(cid)) is not None and ch.node_id is not None

@@ -24,6 +24,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from cef.errors import ValidationError
 from cef.model import GraphQuery, SearchStrategy
+from cef.retrieve.anchorsettings import AnchorSettings
 from cef.retrieve.dialoguesettings import DialogueSettings
 from cef.retrieve.pathsettings import PathSettings
 from cef.retrieve.settingsbase import EntityLinkingSettings
@@ -37,6 +38,7 @@ __all__ = [
     "PPR_DEFAULT",
     "PRESETS",
     "VECTOR_ONLY",
+    "AnchorSettings",
     "AutoSettings",
     "DialogueSettings",
     "EntityLinkingSettings",
@@ -352,6 +354,7 @@ class RetrievalPreset(_Settings):
     dialogue: DialogueSettings = Field(default_factory=DialogueSettings)
     walk: WalkSettings = Field(default_factory=WalkSettings)
     relevance: RelevanceSettings = Field(default_factory=RelevanceSettings)
+    anchors: AnchorSettings = Field(default_factory=AnchorSettings)
     description: str = ""
 
     @model_validator(mode="after")
@@ -423,6 +426,7 @@ _KEYS: dict[type[_Settings], tuple[str, str]] = {
     DialogueSettings: ("dialogue", "dialogue"),
     WalkSettings: ("walk", "walk"),
     RelevanceSettings: ("relevance", "relevance"),
+    AnchorSettings: ("anchors", "anchors"),
 }
 _ATTR = {
     PPRSettings: "ppr",
@@ -433,6 +437,7 @@ _ATTR = {
     DialogueSettings: "dialogue",
     WalkSettings: "walk",
     RelevanceSettings: "relevance",
+    AnchorSettings: "anchors",
 }
 
 

@@ -7,9 +7,14 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 import cef
 from cef import Batch, Chunk, Edge, GraphQuery, Node, RelationType
-from cef.retrieve.anchors import AnchorRequest, anchor_stage
+from cef.errors import ValidationError
+from cef.model import ResolutionTarget
+from cef.retrieve.anchors import AnchorRequest, anchor_stage, resolve_target
+from cef.retrieve.anchorsettings import AnchorSettings
 from cef.retrieve.context import QueryContext
 
 NOW = datetime(2025, 6, 20, tzinfo=UTC)
@@ -92,3 +97,47 @@ def test_types_the_question_names_go_first_and_the_limit_holds(tmp_path: Path) -
         )
         assert list(plain)[:2] == ["sam", "kayak"]
         assert typed == {"kayak": (0.8, "name")}  # the person keeps half its score: the boat first
+
+
+def _with_options(kb: cef.KnowledgeBase, options: dict) -> dict:
+    qc = QueryContext(
+        state=kb.state,
+        query=GraphQuery(query="who paddles on the lake", scope="u1", options=options),
+        started=time.perf_counter(),
+        now=NOW,
+    )
+    with kb.state.reading():
+        got = anchor_stage(qc, AnchorRequest(named=[("sam", 1.0, "name")]))
+    return {a.node_id: (round(a.score, 3), a.how) for a in got}
+
+
+def test_a_querys_anchor_settings_reach_the_stage_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    with _kb(tmp_path / "kb.db") as kb:
+        default = _with_options(kb, {})
+        assert default["kayak"] == (0.5, "passage")  # the best BM25 chunk keeps chunk_text_share 0.5
+        halved = _with_options(kb, {"anchors": {"chunk_text_share": 0.25}})
+        assert halved["kayak"] == (0.25, "passage")
+        assert _with_options(kb, {"anchors": {"chunk_k": 0}}) == {"sam": (1.0, "name")}  # no passages asked
+        with pytest.raises(ValidationError, match=r"options: question_k: .*greater than or equal to 0"):
+            _with_options(kb, {"anchors": {"question_k": -1}})
+        with pytest.raises(ValidationError, match="AnchorSettings"):
+            _with_options(kb, {"anchors": 3})
+
+
+def test_the_routes_target_resolution_reads_the_querys_fuzzy_threshold(tmp_path: Path) -> None:
+    def found(kb: cef.KnowledgeBase, name: str, options: dict) -> list[str]:
+        query = GraphQuery(query="x", scope="u1", options=options)
+        qc = QueryContext(state=kb.state, query=query, started=time.perf_counter(), now=NOW)
+        with kb.state.reading():
+            return [a.node_id for a in resolve_target(qc, ResolutionTarget(description=name))]
+
+    with _kb(tmp_path / "kb.db") as kb:
+        assert found(kb, "Kayakk", {}) == ["kayak"]  # a near name, over the default 85
+        assert found(kb, "Dingy canoe", {}) == []
+        assert found(kb, "Dingy canoe", {"anchors": {"min_fuzzy": 60}}) == ["old"]
+
+
+def test_every_anchor_setting_says_what_it_does_and_where_its_value_came_from() -> None:
+    for name, field in AnchorSettings.model_fields.items():
+        text = field.description or ""
+        assert "; " in text and ("not fitted" in text or "bench/README" in text), name
