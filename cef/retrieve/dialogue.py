@@ -337,6 +337,8 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     if feedback > 0:
         skip = set(_stems(asked, QUERY_STOP_WORDS)) | {stem(w) for sp in turns.speakers for w in words(sp)}
         scored = _second_round(turns, scored, visible, skip, feedback, s, pin=not several)
+    if several and named is not None and s.several_speaker > 0:
+        scored = _speaker_below_best(scored, speaker_turns, s.several_speaker)
     diverse = several and s.several_diversity < 1.0
     depth = max(q.top_k, _DIVERSE_DEPTH) if diverse else q.top_k
     top = [int(p) for p in np.argsort(-scored, kind="stable")[:depth] if np.isfinite(scored[p])]
@@ -422,6 +424,22 @@ def _second_round(
     out = np.where(np.isfinite(scored), scored + extra, np.where(listed, extra, -np.inf))
     if pin:
         out[order[0]] = max(float(out.max()) * (1 + 1e-6) + 1e-9, best)
+    return out
+
+
+def _speaker_below_best(scored: np.ndarray, speaker_turns: np.ndarray, weight: float) -> np.ndarray:
+    """``scored`` with the named speaker's turns × ``1 + weight``, the best turn kept first: a
+    question about several occasions of one person ("what activities does Melanie partake in") is
+    answered by that person's own turns in several sessions, so the places below its best turn
+    (chosen by the weights fitted on session Hit@1) go to that person's turns before the other
+    speaker's replies (97 % of LoCoMo's multi-hop evidence turns naming one speaker are that
+    speaker's; 10 % of the top ten were the other's)."""
+    finite = np.isfinite(scored)
+    if not finite.any():
+        return scored
+    best = int(np.argmax(scored))
+    out = np.where(speaker_turns & finite, scored * (1.0 + weight), scored)
+    out[best] = max(float(out.max()) * (1 + 1e-6) + 1e-9, float(scored[best]))
     return out
 
 
