@@ -428,12 +428,9 @@ def _second_round(
 
 
 def _speaker_below_best(scored: np.ndarray, speaker_turns: np.ndarray, weight: float) -> np.ndarray:
-    """``scored`` with the named speaker's turns × ``1 + weight``, the best turn kept first: a
-    question about several occasions of one person ("what activities does Melanie partake in") is
-    answered by that person's own turns in several sessions, so the places below its best turn
-    (chosen by the weights fitted on session Hit@1) go to that person's turns before the other
-    speaker's replies (97 % of LoCoMo's multi-hop evidence turns naming one speaker are that
-    speaker's; 10 % of the top ten were the other's)."""
+    """``scored`` with the named speaker's turns × ``1 + weight``, the best turn kept first (chosen by
+    the weights fitted on session Hit@1): several occasions of one person are told in that person's
+    own turns (97 % of LoCoMo's multi-hop evidence turns naming one speaker; bench/README.md)."""
     finite = np.isfinite(scored)
     if not finite.any():
         return scored
