@@ -55,6 +55,7 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
     "fusion": {"vector": (0.75, 1.0, 1.25, 1.5), "fuse_k": (3.0, 5.0, 8.0)},
     "when_session": {"when": (0.5, 1.0), "session": (0.25, 0.5, 1.0), "neighbours": (0.25, 0.5)},
     "several_speaker": {"several_speaker": (0.0, 1.0, 2.0, 4.0, 8.0)},
+    "speaker_diversity": {"several_speaker": (1.0, 2.0), "several_diversity": (0.55, 0.7, 0.85)},
     "phrase_session": {"phrase": (0.25, 0.5), "session": (0.25, 0.5, 1.0), "speaker": (0.5, 1.0)},
 }
 
