@@ -6,9 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
 import cef
 from cef import GraphQuery
 from cef.memory.conversation import Conversation, Session, Turn, ingest_conversation
+from cef.retrieve.dialogue import _speaker_below_best
 
 
 def _talk() -> Conversation:
@@ -61,3 +66,27 @@ def test_the_named_speakers_turns_fill_the_places_below_the_best(tmp_path: Path)
         assert "books/D3:2" not in without
         # the best turns kept (the first is Anna's reply to Ben's books), then Anna's other book
         assert with_default == [*without[:2], "books/D3:2"]
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(min_value=0.0, max_value=1e6), st.booleans()), min_size=1, max_size=40
+    ).filter(lambda rows: len({s for s, _ in rows}) == len(rows)),
+    st.floats(min_value=0.0, max_value=10.0),
+)
+def test_the_best_stays_first_and_each_side_keeps_its_order(
+    rows: list[tuple[float, bool]], weight: float
+) -> None:
+    scored = np.asarray([s for s, _ in rows], dtype=np.float64)
+    speaker = np.asarray([b for _, b in rows], dtype=bool)
+    out = _speaker_below_best(scored, speaker, weight)
+    assert int(np.argmax(out)) == int(np.argmax(scored))
+    best = int(np.argmax(scored))
+    for side in (speaker, ~speaker):
+        idx = [i for i in np.flatnonzero(side) if i != best]
+        assert sorted(idx, key=lambda i: -scored[i]) == sorted(idx, key=lambda i: -out[i])
+    # the named speaker's turns never lose ground to the other's
+    for i in np.flatnonzero(speaker):
+        for j in np.flatnonzero(~speaker):
+            if i != best and j != best and scored[i] >= scored[j]:
+                assert out[i] >= out[j]
