@@ -166,6 +166,13 @@ class RelevanceSettings(_Settings):
         "asked about it is held (the thing is there, what is asked is not); also the weight of the "
         "coverage of a result tied to nothing the question names (kept from the first version)",
     )
+    unheld_properties: bool = Field(
+        default=True,
+        description="a word of what is asked that only a property key of the knowledge base holds "
+        "(\"the *brand* name of amiodarone\") counts as held nowhere when no thing the question names "
+        "and no answer node has that property (the knowledge base lacks the fact asked), unless the "
+        "result's own text shows the word; chosen on the dev off-topic sets (bench/offtopic, issue 27)",
+    )
     elsewhere: float = Field(
         default=0.5,
         ge=0.0,

@@ -20,7 +20,7 @@ from cef.retrieve.support import phrase_vectors, unit
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
 
-__all__ = ["label_words", "relation_words", "stems", "weigh", "words"]
+__all__ = ["key_words", "label_words", "property_words", "relation_words", "stems", "weigh", "words"]
 
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
 
@@ -56,6 +56,39 @@ def label_words(qc: QueryContext) -> set[str]:
     for label in qc.state.graph.labels.names:
         out |= stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
     return out
+
+
+def key_words(key: str) -> str:
+    """A property key as words ("stoppedBecause", "icd_10": "stopped because", "icd 10")."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").lower()
+
+
+def property_words(qc: QueryContext) -> frozenset[str]:
+    """The stems that only a property key holds among the knowledge base's schema words (not a
+    label's or a relation's word, not ``name``): a question asking one ("the *brand* name of X")
+    asks a fact that a node holds or lacks. Read again after any write."""
+    g = qc.state.graph
+    labels = list(g.labels.names)
+    store = qc.state.store
+    key = (store.current_seq(), len(g.rel_types))
+    got = _PROPERTY_WORDS.get(store)
+    if got is not None and got[0] == key:
+        return got[1]
+    keys: set[str] = set()
+    for name in _property_keys(qc, labels):
+        keys |= stems(name)
+    schema = label_words(qc)
+    for rt in g.rel_types.values():
+        schema |= stems(" ".join([relation_words(rt.name), relation_words(rt.inverse or "")]))
+    out = frozenset(keys - schema - stems("name"))
+    _PROPERTY_WORDS[store] = (key, out)
+    return out
+
+
+#: :func:`property_words` per store, by change-feed position and relation count
+_PROPERTY_WORDS: weakref.WeakKeyDictionary[object, tuple[tuple[int, int], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _records(qc: QueryContext) -> int:
@@ -108,6 +141,8 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
                     break
             if not t.df:
                 t.df = _derived_df(qc, t, cap)
+            elif _CODE.fullmatch(t.form):
+                t.df = _code_df(qc, t, cap)
     _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
     for t in todo:
         df = t.df or 0
@@ -117,6 +152,25 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+#: a code: letters and digits joined by separators ("INC-2200", "v2.3", "A-12")
+_CODE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[a-zA-Z])[0-9A-Za-z]+(?:[-_./][0-9A-Za-z]+)+")
+_PART = re.compile(r"[0-9A-Za-z]+")
+
+
+def _code_df(qc: QueryContext, t: Term, cap: int) -> int:
+    """A code's document frequency: at most that of its rarest part. The text search splits a code
+    into its parts and finds records holding any of them ("INC-2200" finds every "INC-…"); a code
+    one of whose parts no record holds is held nowhere."""
+    store, scope = qc.state.store, qc.query.scope
+    least = cap
+    for part in dict.fromkeys(_PART.findall(t.form.lower())):
+        df = len(store.search_text("node", part, cap, scope=scope))
+        if not t.instance:
+            df += len(store.search_text("chunk", part, cap, scope=scope))
+        least = min(least, df)
+    return least
 
 
 def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
@@ -154,7 +208,7 @@ def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
         for label in labels:
             for name in store.property_names(label, sample=50):
                 if not name.startswith("_"):
-                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
+                    names[key_words(name)] = None
         if len(kept) >= 16:
             kept.clear()
         got = kept[key] = list(names)
