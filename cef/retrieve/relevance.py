@@ -59,6 +59,13 @@ shows a year; "how *tall* / *long* / *old* is X" only by one that shows a quanti
 is an answer node of X's kind; a measure or count of a thing the question names, only where the
 result's own text (not the path it was found by) names it in the question's words.
 
+**Facts a named thing lacks** (:attr:`~cef.retrieve.presets.RelevanceSettings.unheld_properties`): a
+word of what is asked that only a property key holds ("the *brand* name of amiodarone") is held
+nowhere when the named things' kind carries that property and none of them has it (another
+medication's brand is not amiodarone's), or when their kind never carries it and no answer node
+has it ("the brand of the drug John takes" asks it of the answer). A code the question writes with
+a capital ("INC-2200") of a family the knowledge base holds ("INC") is held only where its number is.
+
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
 a label or a relation, or when a word of its base is held ("supervisor" where the notes say

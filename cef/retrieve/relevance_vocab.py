@@ -127,6 +127,7 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
     store = qc.state.store
     cap = settings.df_cap
     n = _records(qc)
+    codes = {c.lower() for c in _CODE.findall(qc.query.query) if any(ch.isupper() for ch in c)}
     for t in todo:
         if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
             t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
@@ -141,8 +142,8 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
                     break
             if not t.df:
                 t.df = _derived_df(qc, t, cap)
-            elif _CODE.fullmatch(t.form):
-                t.df = _code_df(qc, t, cap)
+            elif t.form in codes:
+                t.df = _code_df(qc, t, cap, t.df)
     _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
     for t in todo:
         df = t.df or 0
@@ -154,23 +155,28 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
             t.weight = math.log1p(n / (1 + cap))
 
 
-#: a code: letters and digits joined by separators ("INC-2200", "v2.3", "A-12")
-_CODE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[a-zA-Z])[0-9A-Za-z]+(?:[-_./][0-9A-Za-z]+)+")
+#: a code: letters and digits joined by separators ("INC-2200", "QX-417"), written with a capital
+_CODE = re.compile(r"(?<![0-9A-Za-z])(?=[^\s]*\d)(?=[^\s]*[a-zA-Z])[0-9A-Za-z]+(?:[-_./][0-9A-Za-z]+)+")
 _PART = re.compile(r"[0-9A-Za-z]+")
 
 
-def _code_df(qc: QueryContext, t: Term, cap: int) -> int:
-    """A code's document frequency: at most that of its rarest part. The text search splits a code
-    into its parts and finds records holding any of them ("INC-2200" finds every "INC-…"); a code
-    one of whose parts no record holds is held nowhere."""
+def _code_df(qc: QueryContext, t: Term, cap: int, found: int) -> int:
+    """A code's document frequency when the knowledge base holds its family (every part of letters
+    only is held: "INC"): at most that of its rarest part holding a digit. The text search splits a
+    code into its parts and finds records holding any of them ("INC-2200" finds every "INC-…");
+    a number of a held family that no record holds is held nowhere. ``found``: the text search's
+    count, kept when the family is not held ("Mid-2024" is no code)."""
     store, scope = qc.state.store, qc.query.scope
-    least = cap
-    for part in dict.fromkeys(_PART.findall(t.form.lower())):
-        df = len(store.search_text("node", part, cap, scope=scope))
-        if not t.instance:
-            df += len(store.search_text("chunk", part, cap, scope=scope))
-        least = min(least, df)
-    return least
+
+    def df(part: str) -> int:
+        n = len(store.search_text("node", part, cap, scope=scope))
+        return n if t.instance else n + len(store.search_text("chunk", part, cap, scope=scope))
+
+    parts = list(dict.fromkeys(_PART.findall(t.form.lower())))
+    letters = [p for p in parts if p.isalpha()]
+    if not letters or not all(df(p) for p in letters):
+        return found
+    return min([found, *(df(p) for p in parts if not p.isalpha())])
 
 
 def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:

@@ -114,3 +114,13 @@ def tickets_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cef.Knowled
 def test_only_the_codes_held_are_held(tickets_kb: cef.KnowledgeBase, number: int) -> None:
     assert _nothing(tickets_kb, f"What caused QX-{number}?")
     assert not _nothing(tickets_kb, "What caused QX-417?")
+
+
+def test_a_date_with_a_hyphen_is_no_code(tmp_path: Path) -> None:
+    """The word "mid-2024" joins letters and digits like a code, but is written in lower case and names no
+    family of codes the contracts hold: the question is answered."""
+    graph = yaml.safe_load((ROOT / "bench" / "curated" / "contracts" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.index_batch(cef.Batch.model_validate(graph))
+        result = kb.retrieve("Which company owned Halcyon Data Labs in mid-2024?")
+        assert "mid-2024" not in _verdict(result)["unknown"]  # type: ignore[operator]
