@@ -63,7 +63,7 @@ result's own text (not the path it was found by) names it in the question's word
 word of what is asked that only a property key holds ("the *brand* name of amiodarone") is held
 nowhere when the named things' kind carries that property and none of them has it (another
 medication's brand is not amiodarone's), or when their kind never carries it and no answer node
-has it ("the brand of the drug John takes" asks it of the answer). A code the question writes with
+was found ("the brand of the drug John takes" asks it of the answer). A code the question writes with
 a capital ("INC-2200") of a family the knowledge base holds ("INC") is held only where its number is.
 
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
@@ -224,8 +224,9 @@ def _unheld_properties(qc: QueryContext, q: _Question) -> set[str]:
     """The asked words that only a property key of the knowledge base holds ("the *brand* name of
     amiodarone") when the knowledge base lacks the fact asked: a property that the named things' kind
     carries is asked of them, so it is lacking when none of them has it (another medication's brand
-    is not amiodarone's); a property their kind never carries is asked of the answer ("the brand of
-    the drug John takes"), lacking when no answer node has it. Such a word is held only by a chunk
+    is not amiodarone's); a property their kind never carries is asked of an answer ("the brand of
+    the drug John takes"; "which *titles* are printed at Northgate" asks for books, whatever an
+    editor's job title), lacking only when no answer node was found. Such a word is held only by a chunk
     whose text shows it, never by an answer node's properties."""
     if not q.named:
         return set()
@@ -242,8 +243,10 @@ def _unheld_properties(qc: QueryContext, q: _Question) -> set[str]:
             kind |= stems(key_words(key))
     out: set[str] = set()
     for key in keys:
-        holders = named if key in kind else [rn.node for rn in qc.answer_nodes]
-        if not any(key in _property_stems(node) for node in holders):
+        if key in kind:
+            if not any(key in _property_stems(node) for node in named):
+                out.add(key)
+        elif not qc.answer_nodes:  # asked of an answer, and no answer was found
             out.add(key)
     return out
 

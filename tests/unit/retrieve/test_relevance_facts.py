@@ -124,3 +124,12 @@ def test_a_date_with_a_hyphen_is_no_code(tmp_path: Path) -> None:
         kb.index_batch(cef.Batch.model_validate(graph))
         result = kb.retrieve("Which company owned Halcyon Data Labs in mid-2024?")
         assert "mid-2024" not in _verdict(result)["unknown"]  # type: ignore[operator]
+
+
+def test_a_property_word_naming_the_answers_is_no_fact_asked(tmp_path: Path, embedder: object) -> None:
+    """Editors have a job ``title``; "which titles are printed at Northgate" asks for the books the
+    printer prints (answer nodes found), not a printer's title. With the default embedder, as shipped."""
+    graph = yaml.safe_load((ROOT / "bench" / "curated" / "publishing" / "graph.yaml").read_text())
+    with cef.open(tmp_path / "kb.db", embedder=embedder) as kb:  # type: ignore[arg-type]
+        kb.index_batch(cef.Batch.model_validate(graph))
+        assert not _nothing(kb, "Which titles are printed at Northgate Litho at the moment?")
