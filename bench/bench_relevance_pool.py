@@ -7,7 +7,7 @@ question about a hospital asked of a museum is not answered by it), pooled over 
     python bench/bench_relevance_pool.py --metaqa 100                    # with MetaQA (100 per hop file)
 
 The domains: the shipped examples ``clinical``, ``services`` (on-topic: their ``questions.yaml`` and
-the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-6.yaml``; off-topic: the lists written for them in
+the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-7.yaml``; off-topic: the lists written for them in
 ``bench/offtopic/``), ``notes`` (``tests/unit/retrieve/notes_questions.yaml`` and questions-2), every
 curated graph under ``bench/curated/`` (its ``questions.yaml``, with its ``as_of``), and with
 ``--metaqa N`` the WikiMovies triples (the first N questions of each hop file), with ``--locomo ID``
@@ -91,43 +91,31 @@ def conversations(ids: list[str], corpus: Path) -> list[Domain]:
     return list(out.values())
 
 
+#: the off-topic sets written for the shipped examples (each: per knowledge base, on-topic and off-topic lists)
+WRITTEN_SETS = tuple(f"questions-{i}" for i in range(2, 8))
+
+
+def _add_written(d: Domain, written: dict[str, Any]) -> None:
+    for set_name, sets in written.items():
+        d.ontopic += _listed(sets[d.name]["ontopic"], set_name)
+        d.offtopic += _listed(sets[d.name]["offtopic"], set_name)
+
+
 def domains(metaqa: int) -> list[Domain]:
     off1 = _yaml(OFFTOPIC / "questions.yaml")["sets"]
-    off2 = _yaml(OFFTOPIC / "questions-2.yaml")["sets"]
-    off3 = _yaml(OFFTOPIC / "questions-3.yaml")["sets"]
-    off4 = _yaml(OFFTOPIC / "questions-4.yaml")["sets"]
-    off5 = _yaml(OFFTOPIC / "questions-5.yaml")["sets"]
-    off6 = _yaml(OFFTOPIC / "questions-6.yaml")["sets"]
+    written = {n: _yaml(OFFTOPIC / f"{n}.yaml")["sets"] for n in WRITTEN_SETS}
     out = []
     for name in ("clinical", "services"):
         d = Domain(name, [str(ROOT / "examples" / name / "graph.yaml")])
         d.ontopic = _listed(_yaml(ROOT / "examples" / name / "questions.yaml")["questions"], "shipped")
-        d.ontopic += _listed(off2[name]["ontopic"], "questions-2") + _listed(
-            off3[name]["ontopic"], "questions-3"
-        )
-        d.offtopic = _listed(off1[name]["offtopic"], "questions") + _listed(
-            off2[name]["offtopic"], "questions-2"
-        )
-        d.offtopic += _listed(off3[name]["offtopic"], "questions-3")
-        d.ontopic += _listed(off4[name]["ontopic"], "questions-4")
-        d.offtopic += _listed(off4[name]["offtopic"], "questions-4")
-        d.ontopic += _listed(off5[name]["ontopic"], "questions-5")
-        d.offtopic += _listed(off5[name]["offtopic"], "questions-5")
-        d.ontopic += _listed(off6[name]["ontopic"], "questions-6")
-        d.offtopic += _listed(off6[name]["offtopic"], "questions-6")
+        d.offtopic = _listed(off1[name]["offtopic"], "questions")
+        _add_written(d, written)
         out.append(d)
     notes = _yaml(ROOT / "tests" / "unit" / "retrieve" / "notes_questions.yaml")
     d = Domain("notes", [str(ROOT / "examples" / "notes")])
-    d.ontopic = _listed(notes["ontopic"], "shipped") + _listed(off2["notes"]["ontopic"], "questions-2")
-    d.ontopic += _listed(off3["notes"]["ontopic"], "questions-3")
-    d.offtopic = _listed(notes["offtopic"], "shipped") + _listed(off2["notes"]["offtopic"], "questions-2")
-    d.offtopic += _listed(off3["notes"]["offtopic"], "questions-3")
-    d.ontopic += _listed(off4["notes"]["ontopic"], "questions-4")
-    d.offtopic += _listed(off4["notes"]["offtopic"], "questions-4")
-    d.ontopic += _listed(off5["notes"]["ontopic"], "questions-5")
-    d.offtopic += _listed(off5["notes"]["offtopic"], "questions-5")
-    d.ontopic += _listed(off6["notes"]["ontopic"], "questions-6")
-    d.offtopic += _listed(off6["notes"]["offtopic"], "questions-6")
+    d.ontopic = _listed(notes["ontopic"], "shipped")
+    d.offtopic = _listed(notes["offtopic"], "shipped")
+    _add_written(d, written)
     out.append(d)
     for folder in sorted(p for p in CURATED.iterdir() if (p / "graph.yaml").exists()):
         d = Domain(folder.name, [str(folder / "graph.yaml")])

@@ -166,6 +166,14 @@ class RelevanceSettings(_Settings):
         "asked about it is held (the thing is there, what is asked is not); also the weight of the "
         "coverage of a result tied to nothing the question names (kept from the first version)",
     )
+    unheld_properties: bool = Field(
+        default=True,
+        description="a word of what is asked that only a property key of the knowledge base holds "
+        "('the brand name of amiodarone') counts as held nowhere when the named things' kind carries "
+        "that property and none of them has it, or their kind never carries it and no answer node was "
+        "found (the knowledge base lacks the fact asked), unless the result's own text shows the word; "
+        "chosen by hand on the dev off-topic sets (bench/offtopic, issue 27 wave 9), not fitted",
+    )
     elsewhere: float = Field(
         default=0.5,
         ge=0.0,

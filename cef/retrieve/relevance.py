@@ -59,6 +59,13 @@ shows a year; "how *tall* / *long* / *old* is X" only by one that shows a quanti
 is an answer node of X's kind; a measure or count of a thing the question names, only where the
 result's own text (not the path it was found by) names it in the question's words.
 
+**Facts a named thing lacks** (:attr:`~cef.retrieve.presets.RelevanceSettings.unheld_properties`): a
+word of what is asked that only a property key holds ("the *brand* name of amiodarone") is held
+nowhere when the named things' kind carries that property and none of them has it (another
+medication's brand is not amiodarone's), or when their kind never carries it and no answer node
+was found ("the brand of the drug John takes" asks it of the answer). A code the question writes with
+a capital ("INC-2200") of a family the knowledge base holds ("INC") is held only where its number is.
+
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
 a label or a relation, or when a word of its base is held ("supervisor" where the notes say
@@ -108,7 +115,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cef.model import GraphPath, RankedChunk, RankedNode
+from cef.model import GraphPath, Node, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
@@ -116,7 +123,7 @@ from cef.retrieve.english import YEAR
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
-from cef.retrieve.relevance_vocab import label_words, relation_words, stems, weigh
+from cef.retrieve.relevance_vocab import key_words, label_words, property_words, relation_words, stems, weigh
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.support import semantic_support
 from cef.retrieve.vouch import vouched_words
@@ -171,6 +178,7 @@ class _Question:
     asked_given: bool = False  # the query names the relations to follow: what it asks is given
     miscredited: set[str] = field(default_factory=set)  # said only of another speaker (credit.py)
     shown: dict[str, re.Pattern[str]] = field(default_factory=dict)  # held where a result shows it
+    unheld: set[str] = field(default_factory=set)  # a property asked of named things none of them has
 
     @property
     def stems(self) -> list[str]:
@@ -212,6 +220,45 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     return q
 
 
+def _unheld_properties(qc: QueryContext, q: _Question) -> set[str]:
+    """The asked words that only a property key of the knowledge base holds ("the *brand* name of
+    amiodarone") when the knowledge base lacks the fact asked: a property that the named things' kind
+    carries is asked of them, so it is lacking when none of them has it (another medication's brand
+    is not amiodarone's); a property their kind never carries is asked of an answer ("the brand of
+    the drug John takes"; "which *titles* are printed at Northgate" asks for books, whatever an
+    editor's job title), lacking only when no answer node was found. Such a word is held only by a chunk
+    whose text shows it, never by an answer node's properties."""
+    if not q.named:
+        return set()
+    keys = property_words(qc) & set(q.asked)
+    if not keys:
+        return set()
+    named = qc.state.get_nodes([n.node_id for n in q.named])
+    for node in named:  # a word of a named thing's name is no property asked ("the price *engine*")
+        keys -= stems(" ".join([node.name, *node.aliases]).replace("-", " ").replace("_", " "))
+    store = qc.state.store
+    kind: set[str] = set()
+    for label in {n.label for n in named}:
+        for key in store.property_names(label, sample=50):
+            kind |= stems(key_words(key))
+    out: set[str] = set()
+    for key in keys:
+        if key in kind:
+            if not any(key in _property_stems(node) for node in named):
+                out.add(key)
+        elif not qc.answer_nodes:  # asked of an answer, and no answer was found
+            out.add(key)
+    return out
+
+
+def _property_stems(node: Node) -> set[str]:
+    has: set[str] = set()
+    for key, value in node.properties.items():
+        if value not in (None, "", [], {}):
+            has |= stems(key_words(key))
+    return has
+
+
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
     """The words of a path: its node names (with ``nodes``), its relations' names and descriptions."""
     if path is None:
@@ -244,7 +291,8 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
         return 1.0
     return (
         sum(
-            t.weight * _credit(t, evidence, settings, t.key in q.miscredited or t.key in q.shown)
+            t.weight
+            * _credit(t, evidence, settings, t.key in q.miscredited or t.key in q.shown or t.key in q.unheld)
             for t in terms
         )
         / total
@@ -256,7 +304,8 @@ def _held(
 ) -> float:
     """The weighted share of the wanted words that name nothing absent: the most a relation path
     can explain of the question. ``names_only``: only a name or a code the knowledge base lacks
-    counts as absent (a paraphrase may be absent, a name is not paraphrased)."""
+    counts as absent (a paraphrase may be absent, a name is not paraphrased); a property the named
+    things lack (:func:`_unheld_properties`) is absent either way."""
     terms = [q.terms[s] for s in wanted]
     total = sum(t.weight for t in terms)
     if total <= 0:
@@ -265,7 +314,8 @@ def _held(
         sum(
             t.weight
             for t in terms
-            if t.key in vouched or not (t.absent_thing and (t.proper or not names_only))
+            if t.key in vouched
+            or not ((t.absent_thing and (t.proper or not names_only)) or t.key in q.unheld)
         )
         / total
     )
@@ -388,7 +438,8 @@ def _node_relevance(
     if rn.path is not None and rn.path.node_ids:
         ties.add(rn.path.node_ids[0])
     named = _answer_named(qc, node.id)
-    evidence = _evidence(q, text)
+    # a property this node shows is not the one asked of the named things when none of them has it
+    evidence = _evidence(q, text) - q.unheld
     counted = q.shown.get(COUNTED)
     if counted is not None and counted.search(f"2 {re.sub(r'(?<=[a-z])(?=[A-Z])', ' ', node.label)}"):
         # "how many services does checkout call": an answer node that is a service, on a path from
@@ -485,6 +536,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
     said = _credit_speaker(qc, q, results, settings)
+    q.unheld = _unheld_properties(qc, q) if settings.unheld_properties else set()
     chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
     if _calibrated(max([0.0, *chunk_rules, *node_rules]), settings) < threshold:

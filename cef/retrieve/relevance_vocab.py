@@ -20,7 +20,7 @@ from cef.retrieve.support import phrase_vectors, unit
 from cef.retrieve.visibility import hidden_nodes
 from cef.text import STOP_WORDS, stem
 
-__all__ = ["label_words", "relation_words", "stems", "weigh", "words"]
+__all__ = ["key_words", "label_words", "property_words", "relation_words", "stems", "weigh", "words"]
 
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
 
@@ -56,6 +56,39 @@ def label_words(qc: QueryContext) -> set[str]:
     for label in qc.state.graph.labels.names:
         out |= stems(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label))
     return out
+
+
+def key_words(key: str) -> str:
+    """A property key as words ("stoppedBecause", "icd_10": "stopped because", "icd 10")."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").lower()
+
+
+def property_words(qc: QueryContext) -> frozenset[str]:
+    """The stems that only a property key holds among the knowledge base's schema words (not a
+    label's or a relation's word, not ``name``): a question asking one ("the *brand* name of X")
+    asks a fact that a node holds or lacks. Read again after any write."""
+    g = qc.state.graph
+    labels = list(g.labels.names)
+    store = qc.state.store
+    key = (store.current_seq(), len(g.rel_types))
+    got = _PROPERTY_WORDS.get(store)
+    if got is not None and got[0] == key:
+        return got[1]
+    keys: set[str] = set()
+    for name in _property_keys(qc, labels):
+        keys |= stems(name)
+    schema = label_words(qc)
+    for rt in g.rel_types.values():
+        schema |= stems(" ".join([relation_words(rt.name), relation_words(rt.inverse or "")]))
+    out = frozenset(keys - schema - stems("name"))
+    _PROPERTY_WORDS[store] = (key, out)
+    return out
+
+
+#: :func:`property_words` per store, by change-feed position and relation count
+_PROPERTY_WORDS: weakref.WeakKeyDictionary[object, tuple[tuple[int, int], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _records(qc: QueryContext) -> int:
@@ -94,6 +127,7 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
     store = qc.state.store
     cap = settings.df_cap
     n = _records(qc)
+    codes = {c.lower() for c in _CODE.findall(qc.query.query) if any(ch.isupper() for ch in c)}
     for t in todo:
         if t.key in schema or any(stem_match(t.form, w, t.lemma, lw) for w, lw in schema_pairs):
             t.df = cap  # a label or relation word ("screenwriter" names written_by the way the paths do)
@@ -108,6 +142,8 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
                     break
             if not t.df:
                 t.df = _derived_df(qc, t, cap)
+            elif t.form in codes:
+                t.df = _code_df(qc, t, cap, t.df)
     _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
     for t in todo:
         df = t.df or 0
@@ -117,6 +153,30 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+#: a code: letters and digits joined by separators ("INC-2200", "QX-417"), written with a capital
+_CODE = re.compile(r"(?<![0-9A-Za-z])(?=[^\s]*\d)(?=[^\s]*[a-zA-Z])[0-9A-Za-z]+(?:[-_./][0-9A-Za-z]+)+")
+_PART = re.compile(r"[0-9A-Za-z]+")
+
+
+def _code_df(qc: QueryContext, t: Term, cap: int, found: int) -> int:
+    """A code's document frequency when the knowledge base holds its family (every part of letters
+    only is held: "INC"): at most that of its rarest part holding a digit. The text search splits a
+    code into its parts and finds records holding any of them ("INC-2200" finds every "INC-…");
+    a number of a held family that no record holds is held nowhere. ``found``: the text search's
+    count, kept when the family is not held ("Mid-2024" is no code)."""
+    store, scope = qc.state.store, qc.query.scope
+
+    def df(part: str) -> int:
+        n = len(store.search_text("node", part, cap, scope=scope))
+        return n if t.instance else n + len(store.search_text("chunk", part, cap, scope=scope))
+
+    parts = list(dict.fromkeys(_PART.findall(t.form.lower())))
+    letters = [p for p in parts if p.isalpha()]
+    if not letters or not all(df(p) for p in letters):
+        return found
+    return min([found, *(df(p) for p in parts if not p.isalpha())])
 
 
 def _derived_df(qc: QueryContext, t: Term, cap: int) -> int:
@@ -154,7 +214,7 @@ def _property_keys(qc: QueryContext, labels: list[str]) -> list[str]:
         for label in labels:
             for name in store.property_names(label, sample=50):
                 if not name.startswith("_"):
-                    names[re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()] = None
+                    names[key_words(name)] = None
         if len(kept) >= 16:
             kept.clear()
         got = kept[key] = list(names)
