@@ -365,13 +365,15 @@ class PathScorer(PathTypes, PathEmbedding):
         has_vectors = self._has_embedder(embed)
         start = int(self.graph.node_label.view[anchor]) if anchor is not None else None
         end_of = {p: self.end_labels(p, start) for p in paths}  # the types each path reaches from the anchor
-        fit = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
+        fit, named_end = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
         # a question word alone ("who", "where") says less of the answer's type than a noun does
         type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
+        if named_end:  # a noun of the question names an end type by its words: stopping short costs more
+            type_weight = s.answer_type_named
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)

@@ -359,16 +359,18 @@ class PathTypes:
 
     def _asked_fit(
         self, asked: AskedFor | None, ends: Sequence[tuple[int, ...]], embed: EmbedMany, vectors: bool
-    ) -> dict[tuple[int, ...], float]:
+    ) -> tuple[dict[tuple[int, ...], float], bool]:
         """How well each set of end types (label codes: the nodes a path reaches, :meth:`end_labels`)
         fits what the question asks for: 1.0 for the best fitting and ``exp(-gap / type_temperature)``
         for the others (empty: the question asks for no kind of thing, or every candidate ends at
         the same node types). A set fits as well as the best of its types; a type fits by meaning,
         with an embedder (the best cosine of the asked words and its :meth:`type_cards`), else when
-        the asked head word is the head word of its name."""
+        the asked head word is the head word of its name. The flag: a noun of the question names the
+        best fitting type by its words (its name's head word, its members' names, its description),
+        not only by a cosine."""
         labels = {cs: cs for cs in ends}
         if asked is None or len(labels) < 2:
-            return {}  # every candidate ends at nodes of the same types: nothing to tell (see _category)
+            return {}, False  # every candidate ends at nodes of the same types: nothing to tell (see _category)
         kinds = sorted({c for cs in labels.values() for c in cs})
         cards = [self.type_cards(c) for c in kinds]
         got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
@@ -391,9 +393,12 @@ class PathTypes:
             }
         fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
+        # the question's words name an end type (its name's head word, its members' names, its
+        # description), not only a cosine: a path that stops before such a type answers something else
+        named = asked.at is not None and not asked.classifier and best >= 1.0
         # a question word alone asks for a broad kind (a person, a place) that several types fit alike
         t = self.settings.type_temperature if asked.at is not None else self.settings.generic_type_temperature
-        return {h: math.exp((f - best) / t) for h, f in fits.items()}
+        return {h: math.exp((f - best) / t) for h, f in fits.items()}, named
 
     def _category(self, asked: AskedFor | None, ends: Sequence[Hop]) -> str | None:
         """The relation a classifier noun names ("what *kind* of film", "what *types* are ...")

@@ -1,0 +1,48 @@
+"""A noun that names an end type by its words outweighs the hops on the way to it (issue 23, wave 9).
+
+Generated graphs with made-up labels, relations and names (see ``test_path_properties``): the
+question names the asked type by the head word of its label and no relation on the way, so only
+``answer_type_named`` carries the path to that type. Each property also checks that it fails with
+the weight set back to ``answer_type`` (the rule off).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
+
+
+def _chain(names: list[str], hops: int) -> tuple[str, list[str], list[tuple[str, str]], list[tuple[str, str, str]]]:
+    """anchor -r1-> two nodes of type 1 -r2-> ... -> two nodes of type ``hops``: (anchor, relations,
+    nodes, edges); each hop's pair of nodes is linked one to one."""
+    labels, rels = names[:hops + 1], names[hops + 1 : 2 * hops + 1]
+    x1, x2, x3 = names[2 * hops + 1 : 2 * hops + 4]
+    anchor = proper(x1, x2)
+    nodes = [(anchor, labels[0].capitalize())]
+    edges: list[tuple[str, str, str]] = []
+    prev = [anchor, anchor]
+    for h in range(hops):
+        layer = [f"{x3.capitalize()} {h}{i}" for i in range(2)]
+        nodes += [(n, labels[h + 1].capitalize()) for n in layer]
+        edges += [(a, rels[h], b) for a, b in zip(prev, layer, strict=True)]
+        prev = layer
+    return anchor, rels, nodes, edges
+
+
+@PROPERTY
+@given(names=distinct(10), hops=st.integers(min_value=2, max_value=3))
+def test_a_named_end_type_two_unexplained_hops_away_beats_the_first_hop(names: list[str], hops: int) -> None:
+    anchor, rels, nodes, edges = _chain(names, hops)
+    end, last = names[hops], [n for n, _ in nodes[-2:]]
+    with graph(rels, nodes, edges) as kb:
+        path, answers = best(kb, f"Which {end}s are tied to {anchor}?")
+        assert path == rels and set(answers[:2]) == set(last)
+        # the first type, named, still ends at the first hop
+        path, _ = best(kb, f"Which {names[1]} is tied to {anchor}?")
+        assert path == rels[:1]
+        # mutation: a named type weighs what a cosine's best fit does, and the walk stops short
+        if hops == 3:
+            path, _ = best(kb, f"Which {end}s are tied to {anchor}?", answer_type_named=0.6)
+            assert path != rels
