@@ -463,3 +463,17 @@ def unasked_back(path: RelationPath, cues: Mapping[str, tuple[float, int]], doer
         cues.get(path[k].relation, (0.0, 0))[0] < 2 and (k == len(path) - 1 or path[k].relation not in doers)
         for k in coming_back(path)
     )
+
+
+def answer_verb_named(tokens: list[tuple[str, str]], here: int | None, strong: dict[str, list[int]]) -> bool:
+    """The verb right after the asked noun (auxiliaries aside) names a relation: "which company *was
+    distributing* X" says what the answer does, and the noun ("company") only what kind of thing it
+    is, so the relation, not the noun's type, decides where the path ends."""
+    if here is None:
+        return False
+    return any(
+        {t for t, _ in tokens[here + 1 : i]} <= _AUXILIARIES
+        for pos in strong.values()
+        for i in pos
+        if i > here
+    )

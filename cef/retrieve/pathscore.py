@@ -82,6 +82,7 @@ from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
+    answer_verb_named,
     explained_many,
     name_cues,
     unasked_back,
@@ -372,7 +373,10 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
         # a question word alone ("who", "where") says less of the answer's type than a noun does
         type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
-        if named_end:  # a noun of the question names an end type by its words: stopping short costs more
+        if named_end and not agent and not answer_verb_named(tokens, here, strong):
+            # a noun of the question names an end type by its words, and neither the asked noun or its
+            # modifier ("which *post-production* houses") nor a verb after it names the answer's
+            # relation: stopping short of that type costs more
             type_weight = s.answer_type_named
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0

@@ -370,7 +370,8 @@ class PathTypes:
         not only by a cosine."""
         labels = {cs: cs for cs in ends}
         if asked is None or len(labels) < 2:
-            return {}, False  # every candidate ends at nodes of the same types: nothing to tell (see _category)
+            # every candidate ends at nodes of the same types: nothing to tell (see _category)
+            return {}, False
         kinds = sorted({c for cs in labels.values() for c in cs})
         cards = [self.type_cards(c) for c in kinds]
         got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None

@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
 
 
-def _chain(names: list[str], hops: int) -> tuple[str, list[str], list[tuple[str, str]], list[tuple[str, str, str]]]:
+def _chain(
+    names: list[str], hops: int
+) -> tuple[str, list[str], list[tuple[str, str]], list[tuple[str, str, str]]]:
     """anchor -r1-> two nodes of type 1 -r2-> ... -> two nodes of type ``hops``: (anchor, relations,
     nodes, edges); each hop's pair of nodes is linked one to one."""
-    labels, rels = names[:hops + 1], names[hops + 1 : 2 * hops + 1]
+    labels, rels = names[: hops + 1], names[hops + 1 : 2 * hops + 1]
     x1, x2, x3 = names[2 * hops + 1 : 2 * hops + 4]
     anchor = proper(x1, x2)
     nodes = [(anchor, labels[0].capitalize())]
@@ -46,3 +48,24 @@ def test_a_named_end_type_two_unexplained_hops_away_beats_the_first_hop(names: l
         if hops == 3:
             path, _ = best(kb, f"Which {end}s are tied to {anchor}?", answer_type_named=0.6)
             assert path != rels
+
+
+@PROPERTY
+@given(names=distinct(9))
+def test_a_verb_after_the_asked_noun_naming_a_relation_decides_over_the_nouns_type(names: list[str]) -> None:
+    # anchor -rv-> a node of type lv; anchor -ro-> a node of type "<x>Lc": the asked noun "lc" names
+    # the second type by its head word, the verb after it names rv
+    la, lv, lc, x, rv, ro, x1, x2, x3 = names
+    anchor = proper(x1, x2)
+    v_node, o_node = f"{x3.capitalize()} 1", f"{x3.capitalize()} 2"
+    nodes = [(anchor, la.capitalize()), (v_node, lv.capitalize()), (o_node, x.capitalize() + lc.capitalize())]
+    edges = [(anchor, rv, v_node), (anchor, ro, o_node)]
+    with graph([rv, ro], nodes, edges) as kb:
+        path, answers = best(kb, f"Which {lc} was {rv}ing {anchor}?")
+        assert path == [rv] and answers[0] == v_node
+        # the noun alone still names its type
+        path, answers = best(kb, f"Which {lc} is tied to {anchor}?")
+        assert path == [ro] and answers[0] == o_node
+        # mutation: with the named type's weight for a verb too, the noun's type wins
+        path, _ = best(kb, f"Which {lc} was {rv}ing {anchor}?", answer_type=1.56)
+        assert path == [ro]
