@@ -14,7 +14,8 @@ The score of a path for a question whose anchor mention is masked:
 + cue · (hops explained by a question word − cue_cost · hops) − length · (hops − 1)
 + order · (cued relations named in walking order from the anchor)
 + answer_type · fit(the kind of thing the question asks for, the types the last hop reaches)
-  (answer_type_generic when only a question word says it: "who", "where")
+  (answer_type_generic when only a question word says it: "who", "where"; answer_type_named when a
+  noun names the type by its words: its name's head word, its members' names, its description)
 + mentioned_type · (share of the other types the question names that the path walks through on the
   way to its end, when a kind is asked)
 + voice · (the first hop goes the way the wording at the anchor says, or the last hop the way the
@@ -371,13 +372,7 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        # a question word alone ("who", "where") says less of the answer's type than a noun does
-        type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
-        if named_end and not agent and not answer_verb_named(tokens, here, strong):
-            # a noun of the question names an end type by its words, and neither the asked noun or its
-            # modifier ("which *post-production* houses") nor a verb after it names the answer's
-            # relation: stopping short of that type costs more
-            type_weight = s.answer_type_named
+        type_weight = self._type_weight(asked, named_end and not agent, tokens, here, strong)
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -425,6 +420,24 @@ class PathScorer(PathTypes, PathEmbedding):
                 parts_out[p]["embedding"] = score - lex_of[p]
         out.sort(key=lambda x: -x[0])
         return out
+
+    def _type_weight(
+        self,
+        asked: AskedFor | None,
+        named: bool,
+        tokens: list[tuple[str, str]],
+        here: int | None,
+        strong: dict[str, list[int]],
+    ) -> float:
+        """The answer_type weight: ``answer_type_named`` when a noun of the question names an end
+        type by its words (``named``: and neither the asked noun nor its modifier ("which
+        *post-production* houses") names the answer's relation) and no verb right after it does: stopping
+        short of that type costs more; ``answer_type_generic`` when only a question word ("who",
+        "where") says what is asked, less than a noun does."""
+        s = self.settings
+        if named and not answer_verb_named(tokens, here, strong):
+            return s.answer_type_named
+        return s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
 
     def _phrases(
         self,
