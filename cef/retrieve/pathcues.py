@@ -465,15 +465,16 @@ def unasked_back(path: RelationPath, cues: Mapping[str, tuple[float, int]], doer
     )
 
 
-def answer_verb_named(tokens: list[tuple[str, str]], here: int | None, strong: dict[str, list[int]]) -> bool:
-    """The verb right after the asked noun (auxiliaries aside) names a relation: "which company *was
-    distributing* X" says what the answer does, and the noun ("company") only what kind of thing it
-    is, so the relation, not the noun's type, decides where the path ends."""
+def answer_verb_relations(
+    tokens: list[tuple[str, str]], here: int | None, strong: dict[str, list[int]]
+) -> frozenset[str]:
+    """The relations the verb right after the asked noun (auxiliaries aside) names: "which company
+    *was distributing* X" says what the answer does (``DISTRIBUTED_BY``), the noun only what kind
+    of thing it is."""
     if here is None:
-        return False
-    return any(
-        {t for t, _ in tokens[here + 1 : i]} <= _AUXILIARIES
-        for pos in strong.values()
-        for i in pos
-        if i > here
+        return frozenset()
+    return frozenset(
+        r
+        for r, pos in strong.items()
+        if any({t for t, _ in tokens[here + 1 : i]} <= _AUXILIARIES for i in pos if i > here)
     )

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,7 +83,7 @@ from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
-    answer_verb_named,
+    answer_verb_relations,
     explained_many,
     name_cues,
     unasked_back,
@@ -372,7 +372,9 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        type_weight = self._type_weight(asked, named_end and not agent, tokens, here, strong)
+        said = agent | answer_verb_relations(tokens, here, strong) if named_end else frozenset()
+        said = said if not said or not self.names_fully(asked, end_of.values(), tokens) else frozenset()
+        type_weight = self._type_weight(asked, named_end, said, ((p, fit.get(end_of[p], 0.0)) for p in paths))
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -425,17 +427,20 @@ class PathScorer(PathTypes, PathEmbedding):
         self,
         asked: AskedFor | None,
         named: bool,
-        tokens: list[tuple[str, str]],
-        here: int | None,
-        strong: dict[str, list[int]],
+        said: frozenset[str],
+        fits: Iterable[tuple[RelationPath, float]],
     ) -> float:
         """The answer_type weight: ``answer_type_named`` when a noun of the question names an end
-        type by its words (``named``: and neither the asked noun nor its modifier ("which
-        *post-production* houses") names the answer's relation) and no verb right after it does: stopping
-        short of that type costs more; ``answer_type_generic`` when only a question word ("who",
-        "where") says what is asked, less than a noun does."""
+        type by its words (``named``), so stopping short of that type costs more, unless the
+        relations the question says the answer has (``said``; none when the noun names every word of a
+        type's name, :meth:`names_fully`: named by the asked agent noun or its
+        modifier, "which *post-production* houses", or by the verb right after it, "which company
+        *was distributing*") end at no type the noun names (``fits``: each path and its end's fit, read lazily): then
+        the noun is a broader word for the relation's end ("company" for a distributor), and the
+        relation decides; ``answer_type_generic`` when only a question word ("who", "where") says
+        what is asked, less than a noun does."""
         s = self.settings
-        if named and not answer_verb_named(tokens, here, strong):
+        if named and (not said or any(p[-1].relation in said and f >= 1.0 for p, f in fits)):
             return s.answer_type_named
         return s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
 

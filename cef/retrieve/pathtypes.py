@@ -15,7 +15,7 @@ classifier noun ("what *kind* of film"), the relation whose values the most thin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -445,6 +445,26 @@ class PathTypes:
             if any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words)
         )
         return float(named >= 2 and named >= self.settings.member_share * len(members))
+
+    def names_fully(
+        self, asked: AskedFor | None, ends: Iterable[tuple[int, ...]], tokens: Sequence[tuple[str, str]] = ()
+    ) -> bool:
+        """The asked noun's words name every word of an end type's name ("launch *vehicles*":
+        ``LaunchVehicle``, "suppliers": ``Supplier``), not only its head ("company":
+        ``ProductionCompany``, a broader word than the type). ``tokens``: the question's (word,
+        lemma) pairs, whose two words before the asked noun count as its modifiers."""
+        if asked is None or asked.at is None:
+            return False
+        said = [(t, self._lemma(t)) for t in asked.text.split() if t not in FUNCTION_WORDS]
+        said += [(t, t) for t in asked.lemmas]
+        said += [tok for tok in tokens[max(0, asked.at - 2) : asked.at] if tok[0] not in FUNCTION_WORDS]
+        return any(
+            all(
+                any(stem_match(t, w, lt, self._lemma(w)) for t, lt in said)
+                for w in relation_words(self.graph.labels.names[c])
+            )
+            for c in {c for cs in ends for c in cs}
+        )
 
     def _names_type(self, asked: AskedFor, label: int) -> bool:
         """The asked head word is the head word of the label's name, in any inflection (a shared
