@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -372,9 +372,7 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        said = agent | answer_verb_relations(tokens, here, strong) if named_end else frozenset()
-        said = said if not said or not self.names_fully(asked, end_of.values(), tokens) else frozenset()
-        type_weight = self._type_weight(asked, named_end, said, ((p, fit.get(end_of[p], 0.0)) for p in paths))
+        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong), end_of, fit)
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -427,21 +425,30 @@ class PathScorer(PathTypes, PathEmbedding):
         self,
         asked: AskedFor | None,
         named: bool,
-        said: frozenset[str],
-        fits: Iterable[tuple[RelationPath, float]],
+        agent: Collection[str],
+        wording: tuple[list[tuple[str, str]], int | None, dict[str, list[int]]],
+        end_of: dict[RelationPath, tuple[int, ...]],
+        fit: dict[tuple[int, ...], float],
     ) -> float:
         """The answer_type weight: ``answer_type_named`` when a noun of the question names an end
         type by its words (``named``), so stopping short of that type costs more, unless the
-        relations the question says the answer has (``said``; none when the noun names every word of a
-        type's name, :meth:`names_fully`: named by the asked agent noun or its
-        modifier, "which *post-production* houses", or by the verb right after it, "which company
-        *was distributing*") end at no type the noun names (``fits``: each path and its end's fit, read lazily): then
-        the noun is a broader word for the relation's end ("company" for a distributor), and the
-        relation decides; ``answer_type_generic`` when only a question word ("who", "where") says
-        what is asked, less than a noun does."""
+        relations the question says the answer has (named by the asked agent noun or its modifier,
+        ``agent``: "which *post-production* houses", or by the verb right after it, "which company
+        *was distributing*"; ``wording``: the question's tokens, the asked noun's place and where
+        each relation is named) end at no type the noun names, and the noun names no type's every
+        word (:meth:`names_fully`): then the noun is a broader word for the relation's end
+        ("company" for a distributor) and the relation decides. ``answer_type_generic`` when only a
+        question word ("who", "where") says what is asked, less than a noun does."""
         s = self.settings
-        if named and (not said or any(p[-1].relation in said and f >= 1.0 for p, f in fits)):
-            return s.answer_type_named
+        if named:
+            tokens, here, strong = wording
+            said = {*agent, *answer_verb_relations(tokens, here, strong)}
+            if (
+                not said
+                or self.names_fully(asked, end_of.values(), tokens)
+                or any(p[-1].relation in said and fit.get(e, 0.0) >= 1.0 for p, e in end_of.items())
+            ):
+                return s.answer_type_named
         return s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
 
     def _phrases(
