@@ -69,3 +69,16 @@ def test_a_verb_after_the_asked_noun_naming_a_relation_decides_over_the_nouns_ty
         # mutation: with the named type's weight for a verb too, the noun's type wins
         path, _ = best(kb, f"Which {lc} was {rv}ing {anchor}?", answer_type=1.56)
         assert path == [ro]
+
+
+@PROPERTY
+@given(names=distinct(4))
+def test_a_possessive_in_a_descriptions_phrase_names_its_thing(names: list[str]) -> None:
+    # "a <owner>'s <adj> <thing> was made by a <doer>": the subject's nodes are owners, not things
+    from cef.retrieve.pathasked import described_ends
+
+    owner, adj, thing, doer = names
+    got = described_ends(f"a {owner}'s {adj} {thing} was made by a {doer}")
+    assert got == ([owner], [doer])
+    # without the possessive the phrase's head is its last word
+    assert described_ends(f"a {owner} {adj} {thing} was made by a {doer}") == ([thing], [doer])
