@@ -54,7 +54,8 @@ def described_ends(description: str) -> tuple[list[str], list[str]]:
     end it, so nothing), and so is a phrase after a form of "be" ("a researcher ... is *a member*
     of": member); the first other phrase is the object's ("an exhibition occupies *a gallery
     room* during its run": room; not the words before the head, which may name another thing:
-    "a *conservation* treatment"). Empty lists when the description says neither so."""
+    "a *conservation* treatment"). A possessive inside a phrase names its thing: "*a book's*
+    English translation is made by ...": book. Empty lists when the description says neither so."""
     parts = re.findall(r"[^\W_]+(?:['-][^\W_]+)*|[()\[\],;:]", description.lower())
     subject: list[str] = []
     obj: list[str] = []
@@ -68,6 +69,9 @@ def described_ends(description: str) -> tuple[list[str], list[str]]:
         while j < len(parts) and parts[j][0].isalnum() and parts[j] not in _STOPS:
             j += 1
         head = parts[j - 1 : j] if j > i + 1 else []
+        # "a book's English translation": the article's thing is the possessor, the book
+        owner = next((w[:-2] for w in parts[i + 1 : j - 1] if w.endswith("'s") and len(w) > 2), None)
+        head = [owner] if owner else head
         after = parts[j] if j < len(parts) else ""
         if first:
             subject += head if after in COPULAS | HAVE else []

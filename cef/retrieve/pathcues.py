@@ -463,3 +463,18 @@ def unasked_back(path: RelationPath, cues: Mapping[str, tuple[float, int]], doer
         cues.get(path[k].relation, (0.0, 0))[0] < 2 and (k == len(path) - 1 or path[k].relation not in doers)
         for k in coming_back(path)
     )
+
+
+def answer_verb_relations(
+    tokens: list[tuple[str, str]], here: int | None, strong: dict[str, list[int]]
+) -> frozenset[str]:
+    """The relations the verb right after the asked noun (auxiliaries aside) names: "which company
+    *was distributing* X" says what the answer does (``DISTRIBUTED_BY``), the noun only what kind
+    of thing it is."""
+    if here is None:
+        return frozenset()
+    return frozenset(
+        r
+        for r, pos in strong.items()
+        if any({t for t, _ in tokens[here + 1 : i]} <= _AUXILIARIES for i in pos if i > here)
+    )

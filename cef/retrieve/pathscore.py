@@ -14,7 +14,8 @@ The score of a path for a question whose anchor mention is masked:
 + cue · (hops explained by a question word − cue_cost · hops) − length · (hops − 1)
 + order · (cued relations named in walking order from the anchor)
 + answer_type · fit(the kind of thing the question asks for, the types the last hop reaches)
-  (answer_type_generic when only a question word says it: "who", "where")
+  (answer_type_generic when only a question word says it: "who", "where"; answer_type_named when a
+  noun names the type by its words: its name's head word, its members' names, its description)
 + mentioned_type · (share of the other types the question names that the path walks through on the
   way to its end, when a kind is asked)
 + voice · (the first hop goes the way the wording at the anchor says, or the last hop the way the
@@ -71,7 +72,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,6 +83,7 @@ from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
+    answer_verb_relations,
     explained_many,
     name_cues,
     unasked_back,
@@ -365,13 +367,12 @@ class PathScorer(PathTypes, PathEmbedding):
         has_vectors = self._has_embedder(embed)
         start = int(self.graph.node_label.view[anchor]) if anchor is not None else None
         end_of = {p: self.end_labels(p, start) for p in paths}  # the types each path reaches from the anchor
-        fit = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
+        fit, named_end = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        # a question word alone ("who", "where") says less of the answer's type than a noun does
-        type_weight = s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
+        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong), end_of, fit)
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -419,6 +420,36 @@ class PathScorer(PathTypes, PathEmbedding):
                 parts_out[p]["embedding"] = score - lex_of[p]
         out.sort(key=lambda x: -x[0])
         return out
+
+    def _type_weight(
+        self,
+        asked: AskedFor | None,
+        named: bool,
+        agent: Collection[str],
+        wording: tuple[list[tuple[str, str]], int | None, dict[str, list[int]]],
+        end_of: dict[RelationPath, tuple[int, ...]],
+        fit: dict[tuple[int, ...], float],
+    ) -> float:
+        """The answer_type weight: ``answer_type_named`` when a noun of the question names an end
+        type by its words (``named``), so stopping short of that type costs more, unless the
+        relations the question says the answer has (named by the asked agent noun or its modifier,
+        ``agent``: "which *post-production* houses", or by the verb right after it, "which company
+        *was distributing*"; ``wording``: the question's tokens, the asked noun's place and where
+        each relation is named) end at no type the noun names, and the noun names no type's every
+        word (:meth:`names_fully`): then the noun is a broader word for the relation's end
+        ("company" for a distributor) and the relation decides. ``answer_type_generic`` when only a
+        question word ("who", "where") says what is asked, less than a noun does."""
+        s = self.settings
+        if named:
+            tokens, here, strong = wording
+            said = {*agent, *answer_verb_relations(tokens, here, strong)}
+            if (
+                not said
+                or self.names_fully(asked, end_of.values(), tokens)
+                or any(p[-1].relation in said and fit.get(e, 0.0) >= 1.0 for p, e in end_of.items())
+            ):
+                return s.answer_type_named
+        return s.answer_type if asked is None or asked.at is not None else s.answer_type_generic
 
     def _phrases(
         self,

@@ -97,6 +97,16 @@ class PathSettings(_Settings):
         "× exp(−gap to the best fitting end / type_temperature); 0.6 from the lexical version it replaces "
         "(services/clinical dev: it must outweigh one unexplained hop, cue × cue_cost = 0.48)",
     )
+    answer_type_named: float = Field(
+        default=1.56,
+        ge=0.0,
+        description="answer_type when a noun of the question names an end type by its words, not only by a "
+        "cosine (the head word of the type's name, its members' names or its description: 'which "
+        "*suppliers*': Supplier): a path that stops before that type answers something else, so reaching it "
+        "outweighs two unexplained hops, answer_type + 2 × cue × cue_cost = 0.6 + 0.96 (a 3-hop chain "
+        "against a 1-hop stop; set by that rule, not fitted; issue 23 wave 9, the 3-hop misses of the "
+        "19 dev sets: 8 of 16 stopped short of a type the asked noun names)",
+    )
     answer_type_generic: float = Field(
         default=0.3,
         ge=0.0,

@@ -15,7 +15,7 @@ classifier noun ("what *kind* of film"), the relation whose values the most thin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -359,16 +359,19 @@ class PathTypes:
 
     def _asked_fit(
         self, asked: AskedFor | None, ends: Sequence[tuple[int, ...]], embed: EmbedMany, vectors: bool
-    ) -> dict[tuple[int, ...], float]:
+    ) -> tuple[dict[tuple[int, ...], float], bool]:
         """How well each set of end types (label codes: the nodes a path reaches, :meth:`end_labels`)
         fits what the question asks for: 1.0 for the best fitting and ``exp(-gap / type_temperature)``
         for the others (empty: the question asks for no kind of thing, or every candidate ends at
         the same node types). A set fits as well as the best of its types; a type fits by meaning,
         with an embedder (the best cosine of the asked words and its :meth:`type_cards`), else when
-        the asked head word is the head word of its name."""
+        the asked head word is the head word of its name. The flag: a noun of the question names the
+        best fitting type by its words (its name's head word, its members' names, its description),
+        not only by a cosine."""
         labels = {cs: cs for cs in ends}
         if asked is None or len(labels) < 2:
-            return {}  # every candidate ends at nodes of the same types: nothing to tell (see _category)
+            # every candidate ends at nodes of the same types: nothing to tell (see _category)
+            return {}, False
         kinds = sorted({c for cs in labels.values() for c in cs})
         cards = [self.type_cards(c) for c in kinds]
         got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
@@ -391,9 +394,12 @@ class PathTypes:
             }
         fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
+        # the question's words name an end type (its name's head word, its members' names, its
+        # description), not only a cosine: a path that stops before such a type answers something else
+        named = asked.at is not None and not asked.classifier and best >= 1.0
         # a question word alone asks for a broad kind (a person, a place) that several types fit alike
         t = self.settings.type_temperature if asked.at is not None else self.settings.generic_type_temperature
-        return {h: math.exp((f - best) / t) for h, f in fits.items()}
+        return {h: math.exp((f - best) / t) for h, f in fits.items()}, named
 
     def _category(self, asked: AskedFor | None, ends: Sequence[Hop]) -> str | None:
         """The relation a classifier noun names ("what *kind* of film", "what *types* are ...")
@@ -439,6 +445,26 @@ class PathTypes:
             if any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words)
         )
         return float(named >= 2 and named >= self.settings.member_share * len(members))
+
+    def names_fully(
+        self, asked: AskedFor | None, ends: Iterable[tuple[int, ...]], tokens: Sequence[tuple[str, str]] = ()
+    ) -> bool:
+        """The asked noun's words name every word of an end type's name ("launch *vehicles*":
+        ``LaunchVehicle``, "suppliers": ``Supplier``), not only its head ("company":
+        ``ProductionCompany``, a broader word than the type). ``tokens``: the question's (word,
+        lemma) pairs, whose two words before the asked noun count as its modifiers."""
+        if asked is None or asked.at is None:
+            return False
+        said = [(t, self._lemma(t)) for t in asked.text.split() if t not in FUNCTION_WORDS]
+        said += [(t, t) for t in asked.lemmas]
+        said += [tok for tok in tokens[max(0, asked.at - 2) : asked.at] if tok[0] not in FUNCTION_WORDS]
+        return any(
+            all(
+                any(stem_match(t, w, lt, self._lemma(w)) for t, lt in said)
+                for w in relation_words(self.graph.labels.names[c])
+            )
+            for c in {c for cs in ends for c in cs}
+        )
 
     def _names_type(self, asked: AskedFor, label: int) -> bool:
         """The asked head word is the head word of the label's name, in any inflection (a shared
