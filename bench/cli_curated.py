@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import asdict
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +13,15 @@ import typer
 
 from cef import SearchStrategy
 from cef.cli.common import cli_errors, err_console, progress_bar
+
+
+class GoldMismatch(str, Enum):
+    error = "error"
+    warn = "warn"
+
+
+def _warn_gold(problem: str) -> None:
+    err_console.print(f"warning: gold data: {problem}", highlight=False, markup=False)
 
 
 def curated(
@@ -47,6 +57,14 @@ def curated(
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    gold_mismatch: Annotated[
+        GoldMismatch,
+        typer.Option(
+            "--gold-mismatch",
+            help="A gold path that does not reach exactly the gold answers: 'error' stops; 'warn' prints it "
+            "and scores against the gold answers as written (for a frozen set that cannot be corrected).",
+        ),
+    ] = GoldMismatch.error,
 ) -> None:
     """Ingest a curated graph into a fresh store, ask its questions, print Hits@1/@5, path accuracy, chunk recall.
 
@@ -69,6 +87,7 @@ def curated(
             limit=limit,
             top_k=top_k,
             progress=bar,
+            on_gold_mismatch=None if gold_mismatch is GoldMismatch.error else _warn_gold,
         )
     if as_json:
         typer.echo(

@@ -316,3 +316,18 @@ def test_the_cli_reports_gold_data_that_does_not_match(tmp_path: Path) -> None:
         "x: OWNED_BY from svc-payments at now reaches ['team-payments'], gold answers are ['team-web']"
         in said
     )
+
+
+def test_a_gold_mismatch_can_be_warned_and_scored_as_written(tmp_path: Path) -> None:
+    """A frozen set whose gold disagrees with the check is scored against its gold as written, the problem said."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "questions: [{id: x, question: 'Who owns payments?', anchor: svc-payments, path: [OWNED_BY], answers: [team-web]}]"
+    )
+    args = ["curated", "--graph", str(GRAPH), "--questions", str(bad), "--embedder", "none", "--no-progress"]
+    out = CliRunner().invoke(app, [*args, "--gold-mismatch", "warn", "--json"])
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.stderr.split())
+    assert "warning: gold data: x: OWNED_BY from svc-payments at now reaches ['team-payments']" in said
+    run = json.loads(out.stdout)["runs"][0]
+    assert run["hit1"] is (run["answers"][:1] == ["team-web"])  # scored against the gold as written
