@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import asdict
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +15,7 @@ from cef import SearchStrategy
 from cef.cli.common import cli_errors, err_console, progress_bar
 
 
-class GoldMismatch(str, Enum):
+class GoldMismatch(StrEnum):
     error = "error"
     warn = "warn"
 
