@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 
 from cef.retrieve.english import COPULAS, HAVE, MODALS
 from cef.text import QUERY_STOP_WORDS, words
@@ -134,8 +135,17 @@ def without_speakers(question: str, speakers: frozenset[str]) -> str:
     return rest if any(w not in QUERY_STOP_WORDS for w in words(rest)) else question
 
 
-def named_speaker(question: str, speakers: set[str]) -> str | None:
-    """The one speaker the question names (word-bounded, any case), else None."""
-    low = question.lower()
-    named = [sp for sp in speakers if sp and re.search(rf"\b{re.escape(sp.lower())}\b", low)]
+_NAME_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def named_speaker(question: str, speakers: Iterable[str]) -> str | None:
+    """The one speaker whose name the question says (every word of it, or its first word: "Alice" names
+    "Alice Moss"; any case, a possessive 's aside), else None (no speaker named, or several). The one
+    reading of a named speaker, for the dialogue stage and the relevance credit alike."""
+    said = set(_NAME_WORD.findall(re.sub(r"['’]s\b", "", question.lower())))
+    named = [
+        sp
+        for sp in dict.fromkeys(speakers)
+        if (parts := _NAME_WORD.findall(sp.lower())) and (set(parts) <= said or parts[0] in said)
+    ]
     return named[0] if len(named) == 1 else None
