@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from cef.model import Chunk, RankedChunk
+from cef.retrieve.dialoguequestion import named_speaker as speaker_named
 
 __all__ = ["addresses_hearer", "credited_text", "named_speaker"]
 
@@ -45,12 +46,9 @@ def _name_words(name: str) -> list[str]:
 
 
 def named_speaker(question: str, results: Sequence[RankedChunk]) -> str | None:
-    """The one speaker of the results' dialogue turns whose name (every word of it, or its first
-    word) the question says; None when it names none of them or several."""
-    words = set(_WORD.findall(re.sub(r"['’]s\b", "", question.lower())))
-    speakers = dict.fromkeys(s for rc in results if (s := _speaker(rc.chunk)) is not None)
-    named = [s for s in speakers if (parts := _name_words(s)) and (set(parts) <= words or parts[0] in words)]
-    return named[0] if len(named) == 1 else None
+    """The one speaker of the results' dialogue turns the question names
+    (:func:`cef.retrieve.dialoguequestion.named_speaker`); None when it names none of them or several."""
+    return speaker_named(question, (s for rc in results if (s := _speaker(rc.chunk)) is not None))
 
 
 def _names(text: str, person: str) -> bool:

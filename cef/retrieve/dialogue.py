@@ -33,13 +33,13 @@ the two speakers' names, which seed nothing useful):
 * **date**: when the question names a calendar date ("in June", "on 13 October
   2023", "in 2022"), turns said on it or naming it (their resolved relative
   dates) count ``1 + date`` times;
-* **when**: a question that asks when (:func:`asks_when`: "when did …", "what year …", "how long
+* **when**: a question that asks when (:func:`.asks_when`: "when did …", "what year …", "how long
   ago …") is answered by a turn that says when: turns naming a date (a relative or calendar date
   they say, resolved at ingest) up to the day they were said count ``1 + when`` times, those
   naming only later dates (a plan: "next month") ``1 + when_other`` (the other way round for a
-  question about a plan, :func:`asks_ahead`);
+  question about a plan, :func:`.asks_ahead`);
 * **several occasions**: a question that asks about several occasions, read by
-  general English (:func:`asks_several`: "how many", "both", a present perfect
+  general English (:func:`.asks_several`: "how many", "both", a present perfect
   after its wh-word, "what" / "which" + a plural noun + its auxiliary), has its
   evidence spread over sessions: its session prior weighs ``several_session``
   instead of ``session``, and its best turns are re-ranked greedily, a turn's
@@ -61,8 +61,6 @@ option ``dialogue``), fitted leave-one-conversation-out (``bench/fit_locomo.py``
 
 from __future__ import annotations
 
-import itertools
-import re
 import threading
 import weakref
 from collections import Counter
@@ -72,14 +70,22 @@ import numpy as np
 
 from cef.model import Chunk, Explanation, RankedChunk, SearchStrategy, in_scope
 from cef.retrieve.context import QueryContext
-from cef.retrieve.english import COPULAS, HAVE, MODALS
+from cef.retrieve.dialoguequestion import (
+    asked_dates,
+    asks_ahead,
+    asks_several,
+    asks_when,
+    named_speaker,
+    same_date,
+    without_speakers,
+)
 from cef.retrieve.ports import EngineView
 from cef.retrieve.presets import DialogueSettings, settings_for
 from cef.retrieve.search import bm25_hits
 from cef.retrieve.stagestate import DialogueInfo, RouteInfo, RouteSource
 from cef.text import QUERY_STOP_WORDS, STOP_WORDS, stem, words
 
-__all__ = ["SESSION_LABEL", "TURN_KIND", "asks_several", "asks_when", "dialogue_search", "is_turn"]
+__all__ = ["SESSION_LABEL", "TURN_KIND", "dialogue_search", "is_turn"]
 
 #: chunk metadata ``kind`` of a conversation turn, and the label of the node a turn hangs on
 TURN_KIND = "turn"
@@ -298,7 +304,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
         seen = qc.chunks(turns.ids)
         visible = np.fromiter((i in seen for i in turns.ids), dtype=bool, count=n)
     # what the question asks about, without the speakers' names (see the module doc)
-    asked = _without_speakers(q.query, turns.speakers)
+    asked = without_speakers(q.query, turns.speakers)
     lexical = np.where(visible, turns.lexicon.scores(asked, s.phrase), 0.0)
     dense = np.full(n, -np.inf, dtype=np.float32)
     vec = qc.embed(asked) if qc.state.embedder is not None and len(qc.state.chunk_vectors) else None
@@ -326,7 +332,7 @@ def dialogue_search(qc: QueryContext) -> list[RankedChunk] | None:
     session_w = s.several_session if several else s.session
     scored = fused + session_w * prior * float(fused.max(initial=0.0))
     speakers = {turns.speaker[turns.ids[int(p)]] for p in np.flatnonzero(candidate)}
-    named = _named_speaker(q.query, speakers)
+    named = named_speaker(q.query, speakers)
     speaker_turns = np.zeros(n, dtype=bool)
     if named is not None:
         speaker_turns = np.fromiter((turns.speaker[i] == named for i in turns.ids), dtype=bool, count=n)
@@ -382,10 +388,10 @@ def _dated(turns: _Turns, question: str, scored: np.ndarray, s: DialogueSettings
     for a question that asks when, the turns that say when × ``1 + when`` (those naming only dates
     on the other side of the day they were said × ``1 + when_other``)."""
     n = len(turns.ids)
-    on_dates = _asked_dates(question) if s.date > 0 else []
+    on_dates = asked_dates(question) if s.date > 0 else []
     if on_dates:
         on_date = np.fromiter(
-            (any(_same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
+            (any(same_date(d, a) for d in turns.dates.get(i, ()) for a in on_dates) for i in turns.ids),
             dtype=bool,
             count=n,
         )
@@ -475,126 +481,9 @@ def _diverse(top: list[int], scored: np.ndarray, session_of: np.ndarray, factor:
     return out
 
 
-#: question words that ask for what (or where, who) happened, and those that ask for a thing
-_WH = frozenset(["what", "which", "where", "who"])
-_WH_THING = frozenset(["what", "which"])
-_VERBAL = MODALS | COPULAS | HAVE
-
-
-def asks_several(question: str) -> bool:
-    """Whether a question asks about several occasions, by general English: a count ("how many"),
-    "both", a present perfect after its wh-word ("what has Melanie painted", "where have they
-    camped"), or a plural noun right after "what" / "which" (one word may come between: "what
-    European countries") followed by its clause's auxiliary or "of" (a plural, not a verb:
-    "what books has she read", not "what motivates her")."""
-    toks = words(question)
-    if not toks:
-        return False
-    if "both" in toks or any(pair == ("how", "many") for pair in itertools.pairwise(toks)):
-        return True
-    if toks[0] not in _WH:
-        return False
-    for i, t in enumerate(toks[1:-1], 1):
-        if t in MODALS:
-            break  # "what did she have for dinner": the main verb is "have"
-        if t in ("has", "have") and toks[i + 1] != "to":
-            return True
-    if toks[0] in _WH_THING:  # the noun, then its clause's auxiliary: "what books has", "which types of"
-        for t, after in itertools.pairwise(toks[1:4]):
-            if t in _VERBAL:
-                return False
-            if _plural(t) and (after in _VERBAL or after == "of"):
-                return True
-    return False
-
-
-#: nouns of time a "what" / "which" question asks for ("what year", "which month")
-_TIME_NOUNS = frozenset(["year", "month", "day", "date", "week", "weekend"])
-
-
-def asks_when(question: str) -> bool:
-    """Whether a question asks when something happened, by general English: "when" opens it or a
-    clause of it ("… and when did she …"), "what" / "which" asks for a time ("what year", "which
-    month"), or "how long ago"."""
-    toks = words(question)
-    if toks[:1] == ["when"] or any(a in ("and", "but") and b == "when" for a, b in itertools.pairwise(toks)):
-        return True
-    if any(a in _WH_THING and b in _TIME_NOUNS for a, b in itertools.pairwise(toks)):
-        return True
-    return any(t == ("how", "long", "ago") for t in zip(toks, toks[1:], toks[2:], strict=False))
-
-
-#: words that put a question's event ahead of the time it is asked about ("when will", "is going to")
-_AHEAD = frozenset(["will", "going", "plan", "plans", "planning"])
-
-
-def asks_ahead(question: str) -> bool:
-    """Whether a question asks about something planned ("when will …", "when is she going to …",
-    "when does he plan to …") rather than something that happened."""
-    return any(t in _AHEAD for t in words(question))
-
-
-def _plural(word: str) -> bool:
-    """A regular English plural noun, by its ending ("books", "cities"; not "glass", "bus", "this")."""
-    return len(word) > 3 and word.isalpha() and word.endswith("s") and not word.endswith(("ss", "us", "is"))
-
-
 def _ranks(scores: np.ndarray) -> np.ndarray:
     """1-based rank of every score, best first (ties in position order)."""
     order = np.argsort(-scores, kind="stable")
     out = np.empty(len(scores), dtype=np.int64)
     out[order] = np.arange(1, len(scores) + 1)
     return out
-
-
-_YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
-
-
-def _asked_dates(question: str) -> list[tuple[int | None, int | None, int | None]]:
-    """The calendar dates a question names ("in June", "on 13 October 2023", "in 2022") as
-    (year, month, day), None where the question leaves a part open. Relative expressions are
-    left out: a question is asked after the conversation, its "last week" is not a turn's."""
-    from datetime import datetime
-
-    from cef.extract.reldates import resolve_dates
-
-    out: list[tuple[int | None, int | None, int | None]] = []
-    for r in resolve_dates(question, datetime(2000, 1, 1)):
-        low = r.text.lower()
-        if any(w in low.split() for w in ("ago", "last", "next", "this", "yesterday", "today", "tomorrow")):
-            continue
-        year = r.date.year if _YEAR.search(r.text) else None
-        if r.period == "year":
-            out.append((year, None, None))
-        elif r.period == "month":
-            out.append((year, r.date.month, None))
-        else:
-            out.append((year, r.date.month, r.date.day))
-    return out
-
-
-def _same_date(iso: str, asked: tuple[int | None, int | None, int | None]) -> bool:
-    """Whether an ISO date (``2023-05-07``, ``2023-05`` or ``2023``) falls within the asked date."""
-    parts = [int(x) for x in iso.split("-")[:3] if x.isdigit()]
-    for have, want in zip(parts, asked, strict=False):
-        if want is not None and have != want:
-            return False
-    return all(want is None for want in asked[len(parts) :])
-
-
-def _without_speakers(question: str, speakers: frozenset[str]) -> str:
-    """The question without the speakers' names (and their possessive ``'s``); the question itself
-    when nothing else is left."""
-    names = sorted((sp for sp in speakers if sp.strip()), key=len, reverse=True)
-    if not names:
-        return question
-    pattern = r"\b(?:" + "|".join(re.escape(sp) for sp in names) + r")(?:['’]s)?\b"
-    rest = " ".join(re.sub(pattern, " ", question, flags=re.IGNORECASE).split())
-    return rest if any(w not in QUERY_STOP_WORDS for w in words(rest)) else question
-
-
-def _named_speaker(question: str, speakers: set[str]) -> str | None:
-    """The one speaker the question names (word-bounded, any case), else None."""
-    low = question.lower()
-    named = [sp for sp in speakers if sp and re.search(rf"\b{re.escape(sp.lower())}\b", low)]
-    return named[0] if len(named) == 1 else None

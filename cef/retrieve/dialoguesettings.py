@@ -80,7 +80,7 @@ class DialogueSettings(_Settings):
     when: float = Field(
         default=0.5,
         ge=0.0,
-        description="for a question that asks when (dialogue.asks_when), turns that name a date (a resolved "
+        description="for a question that asks when (dialoguequestion.asks_when), turns that name a date (a resolved "
         "relative or calendar date in what was said) count 1 + when times. LOCO grid 0 / 0.1 / 0.25 / 0.5 / 1, "
         "criterion session Hit@1 (bench/fit_locomo.py --grid when), seventh pass: every fold chose 0.5",
     )

@@ -420,7 +420,7 @@ def test_memory_context_shows_the_turns_the_engine_ranks(tmp_path: Path) -> None
     ],
 )
 def test_calendar_dates_a_question_names(question: str, asked: list[tuple[int | None, ...]]) -> None:
-    from cef.retrieve.dialogue import _asked_dates
+    from cef.retrieve.dialoguequestion import asked_dates as _asked_dates
 
     assert _asked_dates(question) == asked
 
@@ -529,7 +529,7 @@ def test_a_short_turn_gains_from_the_turns_around_it(kb: cef.KnowledgeBase) -> N
     ],
 )
 def test_a_question_without_the_speakers_names(question: str, expected: str) -> None:
-    from cef.retrieve.dialogue import _without_speakers
+    from cef.retrieve.dialoguequestion import without_speakers as _without_speakers
 
     assert _without_speakers(question, frozenset({"Gina", "Hal"})) == expected
 
@@ -537,7 +537,7 @@ def test_a_question_without_the_speakers_names(question: str, expected: str) -> 
 @given(st.text(alphabet="abcdefg ' ?", max_size=40))
 @settings(max_examples=200, deadline=None)
 def test_the_names_are_gone_unless_nothing_else_is_left(question: str) -> None:
-    from cef.retrieve.dialogue import _without_speakers
+    from cef.retrieve.dialoguequestion import without_speakers as _without_speakers
     from cef.text import words
 
     out = _without_speakers(question, frozenset({"abe", "bad"}))

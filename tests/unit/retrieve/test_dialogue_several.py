@@ -10,7 +10,7 @@ import pytest
 import cef
 from cef import GraphQuery
 from cef.memory.conversation import Conversation, Session, Turn, ingest_conversation
-from cef.retrieve.dialogue import asks_several
+from cef.retrieve.dialoguequestion import asks_several
 
 
 @pytest.mark.parametrize(
