@@ -101,7 +101,7 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
             node = nodes.get(h.id)
             if node is None:
                 continue
-            names = [node.name, *node.aliases]
+            names = node.names
             best = max(fuzz.ratio(want, n.lower()) for n in names)
             if any(n.lower() == want for n in names):
                 add(g.pos(node.id), 1.0, "exact")
@@ -168,7 +168,7 @@ def implicit_targets(qc: QueryContext, limit: int = 3) -> list[ResolutionTarget]
         node = nodes.get(node_id)
         if node is None:
             continue
-        for name in [node.name, *node.aliases]:
+        for name in node.names:
             low = name.lower()
             if len(low) < 3:
                 continue

@@ -127,8 +127,9 @@ def fill_mention_arrays(
 
 
 def add_names(gaz: Gazetteer, key_index: MutableMapping[str, int], node: Node, pos: int) -> None:
-    """A curated node's name and aliases, with their variants, in the gazetteer and the key index."""
-    for name in [node.name, *node.aliases]:
+    """A curated node's names (name, aliases, naming property values: :attr:`~cef.model.Node.names`),
+    with their variants, in the gazetteer and the key index."""
+    for name in node.names:
         gaz.add(name, node.label, node.id)
         for key in alias_keys(name):
             key_index.setdefault(key, pos)

@@ -59,7 +59,7 @@ class NameFinder:
             if kind_of(node.label) in _SKIP_KINDS:
                 continue
             scope = node.scope or GLOBAL
-            for name in dict.fromkeys([node.name, *node.aliases]):
+            for name in dict.fromkeys(node.names):
                 gaz.add(name, type=scope, ref=node.id, aliases=False)
 
     def _fresh(self) -> Gazetteer:

@@ -212,7 +212,7 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     nodes = {n.id: n for n in qc.state.get_nodes(list(best))} if best else {}
     for node_id, conf in best.items():
         node = nodes.get(node_id)
-        names = [mention[node_id]] + ([node.name, *node.aliases] if node is not None else [])
+        names = [mention[node_id]] + (node.names if node is not None else [])
         keys: set[str] = set().union(*(stems(n) for n in names if n))
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             said = stems(mention[node_id]) & set(q.stems)
@@ -235,7 +235,7 @@ def _unheld_properties(qc: QueryContext, q: _Question) -> set[str]:
         return set()
     named = qc.state.get_nodes([n.node_id for n in q.named])
     for node in named:  # a word of a named thing's name is no property asked ("the price *engine*")
-        keys -= stems(" ".join([node.name, *node.aliases]).replace("-", " ").replace("_", " "))
+        keys -= stems(" ".join(node.names).replace("-", " ").replace("_", " "))
     store = qc.state.store
     kind: set[str] = set()
     for label in {n.label for n in named}:
@@ -432,7 +432,7 @@ def _node_relevance(
     vouched: frozenset[str] = frozenset(),
 ) -> float:
     node = rn.node
-    own = " ".join([node.name, " ".join(node.aliases), rn.text])
+    own = " ".join([*node.names, rn.text])
     text = " ".join([own, node.label, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
