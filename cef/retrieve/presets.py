@@ -229,6 +229,15 @@ class RelevanceSettings(_Settings):
         "knowledge base holds nowhere and the best chunk's cosine did not do better on a domain left "
         "out. None: the rule relevance itself",
     )
+    evidence: tuple[float, float, float, float] | None = Field(
+        default=None,
+        description="coefficients the calibration's logistic adds for the question's own evidence "
+        "(metadata.relevance.features): (named, absent, unnamed_absent, named x absent), named being the "
+        "best link confidence of a thing the question names, absent the weighted share of what it asks "
+        "held nowhere, unnamed_absent (1 - named) x absent; the same for every result of one question, "
+        "so results keep their order. None: the rule relevance alone (see calibration). Fitted by "
+        "bench/fit_relevance.py --features rule,named,absent,unnamed_absent,named*absent",
+    )
     support: bool = Field(
         default=False,
         description="measure semantic support (cef.retrieve.support: the best cosine of the question's "
