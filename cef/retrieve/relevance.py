@@ -486,7 +486,7 @@ def _features(q: _Question, measured: list[str]) -> dict[str, float]:
     }
 
 
-def _evidence(features: dict[str, float], settings: RelevanceSettings) -> float:
+def _asked_evidence(features: dict[str, float], settings: RelevanceSettings) -> float:
     """What the question's own evidence adds to the calibration's logistic
     (:attr:`~cef.retrieve.presets.RelevanceSettings.evidence`; 0 without it)."""
     if settings.evidence is None or settings.calibration is None:
@@ -499,7 +499,7 @@ def _evidence(features: dict[str, float], settings: RelevanceSettings) -> float:
 def _calibrated(rule: float, settings: RelevanceSettings, evidence: float = 0.0) -> float:
     """The probability that a result with this rule relevance answers the question: the logistic
     of :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets),
-    plus the question's ``evidence`` (:func:`_evidence`)."""
+    plus the question's ``evidence`` (:func:`_asked_evidence`)."""
     if settings.calibration is None:
         return rule
     b0, b_rule = settings.calibration
@@ -546,7 +546,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     weigh(qc, q.terms, settings)
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
-    ev = _evidence(features, settings)
+    ev = _asked_evidence(features, settings)
     said = _credit_speaker(qc, q, results, settings)
     q.unheld = _unheld_properties(qc, q) if settings.unheld_properties else set()
     chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
