@@ -120,6 +120,7 @@ from cef.retrieve.askedkinds import COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
 from cef.retrieve.english import YEAR
+from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
@@ -210,9 +211,10 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
             best[a.node_id] = float(a.score)
             mention[a.node_id] = a.target or ""
     nodes = {n.id: n for n in qc.state.get_nodes(list(best))} if best else {}
+    finder = name_finder(qc.state)
     for node_id, conf in best.items():
         node = nodes.get(node_id)
-        names = [mention[node_id]] + (node.names if node is not None else [])
+        names = [mention[node_id]] + (finder.names_of(node) if node is not None else [])
         keys: set[str] = set().union(*(stems(n) for n in names if n))
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             said = stems(mention[node_id]) & set(q.stems)
@@ -432,7 +434,7 @@ def _node_relevance(
     vouched: frozenset[str] = frozenset(),
 ) -> float:
     node = rn.node
-    own = " ".join([*node.names, rn.text])
+    own = " ".join([*name_finder(qc.state).names_of(node), rn.text])
     text = " ".join([own, node.label, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
