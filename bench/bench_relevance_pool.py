@@ -168,9 +168,16 @@ def open_domain(d: Domain, db: Path) -> cef.KnowledgeBase:
 
 
 def ask(
-    kb: cef.KnowledgeBase, q: Question, scope: str | None = None, support: bool = False
+    kb: cef.KnowledgeBase,
+    q: Question,
+    scope: str | None = None,
+    support: bool = False,
+    relevance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    options = {"relevance": {"support": True}} if support else {}  # a feature reported, no verdict changed
+    settings = dict(relevance or {})  # RelevanceSettings fields to try (--relevance)
+    if support:
+        settings["support"] = True  # a feature reported, no verdict changed
+    options = {"relevance": settings} if settings else {}
     result = kb.retrieve(cef.GraphQuery(query=q.text, as_of=q.as_of, scope=scope, options=options))
     verdict = dict(result.metadata.get("relevance", {}))
     verdict["answers"] = [n.node.id for n in result.nodes[:3]]
@@ -191,6 +198,12 @@ def main() -> None:
         "--support",
         action="store_true",
         help="report semantic support in each verdict's features (a fit's input)",
+    )
+    ap.add_argument(
+        "--relevance",
+        type=json.loads,
+        default=None,
+        help="RelevanceSettings fields as JSON, for every question ('{\"evidence\": [0, 0, 0, 0]}')",
     )
     args = ap.parse_args()
     everything = domains(args.metaqa) + conversations(args.locomo, LOCOMO)
@@ -215,7 +228,7 @@ def main() -> None:
             t0 = time.perf_counter()
             try:
                 for kind, source, q in asked:
-                    v = ask(kb, q, d.conversation, args.support)
+                    v = ask(kb, q, d.conversation, args.support, args.relevance)
                     rows.append(
                         {"kb": d.name, "kind": kind, "source": source, "set": q.set, "question": q.text, **v}
                     )

@@ -5,6 +5,7 @@ knowledge base's figures come from a fit on the other domains only.
     python bench/bench_relevance_pool.py --out runs/rel --metaqa 100 --locomo conv-26 --locomo conv-30
     python bench/fit_relevance.py runs/rel --lexical                  # the shipped calibration
     python bench/fit_relevance.py runs/rel --lexical --features rule,named,unnamed_absent
+    python bench/fit_relevance.py runs/rel --lexical --features rule,named,absent,vouched --hold-out set
 
 The model is logistic over the question's features (``metadata["relevance"]["features"]``):
 ``rule`` (the best result's rule relevance; the shipped calibration reads only it), ``named`` (the
@@ -117,6 +118,12 @@ def main() -> None:
         default=",".join(LEXICAL),
         help="the lexical features, comma-separated (rule,named,absent)",
     )
+    ap.add_argument(
+        "--hold-out",
+        choices=("kb", "set"),
+        default="kb",
+        help="what each held-out figure leaves out of its fit: a knowledge base, or a written question set",
+    )
     args = ap.parse_args()
     LEXICAL = tuple(args.features.split(","))
     OWN = args.own
@@ -126,19 +133,20 @@ def main() -> None:
         for r in rows:
             r["features"].pop("dense", None)
     table(rows, [bool(r["nothing_matched"]) for r in rows], "as run (the verdicts in the files)")
-    domains = sorted({r["kb"] for r in rows})
+    key = args.hold_out  # "kb": leave one knowledge base out; "set": one written question set
+    domains = sorted({str(r.get(key, "")) for r in rows})
     held_out: list[bool] = [False] * len(rows)
     for d in domains:
-        train = [r for r in rows if r["kb"] != d]
+        train = [r for r in rows if str(r.get(key, "")) != d]
         for names in (LEXICAL, DENSE):
             usable = [r for r in train if model_for(r) == names or names == LEXICAL]
             if not usable:
                 continue
             b0, b = fit(usable, names, args.cost, args.c)
             for i, r in enumerate(rows):
-                if r["kb"] == d and model_for(r) == names:
+                if str(r.get(key, "")) == d and model_for(r) == names:
                     held_out[i] = bool(prob([r], names, b0, b)[0] < 0.5)
-    table(rows, held_out, f"leave-one-domain-out fit (cost {args.cost})")
+    table(rows, held_out, f"leave-one-{'domain' if key == 'kb' else 'set'}-out fit (cost {args.cost})")
     print("\nfitted on every domain:")
     for names in (LEXICAL, DENSE):
         usable = [r for r in rows if model_for(r) == names or names == LEXICAL]

@@ -19,6 +19,21 @@ JsonDict = dict[str, Any]
 NAME_KEYS = ("name", "title", "label_text")
 
 
+#: the longest string property value that still names something (longer is a description)
+VALUE_NAME_CHARS = 48
+#: the most words such a value holds
+VALUE_NAME_WORDS = 5
+
+
+def _names_something(text: str) -> bool:
+    """Whether a property value reads as a name or code (see :attr:`Node.value_names`)."""
+    if not 2 <= len(text) <= VALUE_NAME_CHARS or len(text.split()) > VALUE_NAME_WORDS:
+        return False
+    if "\n" in text or "://" in text or not any(c.isalpha() for c in text):
+        return False
+    return any(c.isupper() or c.isdigit() for c in text)
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -187,6 +202,28 @@ class Node(_Record):
     def aliases(self) -> list[str]:
         raw = self.properties.get("aliases") or []
         return [a for a in raw if isinstance(a, str) and a] if isinstance(raw, list) else []
+
+    @property
+    def value_names(self) -> list[str]:
+        """The short string property values that name something (a brand, a code, a title): each
+        other property's string value of :data:`VALUE_NAME_CHARS` characters and
+        :data:`VALUE_NAME_WORDS` words at most, on one line, holding a letter and a capital or a
+        digit ("Eliquis", "M19", "ORD-1042"; not "active", not a date, not a sentence)."""
+        own = {self.name, *self.aliases}
+        out: list[str] = []
+        for key, value in self.properties.items():
+            if key == "aliases" or not isinstance(value, str):
+                continue
+            text = value.strip()
+            if text in own or text in out or not _names_something(text):
+                continue
+            out.append(text)
+        return out
+
+    @property
+    def names(self) -> list[str]:
+        """What a question may call this node by: its name, aliases and :attr:`value_names`."""
+        return [self.name, *self.aliases, *self.value_names]
 
     def embedding_text(self) -> str:
         """The text embedded for this node: its content, else ``label: name``."""

@@ -101,7 +101,7 @@ def resolve_target(qc: QueryContext, target: ResolutionTarget) -> list[Anchor]:
             node = nodes.get(h.id)
             if node is None:
                 continue
-            names = [node.name, *node.aliases]
+            names = name_finder(st).names_of(node)
             best = max(fuzz.ratio(want, n.lower()) for n in names)
             if any(n.lower() == want for n in names):
                 add(g.pos(node.id), 1.0, "exact")
@@ -161,14 +161,15 @@ def implicit_targets(qc: QueryContext, limit: int = 3) -> list[ResolutionTarget]
     text = query.lower()
     scored: list[tuple[float, str]] = []
     hit_ids = dict.fromkeys(h.id for h in st.store.search_text("node", query, 50, scope=qc.query.scope))
-    named = [i for i, *_ in name_finder(st).find(query, qc.query.scope) if i not in hit_ids]
+    finder = name_finder(st)
+    named = [i for i, *_ in finder.find(query, qc.query.scope) if i not in hit_ids]
     order = [*hit_ids, *dict.fromkeys(named)]
     nodes = qc.nodes(order) if order else {}
     for node_id in order:
         node = nodes.get(node_id)
         if node is None:
             continue
-        for name in [node.name, *node.aliases]:
+        for name in finder.names_of(node):
             low = name.lower()
             if len(low) < 3:
                 continue

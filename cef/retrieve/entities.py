@@ -36,6 +36,7 @@ from cef.retrieve.entityparts import (
     title_passages,
     unique_sorted,
 )
+from cef.retrieve.names import name_finder
 from cef.retrieve.presets import EntityLinkingSettings
 from cef.retrieve.visibility import sees
 from cef.schema.textgraph import (
@@ -208,6 +209,8 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     names: dict[int, str] = {}
     types: dict[int, list[str]] = {}
 
+    names_of = name_finder(state).names_of
+
     def describe(pos: int) -> Node | None:
         node = nodes.get(g.node_ids[pos])
         if node is None:
@@ -235,7 +238,7 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
             if ak:
                 key_index.setdefault(ak, p)
         if not is_extracted(node):  # a curated node the text mentions: named by its aliases as in step 3
-            add_names(gaz, key_index, node, p)
+            add_names(gaz, key_index, node, p, names_of(node))
     # 2. titles, with their alias keys (``WUIN (FM)`` is also ``wuin``)
     for p in title_of:
         node = nodes.get(g.node_ids[p])
@@ -246,7 +249,7 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
         node = describe(p)
         if node is None or (node.name == node.id and "name" not in node.properties):
             continue
-        add_names(gaz, key_index, node, p)
+        add_names(gaz, key_index, node, p, names_of(node))
         resolver.add(
             node.id, node.label, [node.name, *node.aliases], curated=not is_extracted(node), types=types[p]
         )

@@ -45,7 +45,7 @@ __all__ = ["ENTITY_FILE_FORMAT", "graph_fingerprint", "load_entity_index", "save
 log = logging.getLogger(__name__)
 
 #: bump when the arrays or their meaning change: older files are then rebuilt
-ENTITY_FILE_FORMAT = 4  # 4: a curated node that text mentions is in the gazetteer by its aliases
+ENTITY_FILE_FORMAT = 6  # 4: a curated node that text mentions is in the gazetteer by its aliases; 5: and its naming property values; 6: only those that tell it apart
 _TSEP = "\x1f"  # between the types of one name
 _SAMPLES = 1024
 

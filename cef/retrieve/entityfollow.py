@@ -32,6 +32,7 @@ from cef.retrieve.entityparts import (
     types_of,
     unique_sorted,
 )
+from cef.retrieve.names import name_finder
 from cef.schema.textgraph import CONTAINER_LABELS, MENTIONS, TITLE_TYPE
 
 if TYPE_CHECKING:
@@ -192,7 +193,8 @@ def _find_named(
     containers: set[int],
 ) -> _Named | None:
     """The nodes ``changes`` name, with their records read from the store; None when a node becomes an
-    entity or a new curated node is mentioned by text (names move: build again)."""
+    entity, a new curated node is mentioned by text, or a new node's naming value is shared (names
+    move: build again)."""
     new_edges = _new_mention_edges(g, changes)
     new_entities = _new_entities(g, old, new_edges, old_n)
     if new_entities is None:
@@ -211,6 +213,10 @@ def _find_named(
     wanted = dict.fromkeys([*new_entities, *new_other, *new_titled])
     records = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in wanted])}
     found = _Named(g, old, new_entities, new_other, new_titled, title_edges, records)
+    finder = name_finder(state)
+    named = [nd for p in new_other if (nd := found.record(p)) is not None]
+    if any(not finder.tells_apart(v, nd.id) for nd in named for v in nd.value_names):
+        return None  # a value a new node shares with another node names neither of them: build again
     if any((nd := found.record(p)) is not None and not is_extracted(nd) for p in new_entities):
         return (
             None  # a new curated node mentioned by text: its names go between the old entities' and others'
@@ -256,7 +262,7 @@ def _follow_names(old: EntityIndex, found: _Named) -> _Names | None:
         out.names[p], out.types[p] = node.name, types_of(node)
         if node.name == node.id and "name" not in node.properties:
             continue
-        add_names(gaz, out.key_index, node, p)
+        add_names(gaz, out.key_index, node, p, node.names)
         out.resolver_adds.append(
             (node.id, node.label, [node.name, *node.aliases], not is_extracted(node), out.types[p], False)
         )

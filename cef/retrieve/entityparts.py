@@ -6,7 +6,7 @@ following graph writes in it (:mod:`cef.retrieve.entityfollow`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -126,9 +126,13 @@ def fill_mention_arrays(
     index.chunk_passage = np.repeat(np.arange(len(passages), dtype=np.int64), chunk_counts)
 
 
-def add_names(gaz: Gazetteer, key_index: MutableMapping[str, int], node: Node, pos: int) -> None:
-    """A curated node's name and aliases, with their variants, in the gazetteer and the key index."""
-    for name in [node.name, *node.aliases]:
+def add_names(
+    gaz: Gazetteer, key_index: MutableMapping[str, int], node: Node, pos: int, names: Sequence[str]
+) -> None:
+    """A curated node's ``names`` (name, aliases, the naming property values that tell it apart:
+    :meth:`~cef.retrieve.names.NameFinder.names_of`), with their variants, in the gazetteer and the
+    key index."""
+    for name in names:
         gaz.add(name, node.label, node.id)
         for key in alias_keys(name):
             key_index.setdefault(key, pos)

@@ -11,10 +11,16 @@ understanding, reconciling observations, resolving a name) read it. The node
 full-text index is not used for this: its BM25 query drops words that many
 nodes share, and a name can be such a word (a small memory's people, a
 conversation's speakers).
+
+A node's naming property value (:attr:`~cef.model.Node.value_names`: a brand, a code) is a name of
+that node only when it tells the node apart (:meth:`NameFinder.tells_apart`): no other node holds
+it as a name or value and it is no label. "Eliquis", held by apixaban alone, names apixaban;
+``language: Python``, held by two services, names a category they share and neither of them.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Iterable
@@ -31,6 +37,7 @@ __all__ = ["NameFinder", "name_finder"]
 #: kinds whose nodes are records, not things with names
 _SKIP_KINDS = (NodeKind.BELIEF, NodeKind.OBSERVATION)
 GLOBAL = ""
+_WORD = re.compile(r"[^\W_]+")
 #: a matched name shorter than this (normalized) is not a mention
 MIN_CHARS = 3
 
@@ -43,6 +50,13 @@ class NameFinder:
         self._gaz: Gazetteer | None = None
         self._graph: object = None
         self._generation = -1
+        #: normalized name -> the nodes it names (by name, alias or value), and by name or alias
+        self._holders: dict[str, set[str]] = {}
+        self._own: dict[str, set[str]] = {}
+        self._labels: set[str] = set()
+        #: normalized naming value -> its text and the nodes holding it as a value
+        self._valued: dict[str, tuple[str, set[str]]] = {}
+        self._category: frozenset[str] | None = None
         self._lock = threading.RLock()
         state.listeners.append(self._on_write)
 
@@ -59,8 +73,51 @@ class NameFinder:
             if kind_of(node.label) in _SKIP_KINDS:
                 continue
             scope = node.scope or GLOBAL
+            self._category = None
+            self._labels.add(normalize_name(node.label))
             for name in dict.fromkeys([node.name, *node.aliases]):
+                self._own.setdefault(normalize_name(name), set()).add(node.id)
+            for value in node.value_names:
+                self._valued.setdefault(normalize_name(value), (value, set()))[1].add(node.id)
+            for name in dict.fromkeys(node.names):
+                self._holders.setdefault(normalize_name(name), set()).add(node.id)
                 gaz.add(name, type=scope, ref=node.id, aliases=False)
+
+    def _names(self, key: str, node_id: str) -> bool:
+        """Whether the normalized name ``key`` names ``node_id`` (its name or alias, or a value of
+        it that no other node holds and that is no label)."""
+        if node_id in self._own.get(key, ()):
+            return True
+        return self._holders.get(key, set()) <= {node_id} and key not in self._labels
+
+    def tells_apart(self, value: str, node_id: str) -> bool:
+        """Whether a property ``value`` of node ``node_id`` names it: no other node holds the value
+        as a name or value, and it is no node label (``language: Python`` on two services names
+        neither; ``brand: Eliquis`` on apixaban alone names apixaban). A later write that gives the
+        value to a second node makes it a name of neither from then on."""
+        with self._lock:
+            self._fresh()
+            return self._names(normalize_name(value), node_id)
+
+    def category_words(self) -> frozenset[str]:
+        """The lowercase words of the naming values that name a category rather than a node (held
+        by more than one node, or a label: :meth:`tells_apart`), e.g. ``{"python"}``."""
+        with self._lock:
+            self._fresh()
+            if self._category is None:
+                self._category = frozenset(
+                    word
+                    for key, (text, ids) in self._valued.items()
+                    if any(not self._names(key, i) for i in ids)
+                    for word in _WORD.findall(text.lower())
+                )
+            return self._category
+
+    def names_of(self, node: Node) -> list[str]:
+        """What a question may call ``node`` by: its name, aliases, and the naming property values
+        (:attr:`~cef.model.Node.value_names`) that tell it apart (:meth:`tells_apart`)."""
+        own = [node.name, *node.aliases]
+        return own + [v for v in node.value_names if self.tells_apart(v, node.id)]
 
     def _fresh(self) -> Gazetteer:
         st = self.state
@@ -68,6 +125,7 @@ class NameFinder:
         with self._lock:
             if self._gaz is None or self._graph is not g or self._generation != g.generation:
                 gaz = Gazetteer(require_capital=False)
+                self._holders, self._own, self._labels, self._valued = {}, {}, set(), {}
                 self._add(gaz, st.store.iter_nodes())
                 self._gaz, self._graph, self._generation = gaz, g, g.generation
             return self._gaz
@@ -97,6 +155,8 @@ class NameFinder:
             for entry in gaz.entries(m.normalized):
                 if scope is not None and entry.type not in (GLOBAL, scope):
                     continue
+                if entry.ref is not None and not self._names(m.normalized, entry.ref):
+                    continue
                 if entry.ref is not None and graph.has_node(entry.ref):
                     out.append((entry.ref, m.text, m.start, m.end))
         return out
@@ -109,7 +169,10 @@ class NameFinder:
         return [
             e.ref
             for e in gaz.entries(key)
-            if e.ref is not None and graph.has_node(e.ref) and (scope is None or e.type in (GLOBAL, scope))
+            if e.ref is not None
+            and graph.has_node(e.ref)
+            and (scope is None or e.type in (GLOBAL, scope))
+            and self._names(key, e.ref)
         ]
 
 

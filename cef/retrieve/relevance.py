@@ -120,6 +120,7 @@ from cef.retrieve.askedkinds import COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
 from cef.retrieve.english import YEAR
+from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
@@ -210,9 +211,10 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
             best[a.node_id] = float(a.score)
             mention[a.node_id] = a.target or ""
     nodes = {n.id: n for n in qc.state.get_nodes(list(best))} if best else {}
+    finder = name_finder(qc.state)
     for node_id, conf in best.items():
         node = nodes.get(node_id)
-        names = [mention[node_id]] + ([node.name, *node.aliases] if node is not None else [])
+        names = [mention[node_id]] + (finder.names_of(node) if node is not None else [])
         keys: set[str] = set().union(*(stems(n) for n in names if n))
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             said = stems(mention[node_id]) & set(q.stems)
@@ -235,7 +237,7 @@ def _unheld_properties(qc: QueryContext, q: _Question) -> set[str]:
         return set()
     named = qc.state.get_nodes([n.node_id for n in q.named])
     for node in named:  # a word of a named thing's name is no property asked ("the price *engine*")
-        keys -= stems(" ".join([node.name, *node.aliases]).replace("-", " ").replace("_", " "))
+        keys -= stems(" ".join(node.names).replace("-", " ").replace("_", " "))
     store = qc.state.store
     kind: set[str] = set()
     for label in {n.label for n in named}:
@@ -432,7 +434,7 @@ def _node_relevance(
     vouched: frozenset[str] = frozenset(),
 ) -> float:
     node = rn.node
-    own = " ".join([node.name, " ".join(node.aliases), rn.text])
+    own = " ".join([*name_finder(qc.state).names_of(node), rn.text])
     text = " ".join([own, node.label, _path_text(qc, rn.path)])
     ties = {node.id}
     if rn.path is not None and rn.path.node_ids:
@@ -486,13 +488,24 @@ def _features(q: _Question, measured: list[str]) -> dict[str, float]:
     }
 
 
-def _calibrated(rule: float, settings: RelevanceSettings) -> float:
+def _asked_evidence(features: dict[str, float], settings: RelevanceSettings) -> float:
+    """What the question's own evidence adds to the calibration's logistic
+    (:attr:`~cef.retrieve.presets.RelevanceSettings.evidence`; 0 without it)."""
+    if settings.evidence is None or settings.calibration is None:
+        return 0.0
+    named, absent = features["named"], features["absent"]
+    b_named, b_absent, b_unnamed, b_both = settings.evidence
+    return b_named * named + b_absent * absent + b_unnamed * (1.0 - named) * absent + b_both * named * absent
+
+
+def _calibrated(rule: float, settings: RelevanceSettings, evidence: float = 0.0) -> float:
     """The probability that a result with this rule relevance answers the question: the logistic
-    of :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets)."""
+    of :attr:`~cef.retrieve.presets.RelevanceSettings.calibration` (fitted on the pooled dev sets),
+    plus the question's ``evidence`` (:func:`_asked_evidence`)."""
     if settings.calibration is None:
         return rule
     b0, b_rule = settings.calibration
-    z = b0 + b_rule * rule
+    z = b0 + b_rule * rule + evidence
     return round(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))), 4)
 
 
@@ -535,22 +548,23 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     weigh(qc, q.terms, settings)
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
+    ev = _asked_evidence(features, settings)
     said = _credit_speaker(qc, q, results, settings)
     q.unheld = _unheld_properties(qc, q) if settings.unheld_properties else set()
     chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
-    if _calibrated(max([0.0, *chunk_rules, *node_rules]), settings) < threshold:
+    if _calibrated(max([0.0, *chunk_rules, *node_rules]), settings, ev) < threshold:
         features["vouched"] = _vouch(qc, q, measured, results, said, chunk_rules, node_rules, settings)
     if settings.support:
         support = semantic_support(qc, [q.form(s) for s in measured], results, qc.answer_nodes)
         if support is not None:
             features["support"] = support
     out = [
-        rc.model_copy(update={"relevance": _calibrated(r, settings)})
+        rc.model_copy(update={"relevance": _calibrated(r, settings, ev)})
         for rc, r in zip(results, chunk_rules, strict=True)
     ]
     nodes = [
-        rn.model_copy(update={"relevance": _calibrated(r, settings)})
+        rn.model_copy(update={"relevance": _calibrated(r, settings, ev)})
         for rn, r in zip(qc.answer_nodes, node_rules, strict=True)
     ]
     kept = [rn for rn in nodes if (rn.relevance or 0.0) >= threshold]

@@ -13,11 +13,13 @@ import numpy as np
 from cef.extract.lemmas import default_lemmatizer
 from cef.retrieve.context import QueryContext
 from cef.retrieve.english import ABBREVIATIONS, word_forms
+from cef.retrieve.names import name_finder
 from cef.retrieve.pathwords import stem_match
 from cef.retrieve.presets import RelevanceSettings
 from cef.retrieve.questionterms import Term
 from cef.retrieve.support import phrase_vectors, unit
 from cef.retrieve.visibility import hidden_nodes
+from cef.store.base import TextHit
 from cef.text import STOP_WORDS, stem
 
 __all__ = ["key_words", "label_words", "property_words", "relation_words", "stems", "weigh", "words"]
@@ -135,7 +137,7 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
             t.df = 0
             short = [a for a, full in ABBREVIATIONS.items() if full == t.lemma]  # "doctor": "Dr."
             for word in dict.fromkeys([t.form, t.lemma, *short]):  # "kidneys": the text may say "kidney"
-                t.df = len(store.search_text("node", word, cap, scope=scope))
+                t.df = len(_named_hits(qc, word, store.search_text("node", word, cap, scope=scope)))
                 if not t.instance:  # an instance of a label is a node: chunks mentioning the word are not it
                     t.df += len(store.search_text("chunk", word, cap, scope=scope))
                 if t.df:
@@ -153,6 +155,23 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+def _named_hits(qc: QueryContext, word: str, hits: list[TextHit]) -> list[TextHit]:
+    """The node full-text ``hits`` of ``word`` that hold it other than in a value naming a category
+    (:meth:`~cef.retrieve.names.NameFinder.category_words`): ``language: Python`` on two services
+    is no name of theirs, so "python" is held by them only if their name or label says it."""
+    finder = name_finder(qc.state)
+    if not hits or word.lower() not in finder.category_words():
+        return hits
+    nodes = qc.nodes([h.id for h in hits])
+    keys = stems(word)
+    out: list[TextHit] = []
+    for h in hits:
+        node = nodes.get(h.id)
+        if node is not None and keys & stems(" ".join([*finder.names_of(node), node.label])):
+            out.append(h)
+    return out
 
 
 #: a code: letters and digits joined by separators ("INC-2200", "QX-417"), written with a capital

@@ -41,8 +41,9 @@ ChangeRow = tuple[str, str, str, int | None, int | None]
 
 
 def node_text(node: Node) -> str:
-    """What the node-name full-text index holds: name, aliases and label."""
-    return " ".join([node.name, *node.aliases, node.label])
+    """What the node-name full-text index holds: the names a question may call it by (name, aliases,
+    short naming property values: :attr:`~cef.model.Node.names`) and its label."""
+    return " ".join([*node.names, node.label])
 
 
 def utc_from_ts(value: float | None) -> datetime | None:

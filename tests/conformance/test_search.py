@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cef import GraphQuery, SearchStrategy
+from cef import Batch, GraphQuery, Node, SearchStrategy
 from cef.errors import EmbeddingError
 
 from . import data
@@ -109,3 +109,35 @@ def test_retrieve_end_to_end(deployment: Deployment) -> None:
     assert [r.chunk.id for r in bm25.results] == ["ch-b"]
     hybrid = kb.retrieve("What does John Miller have?")
     assert hybrid.results and "ch-e" in [r.chunk.id for r in hybrid.results]
+
+
+def test_full_text_finds_a_node_by_its_naming_property_values(deployment: Deployment) -> None:
+    """A brand or a code a node holds as a property value finds it like its name, on every backend:
+    a lowercase word, a number, a date or a sentence does not; an update re-indexes the values."""
+    kb = deployment.open()
+    kb.index_batch(data.batch())
+    kb.index_batch(
+        Batch(
+            nodes=[
+                Node(
+                    id="x",
+                    label="Drug",
+                    properties={
+                        "name": "Apixaban",
+                        "brand": "Eliquis",
+                        "code": "ORD-1042",
+                        "status": "marketed",
+                        "note": "Taken twice a day with or without food, never doubled after a missed dose",
+                    },
+                )
+            ]
+        )
+    )
+    store = kb.store
+    assert [h.id for h in store.search_text("node", "eliquis", 5)] == ["x"]
+    assert [h.id for h in store.search_text("node", "ORD-1042", 5)] == ["x"]
+    assert store.search_text("node", "marketed", 5) == []
+    assert store.search_text("node", "doubled", 5) == []
+    kb.update_node("x", {"brand": "Zentrix"})
+    assert [h.id for h in store.search_text("node", "zentrix", 5)] == ["x"]
+    assert store.search_text("node", "eliquis", 5) == []

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cef
+from cef.errors import ValidationError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -133,3 +134,23 @@ def test_a_property_word_naming_the_answers_is_no_fact_asked(tmp_path: Path, emb
     with cef.open(tmp_path / "kb.db", embedder=embedder) as kb:  # type: ignore[arg-type]
         kb.index_batch(cef.Batch.model_validate(graph))
         assert not _nothing(kb, "Which titles are printed at Northgate Litho at the moment?")
+
+
+# ------------------------------------------------------------------ the question's evidence in the calibration
+def test_the_questions_evidence_joins_the_calibration(clinical_kb: cef.KnowledgeBase) -> None:
+    """``RelevanceSettings.evidence`` adds the question's own evidence to the calibration's logistic:
+    weighing what is asked and held nowhere ("cost") against the answer refuses a question the rule
+    alone answers, leaves a question whose asked words are held answered, and keeps results' order."""
+    cost = "How much does a month of Warfarin cost?"
+    assert not _nothing(clinical_kb, cost)  # warfarin is named: the rule answers it
+    weighed = {"relevance": {"evidence": [0.0, -3.0, 0.0, 0.0]}}
+    assert (
+        _verdict(clinical_kb.retrieve(cef.GraphQuery(query=cost, options=weighed)))["nothing_matched"] is True
+    )
+    held = "What conditions does John Miller have?"
+    plain = clinical_kb.retrieve(held)
+    both = clinical_kb.retrieve(cef.GraphQuery(query=held, options=weighed))
+    assert _verdict(both)["nothing_matched"] is False
+    assert [c.chunk.id for c in both.results] == [c.chunk.id for c in plain.results]
+    with pytest.raises(ValidationError):
+        clinical_kb.retrieve(cef.GraphQuery(query=held, options={"relevance": {"evidence": [1.0]}}))
