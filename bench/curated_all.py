@@ -59,7 +59,8 @@ def main() -> None:
         if only and name not in only:
             continue
         with tempfile.TemporaryDirectory(prefix="cef-curated-all-") as tmp:
-            report = run_benchmark(graph, questions, Path(tmp) / "c.db")
+            report = run_benchmark(graph, questions, Path(tmp) / "c.db",
+                                   on_gold_mismatch=lambda p, n=name: print(f"[{n}] gold check: {p}", file=sys.stderr))
         qs = {q.id: q for q in read_questions(questions)}
         for r in report.runs:
             if not (r.hit1 and r.all5 and r.chunks_all5 is not False):

@@ -160,6 +160,7 @@ class PathScorer(PathTypes, PathEmbedding):
     _member_words: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     _naming: dict[tuple[str, str], bool] = field(default_factory=dict)  # _names_relation, per word
     _said: list[tuple[str, str]] | None = None  # _said_of_types
+    _modifiers: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)  # _described_modifiers
 
     # ------------------------------------------------------------------ words
     def _names_relation(self, token: tuple[str, str]) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 from cef.extract.lemmas import WORD
 from cef.retrieve.english import CLASSIFIER_NOUNS
 from cef.retrieve.pathagent import agent_noun
-from cef.retrieve.pathasked import AskedFor, asked_for, described_ends, last_sentence
+from cef.retrieve.pathasked import AskedFor, asked_for, described_ends, described_modifiers, last_sentence
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from cef.retrieve.pathcues import RelationWords
     from cef.retrieve.ports import EngineView as EngineState
     from cef.retrieve.presets import PathSettings
+    from cef.schema.registry import SchemaRegistry
 
 __all__ = [
     "CLASSIFIER_NOUNS",
@@ -117,6 +118,8 @@ class PathTypes:
     _labels: dict[Hop, tuple[int, ...]]
     _after: dict[tuple[Hop, tuple[int, ...]], tuple[int, ...]]
     _said: list[tuple[str, str]] | None
+    _modifiers: dict[int, list[tuple[str, ...]]]
+    schema: SchemaRegistry
 
     def _vectors(self, texts: Sequence[str], embed: EmbedMany) -> np.ndarray | None:
         raise NotImplementedError  # PathScorer._vectors
@@ -137,8 +140,37 @@ class PathTypes:
         its types, like :meth:`_members_named` reads the members' words."""
         if asked.at is None or asked.classifier:
             return 0.0
-        words = self._described_words(label)
+        words = self._described_words(label) | {w for m in self._described_modifiers(label) for w in m}
         return float(any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words))
+
+    def _described_modifiers(self, label: int) -> list[tuple[str, ...]]:
+        """The words the relations' descriptions put before the label's head word
+        (:func:`described_modifiers`: "*an animal* patient" for ``Patient``), the most used first:
+        what kind of thing its nodes are, in the schema's words. A modifier that is a word of the
+        label's own name says nothing more, and one that is another label's head word names another
+        thing ("a *gallery* room": a room of a gallery), so neither counts (kept per label)."""
+        cached = self._modifiers.get(label)
+        if cached is not None:
+            return cached
+        g = self.graph
+        own = relation_words(g.labels.names[label])
+        found: dict[tuple[str, ...], int] = {}
+        if own:
+            head = self._lemma(own[-1])
+            others = self._type_lemmas(heads=True)
+            for relation in g.relations.names:
+                rt = self.schema.relation_type(relation)
+                if rt is None or not rt.description:
+                    continue
+                reached = np.concatenate([self._reached(relation, True), self._reached(relation, False)])
+                if label not in np.unique(g.node_label.view[reached]).tolist():
+                    continue
+                for words in described_modifiers(rt.description, lambda w: self._lemma(w) == head):
+                    kept = tuple(w for w in words if w not in own)
+                    if kept and not any(w in others or self._lemma(w) in others for w in kept):
+                        found[kept] = found.get(kept, 0) + 1
+        cached = self._modifiers[label] = sorted(found, key=lambda m: -found[m])
+        return cached
 
     def _describe_types(self) -> None:
         """Fill ``_types["described <label code>"]`` for every label: the words the descriptions of
@@ -344,11 +376,15 @@ class PathTypes:
 
     def type_cards(self, label: int) -> tuple[str, str]:
         """What a node type is, for comparing with what a question asks for: its name's words
-        ("search index") and those with a few of its members ("person: Priya Raman, Sam Whitfield")."""
+        ("search index"), after the words its descriptions most often put before them ("animal
+        patient", :meth:`_described_modifiers`), and those with a few of its members ("person:
+        Priya Raman, Sam Whitfield")."""
         cached = self._cards.get(label)
         if cached is None:
             g = self.graph
-            name = " ".join(relation_words(g.labels.names[label]))
+            # what its descriptions call its nodes ("an *animal* patient"): a patient, but no person
+            said = self._described_modifiers(label)
+            name = " ".join([*(said[0] if said else ()), *relation_words(g.labels.names[label])])
             shown = [n for n in (self._names.get(p, "") for p in self._members.get(label, ())) if n]
             cached = self._cards[label] = (name, f"{name}: {', '.join(shown)}" if shown else name)
         return cached
