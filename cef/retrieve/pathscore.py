@@ -150,7 +150,8 @@ class PathScorer(PathTypes, PathEmbedding):
     _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
     _types: dict[str, frozenset[str]] = field(default_factory=dict)  # _type_lemmas
     _ends: dict[Hop, frozenset[str]] = field(default_factory=dict)  # _end_types, per hop
-    _cards: dict[int, tuple[str, str]] = field(default_factory=dict)  # type_cards, per label code
+    # type_cards, per label code and whether described
+    _cards: dict[tuple[int, bool], tuple[str, str]] = field(default_factory=dict)
     _shares: dict[Hop, float] = field(default_factory=dict)  # _sharing, per hop
     _labels: dict[Hop, tuple[int, ...]] = field(default_factory=dict)  # _end_labels, per hop
     # _labels_after, per hop and the labels it leaves from

@@ -25,8 +25,8 @@ def test_a_descriptions_words_before_a_head_are_read_wherever_the_head_is(names:
     # a verb after the phrase does not hide it, as it hides a subject from described_ends
     assert described_modifiers(f"an {kind} {head} {verb}s to a {other}", is_head) == [(kind,)]
     assert described_modifiers(f"a {other} {verb}s a {kind} {more} {head}", is_head) == [(kind, more)]
-    # the bare head has no modifier; a phrase ended by a function word before the head is another's
-    assert described_modifiers(f"a {head} {verb}s to a {other}", is_head) == []
+    # the bare head has none; a phrase ended by a function word before the head is another's
+    assert described_modifiers(f"a {head} {verb}s to a {other}", is_head) == [()]
     assert described_modifiers(f"a {kind} of the {head}", is_head) == []
 
 
