@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +46,15 @@ def row(name: str, runs: list[QuestionRun]) -> str:
             f"| {pct(runs, 'chunks_all5')} | {pct(runs, 'path_ok')} |")  # fmt: skip
 
 
+def warn(name: str) -> Callable[[str], None]:
+    """Prints a frozen set's gold disagreement (the set is scored against its gold as written)."""
+
+    def say(problem: str) -> None:
+        print(f"[{name}] gold check: {problem}", file=sys.stderr)
+
+    return say
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated set names")
@@ -59,7 +69,7 @@ def main() -> None:
         if only and name not in only:
             continue
         with tempfile.TemporaryDirectory(prefix="cef-curated-all-") as tmp:
-            report = run_benchmark(graph, questions, Path(tmp) / "c.db")
+            report = run_benchmark(graph, questions, Path(tmp) / "c.db", on_gold_mismatch=warn(name))
         qs = {q.id: q for q in read_questions(questions)}
         for r in report.runs:
             if not (r.hit1 and r.all5 and r.chunks_all5 is not False):

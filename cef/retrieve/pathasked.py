@@ -17,7 +17,14 @@ from cef.retrieve.pathagent import agent_noun
 from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS
 from cef.text import QUESTION_WORDS
 
-__all__ = ["AskedFor", "asked_for", "described_ends", "last_sentence"]
+__all__ = [
+    "AskedFor",
+    "asked_for",
+    "asks_broad_kind",
+    "described_ends",
+    "described_modifiers",
+    "last_sentence",
+]
 
 #: determiners between a question word and the noun it asks about ("what is *the* genre")
 _DETERMINERS = frozenset(["the", "a", "an"])
@@ -84,6 +91,25 @@ def described_ends(description: str) -> tuple[list[str], list[str]]:
     return subject, obj
 
 
+def described_modifiers(description: str, is_head: Callable[[str], bool]) -> list[tuple[str, ...]]:
+    """The words before a type's head word in each noun phrase of a relation's description an
+    indefinite article opens and the head word ends (``is_head``: whether a word is that head),
+    read with general English: "*an animal* patient belongs to an owner": (animal,); "a rota
+    shift": (rota,); () for a bare "a veterinarian". Whatever follows the head does not matter (a verb
+    may: "belongs"), so a phrase is read wherever its type's head word is."""
+    parts = re.findall(r"[^\W_]+(?:['-][^\W_]+)*|[()\[\],;:]", description.lower())
+    out: list[tuple[str, ...]] = []
+    for i, word in enumerate(parts):
+        if word not in ("a", "an"):
+            continue
+        j = i + 1
+        while j < len(parts) and parts[j][0].isalnum() and parts[j] not in _STOPS and not is_head(parts[j]):
+            j += 1
+        if j < len(parts) and is_head(parts[j]) and "'" not in "".join(parts[i + 1 : j]):
+            out.append(tuple(parts[i + 1 : j]))
+    return out
+
+
 @dataclass(frozen=True)
 class AskedFor:
     """What kind of thing a question asks for: the words to compare with the ends of its paths
@@ -97,6 +123,12 @@ class AskedFor:
     classifier: bool = False
     #: token position of the question word that asks ("*who* supervises"); where, not what, is asked
     wh: int | None = field(default=None, compare=False)
+
+
+def asks_broad_kind(asked: AskedFor) -> bool:
+    """The question word says what is asked ("*who* supervises X", "*who* is covering X": a
+    person; "where": a place), a broad kind of general English, not a noun of the question."""
+    return asked.at is None or asked.text.split(" ", 1)[0] in _WH_ASKS.values()
 
 
 def asked_for(

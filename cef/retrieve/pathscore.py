@@ -150,7 +150,8 @@ class PathScorer(PathTypes, PathEmbedding):
     _texts: dict[RelationPath, tuple[str, str, str]] = field(default_factory=dict)  # texts_of, per path
     _types: dict[str, frozenset[str]] = field(default_factory=dict)  # _type_lemmas
     _ends: dict[Hop, frozenset[str]] = field(default_factory=dict)  # _end_types, per hop
-    _cards: dict[int, tuple[str, str]] = field(default_factory=dict)  # type_cards, per label code
+    # type_cards, per label code and whether described
+    _cards: dict[tuple[int, bool], tuple[str, str]] = field(default_factory=dict)
     _shares: dict[Hop, float] = field(default_factory=dict)  # _sharing, per hop
     _labels: dict[Hop, tuple[int, ...]] = field(default_factory=dict)  # _end_labels, per hop
     # _labels_after, per hop and the labels it leaves from
@@ -160,6 +161,7 @@ class PathScorer(PathTypes, PathEmbedding):
     _member_words: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     _naming: dict[tuple[str, str], bool] = field(default_factory=dict)  # _names_relation, per word
     _said: list[tuple[str, str]] | None = None  # _said_of_types
+    _modifiers: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)  # _described_modifiers
 
     # ------------------------------------------------------------------ words
     def _names_relation(self, token: tuple[str, str]) -> bool:

@@ -21,9 +21,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.english import CLASSIFIER_NOUNS
+from cef.retrieve.english import CLASSIFIER_NOUNS, word_forms
 from cef.retrieve.pathagent import agent_noun
-from cef.retrieve.pathasked import AskedFor, asked_for, described_ends, last_sentence
+from cef.retrieve.pathasked import (
+    AskedFor,
+    asked_for,
+    asks_broad_kind,
+    described_ends,
+    described_modifiers,
+    last_sentence,
+)
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     PREPOSITIONS,
@@ -40,6 +47,7 @@ if TYPE_CHECKING:
     from cef.retrieve.pathcues import RelationWords
     from cef.retrieve.ports import EngineView as EngineState
     from cef.retrieve.presets import PathSettings
+    from cef.schema.registry import SchemaRegistry
 
 __all__ = [
     "CLASSIFIER_NOUNS",
@@ -112,11 +120,13 @@ class PathTypes:
     _member_words: dict[int, list[frozenset[str]]]
     _types: dict[str, frozenset[str]]
     _ends: dict[Hop, frozenset[str]]
-    _cards: dict[int, tuple[str, str]]
+    _cards: dict[tuple[int, bool], tuple[str, str]]
     _shares: dict[Hop, float]
     _labels: dict[Hop, tuple[int, ...]]
     _after: dict[tuple[Hop, tuple[int, ...]], tuple[int, ...]]
     _said: list[tuple[str, str]] | None
+    _modifiers: dict[int, list[tuple[str, ...]]]
+    schema: SchemaRegistry
 
     def _vectors(self, texts: Sequence[str], embed: EmbedMany) -> np.ndarray | None:
         raise NotImplementedError  # PathScorer._vectors
@@ -138,7 +148,50 @@ class PathTypes:
         if asked.at is None or asked.classifier:
             return 0.0
         words = self._described_words(label)
-        return float(any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words))
+        if any(stem_match(t, w, t, self._lemma(w)) for t in asked.lemmas for w in words):
+            return 1.0
+        # a modifier before the head ("an *animal* patient") names the nodes only as the very word:
+        # a derivation names an act or a quality of them ("a *conservation* treatment" is no
+        # conservator, "a *musical* genre" no musician)
+        said = {
+            x
+            for m in self._described_modifiers(label)
+            for w in m
+            for x in (w, self._lemma(w), *word_forms(w, self._lemma(w)))
+        }
+        return float(bool(asked.lemmas & said))
+
+    def _described_modifiers(self, label: int) -> list[tuple[str, ...]]:
+        """The words the relations' descriptions put before the label's head word
+        (:func:`described_modifiers`: "*an animal* patient" for ``Patient``) when they all put the
+        same words there: what kind of thing its nodes are, in the schema's words. A modifier that is a word of the
+        label's own name says nothing more, and one that is another label's head word names another
+        thing ("a *gallery* room": a room of a gallery), so neither counts (kept per label)."""
+        cached = self._modifiers.get(label)
+        if cached is not None:
+            return cached
+        g = self.graph
+        own = relation_words(g.labels.names[label])
+        found: dict[tuple[str, ...], int] = {}
+        if own:
+            head = self._lemma(own[-1])
+            others = self._type_lemmas(heads=True)
+            for relation in g.relations.names:
+                rt = self.schema.relation_type(relation)
+                if rt is None or not rt.description:
+                    continue
+                reached = np.concatenate([self._reached(relation, True), self._reached(relation, False)])
+                if label not in np.unique(g.node_label.view[reached]).tolist():
+                    continue
+                for words in described_modifiers(rt.description, lambda w: self._lemma(w) == head):
+                    kept = tuple(w for w in words if w not in own)
+                    if not any(w in others or self._lemma(w) in others for w in kept):
+                        found[kept] = found.get(kept, 0) + 1
+        # descriptions that qualify the type in one way, every time they name it, say what its
+        # nodes are ("an animal patient" throughout); a bare "a manager" beside "a line manager"
+        # names a role some of them play, which the type is not
+        cached = self._modifiers[label] = list(found) if len(found) == 1 and () not in found else []
+        return cached
 
     def _describe_types(self) -> None:
         """Fill ``_types["described <label code>"]`` for every label: the words the descriptions of
@@ -342,15 +395,22 @@ class PathTypes:
         cached = self._after[key] = tuple(sorted(out))
         return cached
 
-    def type_cards(self, label: int) -> tuple[str, str]:
+    def type_cards(self, label: int, *, described: bool = False) -> tuple[str, str]:
         """What a node type is, for comparing with what a question asks for: its name's words
-        ("search index") and those with a few of its members ("person: Priya Raman, Sam Whitfield")."""
-        cached = self._cards.get(label)
+        ("search index") and those with a few of its members ("person: Priya Raman, Sam
+        Whitfield"). ``described``: its name after the words its relations' descriptions most often
+        put before it (:meth:`_described_modifiers`: "*animal* patient"), for a broad kind a
+        question word asks (a patient's name alone is a person's word to an embedder)."""
+        cached = self._cards.get((label, described))
         if cached is None:
             g = self.graph
-            name = " ".join(relation_words(g.labels.names[label]))
+            said = self._described_modifiers(label) if described else []
+            name = " ".join([*(said[0] if said else ()), *relation_words(g.labels.names[label])])
             shown = [n for n in (self._names.get(p, "") for p in self._members.get(label, ())) if n]
-            cached = self._cards[label] = (name, f"{name}: {', '.join(shown)}" if shown else name)
+            cached = self._cards[(label, described)] = (
+                name,
+                f"{name}: {', '.join(shown)}" if shown else name,
+            )
         return cached
 
     def _walks_forward(self, hop: Hop) -> bool:
@@ -373,7 +433,8 @@ class PathTypes:
             # every candidate ends at nodes of the same types: nothing to tell (see _category)
             return {}, False
         kinds = sorted({c for cs in labels.values() for c in cs})
-        cards = [self.type_cards(c) for c in kinds]
+        broad = asks_broad_kind(asked)
+        cards = [self.type_cards(c, described=broad) for c in kinds]
         got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
         # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
         # the most a cosine gives (a classifier only with the words around it: "class" heads
