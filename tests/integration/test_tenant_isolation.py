@@ -44,12 +44,15 @@ TENANTS = {
     "a": ("tenant-a", "Zorbulinex", "ZRB-12", "glimmerfold"),
     "b": ("tenant-b", "Quibbletonol", "QBX-77", "snarkwhistle"),
 }
+#: per tenant: a naming property value (a brand: one of the node's names, Node.value_names)
+BRANDS = {"a": "Zorbalux", "b": "Quibblaze"}
 
 
 def secrets_of(t: str) -> list[str]:
-    """What must never appear in another tenant's responses (ids, names, aliases, words)."""
+    """What must never appear in another tenant's responses (ids, names, aliases, brands, words)."""
     scope, name, alias, word = TENANTS[t]
-    return [f"{scope}:secret", f"{scope}:e1", f"{scope}:e2", f"{scope}:c1", f"{scope}:c2", name, alias, word]
+    ids = [f"{scope}:secret", f"{scope}:e1", f"{scope}:e2", f"{scope}:c1", f"{scope}:c2"]
+    return [*ids, name, alias, BRANDS[t], word]
 
 
 def tenant_batch(t: str) -> Batch:
@@ -59,7 +62,7 @@ def tenant_batch(t: str) -> Batch:
             Node(
                 id=f"{scope}:secret",
                 label="Medication",
-                properties={"name": name, "aliases": [alias]},
+                properties={"name": name, "aliases": [alias], "brand": BRANDS[t]},
                 content=f"{name} ({alias}) is an experimental {word} compound.",
                 scope=scope,
             ),
@@ -163,6 +166,7 @@ def leaks(payload: Any, asked: Any = None, t: str = "b") -> list[str]:
 QUESTIONS = [
     "QBX-77 liver failure",
     "Which drugs interact with Quibbletonol?",
+    "What does Quibblaze interact with?",
     "What interacts with Warfarin?",
     "Which medications interact with Metformin?",
     "snarkwhistle monitoring of the INR",
