@@ -18,6 +18,7 @@ from cef.engine.facade import delegate
 from cef.engine.indexer import IndexResult, KnowledgeIndexer
 from cef.engine.retriever import KnowledgeRetriever
 from cef.engine.state import EngineState
+from cef.engine.upgrade import refresh_node_text
 from cef.model import RelationType
 from cef.retrieve.strategies import StrategyRegistry
 from cef.store.base import GraphStore, Mirror, RecordStore, VectorStore
@@ -66,6 +67,7 @@ class KnowledgeBase:
         mirrors: Sequence[Mirror] = (),
     ) -> None:
         self.state = EngineState(store, embedder, vectors=vectors, graph=graph, mirrors=mirrors)
+        refresh_node_text(self.state)  # a store written by an older cef: its node text made current once
         self.indexer = KnowledgeIndexer(self.state, embed_nodes=embed_nodes)
         #: this knowledge base's retrieval strategies and fallback chains (defaults registered here)
         self.strategies = StrategyRegistry.default()

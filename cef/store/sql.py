@@ -23,6 +23,7 @@ from cef.store.base import Change, WriteSet
 __all__ = [
     "CHANGE_RETENTION",
     "EDGE_COLS",
+    "NODE_TEXT_VERSION",
     "ChangeRow",
     "SQLRecordStore",
     "edge_columns",
@@ -38,6 +39,13 @@ EDGE_COLS = "id, rel, src, dst, weight, confidence, valid_from, valid_to, record
 
 #: one change-feed entry before it gets its sequence number: (kind, op, id, rid_from, rid_to)
 ChangeRow = tuple[str, str, str, int | None, int | None]
+
+
+#: the version of what :func:`node_text` puts in the node full-text index, recorded in a store's meta
+#: under ``node_text.version``; bump it whenever :func:`node_text` changes, and a store written before
+#: gets its node text rewritten when it is next opened (:func:`cef.engine.upgrade.refresh_node_text`).
+#: 2: a node's short naming property values are among its names (``Node.value_names``).
+NODE_TEXT_VERSION = 2
 
 
 def node_text(node: Node) -> str:
