@@ -139,8 +139,9 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         if not info.named:  # no question word names a relation of the best path: a guess
             weight = s.fuse_paths_unnamed
         ps = settings_for(PathSettings, q)
-        answers = [rc for rc in paths if info.roles.get(rc.chunk.id) == "answer"]
-        context = [rc for rc in paths if info.roles.get(rc.chunk.id) not in ("answer", "anchor")]
+        # the answers' own chunks and one of each node on the chain to them lead, in the path order
+        answers = [rc for rc in paths if info.roles.get(rc.chunk.id) in ("answer", "chain")]
+        context = [rc for rc in paths if info.roles.get(rc.chunk.id) not in ("answer", "chain", "anchor")]
         anchored = [rc for rc in paths if info.roles.get(rc.chunk.id) == "anchor"]
         if answers:
             sources["paths"], weights["paths"] = answers, weight
