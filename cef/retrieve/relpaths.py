@@ -233,7 +233,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
         return []
     scored.sort(key=lambda x: -x[0])
     qc.check_deadline("paths")
-    answers, answer_named = _answers(qc, scored, flt, settings, explained)
+    answers, answer_named, via = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
     info = qc.stages.paths = PathsInfo(
         anchors=[a.node_id for a in anchors],
@@ -257,7 +257,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     qc.anchors.extend(
         Anchor(a.pos, a.node_id, a.confidence, a.how, a.name) for a in anchors if a.pos not in known
     )
-    return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=info.roles)
+    return _chunks(qc, answers, via, settings, anchor_chunks=anchor_chunks, roles=info.roles)
 
 
 def _apart(span: tuple[int, int], other: tuple[int, int] | None) -> bool:
@@ -289,9 +289,10 @@ def _answers(
     flt: EdgeFilter,
     settings: PathSettings,
     explained: dict[tuple[int, RelationPath], float],
-) -> tuple[list[RankedNode], dict[str, float]]:
+) -> tuple[list[RankedNode], dict[str, float], dict[str, list[list[str]]]]:
     """Answer nodes of the best paths: the best path's ends first (then the next paths' new ones),
-    and per answer the share of its path the question names (``explained``: per anchor and path)."""
+    per answer the share of its path the question names (``explained``: per anchor and path), and
+    per answer the nodes in the middle of the walks of its path that reach it (:func:`_via`)."""
     g = qc.state.graph
     top = scored[0][0]
     found: dict[int, tuple[float, int, float, PathAnchor, RelationPath, _Reach, int]] = {}
@@ -316,7 +317,7 @@ def _answers(
     order = sorted(found.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2], kv[0]))
     order = order[: settings.max_answers]
     if not order:
-        return [], {}
+        return [], {}, {}
     ids = [g.node_ids[p] for p, _ in order]
     path_ids = {g.node_ids[int(n)] for _, v in order for n in v[5].nodes[v[6]].tolist()}
     records = {n.id: n for n in qc.state.get_nodes(sorted(path_ids | set(ids)))}
@@ -341,7 +342,21 @@ def _answers(
                 chunk_ids=sorted(linked.get(node.id, [])),
             )
         )
-    return out, named
+    via = {g.node_ids[pos]: _via(g, v[5], pos, settings.chain_nodes) for pos, v in order}
+    return out, named, via
+
+
+def _via(g: GraphIndex, reach: _Reach, end: int, walks: int) -> list[list[str]]:
+    """The nodes in the middle of up to ``walks`` walks of ``reach`` that end at ``end`` (the surest
+    first), by distance from it: the nodes one hop before it, then two hops, up to the anchor's
+    neighbour (every walk of one relation path has the same length)."""
+    rows = np.flatnonzero(reach.nodes[:, -1] == end) if len(reach.nodes) else np.zeros(0, np.int64)
+    rows = rows[np.argsort(-reach.conf[rows], kind="stable")][:walks]
+    width = reach.nodes.shape[1]
+    return [
+        list(dict.fromkeys(g.node_ids[int(n)] for n in reach.nodes[rows, -back].tolist()))
+        for back in range(2, width)
+    ]
 
 
 def _graph_path(g: GraphIndex, reach: _Reach, row: int, records: dict[str, Node]) -> GraphPath:
@@ -386,25 +401,30 @@ def render_node(node: Node) -> str:
     return f"{head} ({', '.join(props)})" if props else head
 
 
-def _chain(answers: list[RankedNode], settings: PathSettings) -> list[tuple[str, RankedNode]]:
-    """The middle nodes of the best paths' answers' paths (neither anchor nor answer), each once with
-    the first answer whose path crosses it: the node next to each answer first (the fact that leads
-    to it), then the next ones back towards the anchor, in answer order at each distance."""
+def _chain(
+    answers: list[RankedNode], via: dict[str, list[list[str]]], settings: PathSettings
+) -> list[tuple[str, RankedNode]]:
+    """The nodes in the middle of the best paths' walks to their answers (neither anchor nor answer,
+    :func:`_via`), each once with the first answer it leads to: the nodes one hop before each answer
+    first (the facts that lead to it), then those two hops before, in answer order at each distance;
+    up to ``chain_nodes`` of them."""
     top = answers[0].score or 1.0
-    best = [a for a in answers if a.path is not None and a.score >= top * settings.primary_share]
+    best = [a for a in answers if a.score >= top * settings.primary_share]
     ends = {a.node.id for a in answers}
     out: dict[str, RankedNode] = {}
-    for back in range(2, 1 + max((len(a.path.node_ids) for a in best if a.path), default=0)):
+    for back in range(max((len(via.get(a.node.id, [])) for a in best), default=0)):
         for ans in best:
-            ids = ans.path.node_ids if ans.path else []
-            if back < len(ids) and ids[-back] not in ends:
-                out.setdefault(ids[-back], ans)
+            steps = via.get(ans.node.id, [])
+            for nid in steps[back] if back < len(steps) else []:
+                if nid not in ends:
+                    out.setdefault(nid, ans)
     return list(out.items())[: settings.chain_nodes]
 
 
 def _chunks(
     qc: QueryContext,
     answers: list[RankedNode],
+    via: dict[str, list[list[str]]],
     settings: PathSettings,
     *,
     anchor_chunks: bool = True,
@@ -428,7 +448,7 @@ def _chunks(
                     if primary
                     else (settings.weak_chunk_factor * score, ans, "weak answer")
                 )
-    chain = _chain(answers, settings)
+    chain = _chain(answers, via, settings)
     via_ids = {
         nid
         for ans in answers[: settings.path_node_answers]
