@@ -342,7 +342,12 @@ def _answers(
                 chunk_ids=sorted(linked.get(node.id, [])),
             )
         )
-    via = {g.node_ids[pos]: _via(g, v[5], pos, settings.chain_nodes) for pos, v in order}
+    leading = {a.node.id for a in out if a.score >= out[0].score * settings.primary_share} if out else set()
+    via = {
+        g.node_ids[pos]: _via(g, v[5], pos, settings.chain_nodes)
+        for pos, v in order
+        if g.node_ids[pos] in leading
+    }  # the best paths' answers only: the chain leads to them (see _chain)
     return out, named, via
 
 
