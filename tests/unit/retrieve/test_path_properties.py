@@ -520,10 +520,15 @@ def test_the_chain_to_the_answers_follows_their_own_chunks_before_any_second_chu
     edges = [(anchor, r1, hub), *((hub, r2, m) for m in middle)]
     edges += [(m, r3, a) for m, group in answers.items() for a in group]
     chunks = [
-        Chunk(id=f"c{i}-{k}", node_id=node, content=f"{filler} {k} {i}")
+        Chunk(
+            id=f"c{i}-{k}",
+            node_id=node,
+            content=f"{filler} {k} {i}" + (f" {anchor}" if node in middle else ""),
+        )
         for i, (node, _) in enumerate(nodes)
         for k in range(2)
-    ]
+    ]  # the middle nodes' chunks name the anchor: the text sources find them, and still no answer's own
+    # chunk falls below them in the default route
     question = f"What are the ones {r3} by the ones {r2} by the ones {r1} by {anchor}?"
     lead = len(every) + mids + 1
     with graph([r1, r2, r3], nodes, edges, chunks) as kb:
