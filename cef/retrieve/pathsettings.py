@@ -208,6 +208,16 @@ class PathSettings(_Settings):
         description="chunk score factor of a weaker path's answer's further chunks (its first chunk ranks "
         "with the answers'); below path_chunk_factor and anchor_chunk_factor (session 20)",
     )
+    chain_nodes: int = Field(
+        default=5,
+        ge=0,
+        le=100,
+        description="nodes in the middle of the best answers' paths whose chunk (one each, the one most "
+        "like the question) follows the answers' own chunks, nearest an answer first, before any "
+        "second chunk (as far as top_k allows): the facts that lead to the answers. 5: the chunks a "
+        "reader sees first (the dev curated sets' writers list these nodes' chunks as gold on 2-3 hop "
+        "questions; issue 23, wave 10)",
+    )
     path_node_answers: int = Field(
         default=3, ge=0, le=100, description="answers whose path nodes' chunks are context"
     )

@@ -45,6 +45,7 @@ from cef.graph.arrays import spans
 from cef.graph.filter import EdgeFilter
 from cef.graph.index import GraphIndex
 from cef.model import (
+    Chunk,
     Explanation,
     GraphPath,
     Node,
@@ -181,8 +182,10 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     ``anchor_chunks``: also rank the chunks of the anchors themselves (after the answers' and the
     paths'); the ``auto`` route leaves them to the text sources, which find them by the question's words.
     What it found goes to ``qc.stages.paths`` (:class:`~cef.retrieve.stagestate.PathsInfo`), with
-    each returned chunk's role: ``answer`` (linked to an answer of the best paths), ``path`` (to a
-    node on an answer's path), ``anchor`` or ``weak answer`` (an answer of a weaker path).
+    each returned chunk's role: ``answer`` (linked to an answer of the best paths), ``chain`` (the
+    one chunk of a node in the middle of a best answer's path that follows the answers' own),
+    ``path`` (another chunk of a node on an answer's path), ``anchor`` or ``weak answer`` (an answer
+    of a weaker path).
     """
     flt = curated_filter(qc)
     if flt is None:
@@ -230,7 +233,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
         return []
     scored.sort(key=lambda x: -x[0])
     qc.check_deadline("paths")
-    answers, answer_named = _answers(qc, scored, flt, settings, explained)
+    answers, answer_named, via = _answers(qc, scored, flt, settings, explained)
     _, best_anchor, best_path = scored[0]
     info = qc.stages.paths = PathsInfo(
         anchors=[a.node_id for a in anchors],
@@ -254,7 +257,7 @@ def relation_path_search(qc: QueryContext, *, anchor_chunks: bool = True) -> lis
     qc.anchors.extend(
         Anchor(a.pos, a.node_id, a.confidence, a.how, a.name) for a in anchors if a.pos not in known
     )
-    return _chunks(qc, answers, settings, anchor_chunks=anchor_chunks, roles=info.roles)
+    return _chunks(qc, answers, via, settings, anchor_chunks=anchor_chunks, roles=info.roles)
 
 
 def _apart(span: tuple[int, int], other: tuple[int, int] | None) -> bool:
@@ -286,9 +289,10 @@ def _answers(
     flt: EdgeFilter,
     settings: PathSettings,
     explained: dict[tuple[int, RelationPath], float],
-) -> tuple[list[RankedNode], dict[str, float]]:
+) -> tuple[list[RankedNode], dict[str, float], dict[str, list[list[str]]]]:
     """Answer nodes of the best paths: the best path's ends first (then the next paths' new ones),
-    and per answer the share of its path the question names (``explained``: per anchor and path)."""
+    per answer the share of its path the question names (``explained``: per anchor and path), and
+    per answer the nodes in the middle of the walks of its path that reach it (:func:`_via`)."""
     g = qc.state.graph
     top = scored[0][0]
     found: dict[int, tuple[float, int, float, PathAnchor, RelationPath, _Reach, int]] = {}
@@ -313,7 +317,7 @@ def _answers(
     order = sorted(found.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2], kv[0]))
     order = order[: settings.max_answers]
     if not order:
-        return [], {}
+        return [], {}, {}
     ids = [g.node_ids[p] for p, _ in order]
     path_ids = {g.node_ids[int(n)] for _, v in order for n in v[5].nodes[v[6]].tolist()}
     records = {n.id: n for n in qc.state.get_nodes(sorted(path_ids | set(ids)))}
@@ -338,7 +342,26 @@ def _answers(
                 chunk_ids=sorted(linked.get(node.id, [])),
             )
         )
-    return out, named
+    leading = {a.node.id for a in out if a.score >= out[0].score * settings.primary_share} if out else set()
+    via = {
+        g.node_ids[pos]: _via(g, v[5], pos, settings.chain_nodes)
+        for pos, v in order
+        if g.node_ids[pos] in leading
+    }  # the best paths' answers only: the chain leads to them (see _chain)
+    return out, named, via
+
+
+def _via(g: GraphIndex, reach: _Reach, end: int, walks: int) -> list[list[str]]:
+    """The nodes in the middle of up to ``walks`` walks of ``reach`` that end at ``end`` (the surest
+    first), by distance from it: the nodes one hop before it, then two hops, up to the anchor's
+    neighbour (every walk of one relation path has the same length)."""
+    rows = np.flatnonzero(reach.nodes[:, -1] == end) if len(reach.nodes) else np.zeros(0, np.int64)
+    rows = rows[np.argsort(-reach.conf[rows], kind="stable")][:walks]
+    width = reach.nodes.shape[1]
+    return [
+        list(dict.fromkeys(g.node_ids[int(n)] for n in reach.nodes[rows, -back].tolist()))
+        for back in range(2, width)
+    ]
 
 
 def _graph_path(g: GraphIndex, reach: _Reach, row: int, records: dict[str, Node]) -> GraphPath:
@@ -383,19 +406,41 @@ def render_node(node: Node) -> str:
     return f"{head} ({', '.join(props)})" if props else head
 
 
+def _chain(
+    answers: list[RankedNode], via: dict[str, list[list[str]]], settings: PathSettings
+) -> list[tuple[str, RankedNode]]:
+    """The nodes in the middle of the best paths' walks to their answers (neither anchor nor answer,
+    :func:`_via`), each once with the first answer it leads to: the nodes one hop before each answer
+    first (the facts that lead to it), then those two hops before, in answer order at each distance;
+    up to ``chain_nodes`` of them."""
+    top = answers[0].score or 1.0
+    best = [a for a in answers if a.score >= top * settings.primary_share]
+    ends = {a.node.id for a in answers}
+    out: dict[str, RankedNode] = {}
+    for back in range(max((len(via.get(a.node.id, [])) for a in best), default=0)):
+        for ans in best:
+            steps = via.get(ans.node.id, [])
+            for nid in steps[back] if back < len(steps) else []:
+                if nid not in ends:
+                    out.setdefault(nid, ans)
+    return list(out.items())[: settings.chain_nodes]
+
+
 def _chunks(
     qc: QueryContext,
     answers: list[RankedNode],
+    via: dict[str, list[list[str]]],
     settings: PathSettings,
     *,
     anchor_chunks: bool = True,
     roles: dict[str, str] | None = None,
 ) -> list[RankedChunk]:
     """Each answer's own chunk first, in answer order, as far as ``top_k`` allows (several answers:
-    one chunk of each before a second of any, and before the chunks of anchors and path nodes);
-    then the further chunks of the best paths' answers, then of the other nodes on their paths
-    (path nodes, then anchors), then of the answers of weaker paths. An answer's own chunk is the
-    one of its chunks most like the question."""
+    one chunk of each before a second of any); then one chunk of each node in the middle of their
+    paths (:func:`_chain`, role ``chain``: the facts that lead from the anchor to the answers), as far
+    as ``top_k`` allows; then the further chunks of the best paths' answers, then of the other nodes
+    on their paths (path nodes, then anchors), then of the answers of weaker paths. A node's own
+    chunk is the one of its chunks most like the question."""
     top = answers[0].score or 1.0
     owner: dict[str, tuple[float, RankedNode, str]] = {}  # chunk -> (score, answer, role)
     for ans in answers:
@@ -408,13 +453,18 @@ def _chunks(
                     if primary
                     else (settings.weak_chunk_factor * score, ans, "weak answer")
                 )
+    chain = _chain(answers, via, settings)
     via_ids = {
         nid
         for ans in answers[: settings.path_node_answers]
         for nid in (ans.path.node_ids[1:-1] if ans.path else [])
     }
     anchors = {ans.path.node_ids[0] for ans in answers if ans.path}
-    extra = qc.state.store.chunks_for_nodes(sorted(via_ids | anchors))
+    extra = qc.state.store.chunks_for_nodes(sorted(via_ids | anchors | {nid for nid, _ in chain}))
+    for nid, ans in chain:
+        for cid in extra.get(nid, []):
+            if cid not in owner:
+                owner[cid] = (settings.path_chunk_factor * ans.score / top, ans, "path")
     for ans in answers[: settings.path_node_answers]:
         if ans.path is None:
             continue
@@ -436,20 +486,9 @@ def _chunks(
         if vec is not None and ids
         else {}
     )
-    # each answer of the best paths gets its own chunk, in answer order, up to top_k of them (a
-    # weaker path's answers come after the chunks of the nodes on the best paths' answers' paths)
-    own: list[str] = []
-    for ans in answers:
-        if len(own) >= max(qc.query.top_k, 1) or ans.score < top * settings.primary_share:
-            break
-        mine = [c for c in ans.chunk_ids if c in chunks and owner[c][1] is ans and c not in own]
-        if mine:
-            cid = min(mine, key=lambda c: (-sims.get(c, 0.0), c))
-            own.append(cid)
-            owner[cid] = (ans.score / top, ans, "answer")
-    first = set(own)
-    ranked = own + sorted(
-        (c for c in ids if c not in first), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c)
+    first = _first_chunks(qc, answers, chain, extra, chunks, sims, owner, settings)
+    ranked = first + sorted(
+        (c for c in ids if c not in set(first)), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c)
     )
     out: list[RankedChunk] = []
     ceiling = math.inf
@@ -467,13 +506,51 @@ def _chunks(
             notes=[
                 f"{role}: chunk of {ans.node.name!r}"
                 if role in ("answer", "weak answer")
-                else f"{'on' if role == 'path' else role + ' of'} the path to {ans.node.name!r}"
+                else f"{'on' if role in ('path', 'chain') else role + ' of'} the path to {ans.node.name!r}"
             ],
         )
         out.append(RankedChunk(chunk=chunks[cid], score=score, explanation=expl))
         if roles is not None:
             roles[cid] = role
     return out[: max(qc.query.top_k, 1) * 3]
+
+
+def _first_chunks(
+    qc: QueryContext,
+    answers: list[RankedNode],
+    chain: list[tuple[str, RankedNode]],
+    extra: dict[str, list[str]],
+    chunks: dict[str, Chunk],
+    sims: dict[str, float],
+    owner: dict[str, tuple[float, RankedNode, str]],
+    settings: PathSettings,
+) -> list[str]:
+    """The chunks that lead, up to ``top_k`` of them: each best path's answer's own chunk, in answer
+    order (a weaker path's answers come after the chunks of the nodes on the best answers' paths),
+    then one chunk of each node of ``chain``; ``owner`` gets their roles (``answer``, ``chain``)."""
+    k = max(qc.query.top_k, 1)
+    top = answers[0].score or 1.0
+    lead: list[str] = []
+
+    def pick(mine: list[str]) -> str | None:
+        mine = [c for c in mine if c in chunks and c not in lead]
+        return min(mine, key=lambda c: (-sims.get(c, 0.0), c)) if mine else None
+
+    for ans in answers:
+        if len(lead) >= k or ans.score < top * settings.primary_share:
+            break
+        cid = pick([c for c in ans.chunk_ids if owner.get(c, (0.0, None, ""))[1] is ans])
+        if cid is not None:
+            lead.append(cid)
+            owner[cid] = (ans.score / top, ans, "answer")
+    for nid, _ans in chain:
+        if len(lead) >= k:
+            break
+        cid = pick([c for c in extra.get(nid, []) if owner.get(c, (0.0, None, ""))[2] == "path"])
+        if cid is not None:
+            lead.append(cid)
+            owner[cid] = (owner[cid][0], owner[cid][1], "chain")
+    return lead
 
 
 __all__ += ["PathScorer", "render_node"]

@@ -139,8 +139,12 @@ def auto_search(qc: QueryContext) -> list[RankedChunk]:
         if not info.named:  # no question word names a relation of the best path: a guess
             weight = s.fuse_paths_unnamed
         ps = settings_for(PathSettings, q)
-        answers = [rc for rc in paths if info.roles.get(rc.chunk.id) == "answer"]
-        context = [rc for rc in paths if info.roles.get(rc.chunk.id) not in ("answer", "anchor")]
+        # the answers' chunks up to the first of another role lead (the answers' own chunks, and with
+        # no chain their further ones too); the rest is context in the paths' order: the chain of
+        # nodes that leads to the answers first, then the answers' second chunks, other path nodes'
+        lead = next((i for i, rc in enumerate(paths) if info.roles.get(rc.chunk.id) != "answer"), len(paths))
+        answers = paths[:lead]
+        context = [rc for rc in paths[lead:] if info.roles.get(rc.chunk.id) != "anchor"]
         anchored = [rc for rc in paths if info.roles.get(rc.chunk.id) == "anchor"]
         if answers:
             sources["paths"], weights["paths"] = answers, weight

@@ -74,7 +74,7 @@ class PathsInfo:
     #: how surely the best path's anchor was linked to the question
     anchor_confidence: float
     best: list[BestPath]
-    #: each returned chunk's role: ``answer``, ``path``, ``anchor`` or ``weak answer`` (by chunk id)
+    #: each returned chunk's role: ``answer``, ``chain``, ``path``, ``anchor`` or ``weak answer`` (by chunk id)
     roles: dict[str, str] = field(default_factory=dict)
 
     def confident(self, auto: AutoSettings) -> bool:

@@ -499,3 +499,47 @@ def test_a_past_form_in_t_is_a_verb_and_a_relational_phrase() -> None:
     tokens = default_lemmatizer()(question)
     at = frozenset(i for i, (t, _) in enumerate(tokens) if t == "x")
     assert unnamed_phrases(question, tokens, at, frozenset()) == 2  # "supervises", "sent"
+
+
+@PROPERTY
+@given(
+    names=distinct(9), mids=st.integers(min_value=1, max_value=2), per=st.integers(min_value=1, max_value=2)
+)
+def test_the_chain_to_the_answers_follows_their_own_chunks_before_any_second_chunk(
+    names: list[str], mids: int, per: int
+) -> None:
+    # anchor -r1-> hub -r2-> `mids` middle nodes -r3-> `per` answers each; every node has two chunks.
+    # After each answer's own chunk come one chunk of each middle node (those next to the answers
+    # first, a node several answers share once), then the hub's, and only then a second chunk of any
+    r1, r2, r3, x1, x2, hub_word, mid_word, label, filler = names
+    anchor, hub = proper(x1, x2), proper(hub_word, x1)
+    middle = [f"{mid_word.capitalize()} {i}" for i in range(mids)]
+    answers = {m: [f"{label.capitalize()} {i}{j}" for j in range(per)] for i, m in enumerate(middle)}
+    every = [a for group in answers.values() for a in group]
+    nodes = [(n, "Thing") for n in (anchor, hub, *middle, *every)]
+    edges = [(anchor, r1, hub), *((hub, r2, m) for m in middle)]
+    edges += [(m, r3, a) for m, group in answers.items() for a in group]
+    chunks = [
+        Chunk(
+            id=f"c{i}-{k}",
+            node_id=node,
+            content=f"{filler} {k} {i}" + (f" {anchor}" if node in middle else ""),
+        )
+        for i, (node, _) in enumerate(nodes)
+        for k in range(2)
+    ]  # the middle nodes' chunks name the anchor: the text sources find them, and still no answer's own
+    # chunk falls below them in the default route
+    question = f"What are the ones {r3} by the ones {r2} by the ones {r1} by {anchor}?"
+    lead = len(every) + mids + 1
+    with graph([r1, r2, r3], nodes, edges, chunks) as kb:
+        for strategy in (SearchStrategy.PATHS, SearchStrategy.AUTO):
+            found = kb.retrieve(GraphQuery(query=question, strategy=strategy, top_k=lead))
+            assert {a.node.name for a in found.nodes} == set(every)
+            owners = [rc.chunk.node_id or "" for rc in found.results[:lead]]
+            assert sorted(owners[: len(every)]) == sorted(every), (strategy, owners)
+            assert sorted(owners[len(every) : -1]) == sorted(middle), (strategy, owners)
+            assert owners[-1] == hub, (strategy, owners)
+        # mutation: with no chain, the answers' second chunks come before the middle nodes'
+        found = kb.retrieve(GraphQuery(query=question, top_k=lead, options={"chain_nodes": 0}))
+        owners = [rc.chunk.node_id or "" for rc in found.results[:lead]]
+        assert set(middle) - set(owners) or hub not in owners, owners
