@@ -92,7 +92,7 @@ def conversations(ids: list[str], corpus: Path) -> list[Domain]:
 
 
 #: the off-topic sets written for the shipped examples (each: per knowledge base, on-topic and off-topic lists)
-WRITTEN_SETS = tuple(f"questions-{i}" for i in range(2, 8))
+WRITTEN_SETS = tuple(f"questions-{i}" for i in range(2, 10))
 
 
 def _add_written(d: Domain, written: dict[str, Any]) -> None:
