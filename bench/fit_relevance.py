@@ -84,15 +84,16 @@ def model_for(row: dict[str, Any]) -> tuple[str, ...]:
     return DENSE if "dense" in row["features"] else LEXICAL
 
 
-def table(rows: list[dict[str, Any]], abstains: list[bool], title: str) -> None:
+def table(rows: list[dict[str, Any]], abstains: list[bool], title: str, by: str = "kb") -> None:
+    """Each knowledge base's figures (``by`` "kb") or each question set's ("set": the written sets,
+    "shipped", "curated", …), and all of them together."""
     print(f"\n{title}")
-    print(
-        f"{'knowledge base':16} {'on':>5} {'wrongly':>8} {'off own':>8} {'nothing':>8} {'off cross':>9} {'nothing':>8}"
-    )
+    head = "knowledge base" if by == "kb" else "question set"
+    print(f"{head:16} {'on':>5} {'wrongly':>8} {'off own':>8} {'nothing':>8} {'off cross':>9} {'nothing':>8}")
     per: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
     for r, a in zip(rows, abstains, strict=True):
         i = {"on": 0, "off-own": 2, "off-cross": 4}[r["kind"]]
-        for kb in (r["kb"], "all"):
+        for kb in (str(r.get(by, "")), "all"):
             per[kb][i] += 1
             per[kb][i + 1] += int(a)
     for kb, c in per.items():
@@ -146,7 +147,11 @@ def main() -> None:
             for i, r in enumerate(rows):
                 if str(r.get(key, "")) == d and model_for(r) == names:
                     held_out[i] = bool(prob([r], names, b0, b)[0] < 0.5)
-    table(rows, held_out, f"leave-one-{'domain' if key == 'kb' else 'set'}-out fit (cost {args.cost})")
+    title = f"leave-one-{'domain' if key == 'kb' else 'set'}-out fit (cost {args.cost})"
+    table(rows, held_out, title)
+    if key == "set":  # what the next unseen set would likely show: each set's figures from a fit without it
+        table(rows, [bool(r["nothing_matched"]) for r in rows], "as run, by question set", by="set")
+        table(rows, held_out, f"{title}, by question set", by="set")
     print("\nfitted on every domain:")
     for names in (LEXICAL, DENSE):
         usable = [r for r in rows if model_for(r) == names or names == LEXICAL]

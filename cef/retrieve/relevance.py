@@ -45,7 +45,10 @@ share of what is asked that the knowledge base holds at all (a path that names
 ``hosts`` does not answer "the monthly hosting *cost*").
 
 With named things the rule relevance is ``tie confidence × (floor + (1 − floor) × asked) × held``,
-``held`` the weighted share of what is asked that names nothing absent; without: the coverage of
+``held`` the weighted share of what is asked that is no name or code the knowledge base lacks (nor
+a property the named things lack): an absent common word ("his irregular *heartbeat*") counts once,
+as 0 of what is asked, since a paraphrase may be absent; a name is not paraphrased, so an absent one
+counts again (before 2026-11-28 every absent thing counted twice); without: the coverage of
 all the question's content words, counted the same way, × √held (a question that names nothing
 is read more loosely: conversations and notes say in other words what a question asks).
 A query's own hints count as naming: its ``targets`` name things, its
@@ -349,8 +352,10 @@ def _relevance(
     held = _held(q, wanted, vouched=vouched)
     asked = max(_coverage(q, wanted, evidence, settings), min(named, held))
     floor = settings.floor
-    # what is asked about a named thing, scaled by the share of it the knowledge base holds at all
-    tied = tie * (floor + (1.0 - floor) * asked) * held
+    # what is asked about a named thing; an absent word counts once, as 0 of what is asked, unless
+    # it is a name or a code (or a property the named things lack): a paraphrase may be absent, a
+    # name is not paraphrased, so the share of names the knowledge base holds scales it again
+    tied = tie * (floor + (1.0 - floor) * asked) * _held(q, wanted, names_only=True, vouched=vouched)
     # a result tied to nothing the question names may still hold all of its words
     loose = floor * _coverage(q, q.stems, evidence, settings) * _held(q, q.stems, vouched=vouched)
     return round(min(1.0, max(tied, loose)), 4)
