@@ -37,6 +37,7 @@ __all__ = [
     "voiced_direction",
     "voiced_first",
     "voiced_last",
+    "walked_on",
 ]
 
 
@@ -267,6 +268,20 @@ def explained_many(
             got = memo[shape] = explained_hops(shape, cues, sharing, shared, dists, namings)
         out.append(got)
     return out
+
+
+def walked_on(
+    paths: Sequence[RelationPath], explained: Sequence[float], least: float
+) -> dict[RelationPath, RelationPath]:
+    """Each path that walks one hop no question word names past a shorter candidate whose every hop
+    one names (at least ``least`` of a hop each), mapped to that shorter path: "which titles has X
+    *published*" asks what the named relation reaches, not what lies one unnamed hop beyond it."""
+    got = dict(zip(paths, explained, strict=True))
+    return {
+        p: p[:-1]
+        for p in paths
+        if len(p) > 1 and p[:-1] in got and got[p[:-1]] >= least * (len(p) - 1) and got[p] <= got[p[:-1]]
+    }
 
 
 def assign(

@@ -90,6 +90,7 @@ from cef.retrieve.pathcues import (
     unnamed_phrases,
     voiced_first,
     voiced_last,
+    walked_on,
 )
 from cef.retrieve.pathembed import PathEmbedding
 from cef.retrieve.pathshapes import schema_paths
@@ -378,8 +379,13 @@ class PathScorer(PathTypes, PathEmbedding):
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
+        past = walked_on(paths, [e for e, _ in hops], s.soft_cue)
         lexical: list[float] = []
         for p, (explained, order) in zip(paths, hops, strict=True):
+            end_fit = fit.get(end_of[p], 0.0)
+            # one unnamed hop past a named path gains no type fit, unless a noun names the end type
+            if p in past and not (named_end and end_fit >= 1.0):
+                end_fit = min(end_fit, fit.get(end_of[past[p]], 0.0))
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(end_of[p], 0.0) >= 1.0
@@ -389,7 +395,7 @@ class PathScorer(PathTypes, PathEmbedding):
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),
                 "order": s.order * order,
-                "answer_type": type_weight * fit.get(end_of[p], 0.0),
+                "answer_type": type_weight * end_fit,
                 "mentioned_type": s.mentioned_type * visited,
                 # an asked agent noun ("which *actors*") names the last hop: the path ends at its doer
                 "agent": s.agent_noun * (p[-1].relation in agent),
