@@ -271,11 +271,19 @@ def explained_many(
 
 
 def walked_on(
-    paths: Sequence[RelationPath], explained: Sequence[float], least: float
+    paths: Sequence[RelationPath],
+    explained: Sequence[float],
+    least: float,
+    tokens: Sequence[tuple[str, str]] = (),
+    asked_at: int | None = None,
 ) -> dict[RelationPath, RelationPath]:
     """Each path that walks one hop no question word names past a shorter candidate whose every hop
     one names (at least ``least`` of a hop each), mapped to that shorter path: "which titles has X
-    *published*" asks what the named relation reaches, not what lies one unnamed hop beyond it."""
+    *published*" asks what the named relation reaches, not what lies one unnamed hop beyond it.
+    None when a relative pronoun follows the asked word at ``asked_at`` in ``tokens`` ("which CVEs
+    hit the versions *that* X ships"): the named relations describe another noun on the way."""
+    if asked_at is not None and any(t in WH_WORDS or t == "where" for t, _ in tokens[asked_at + 1 :]):
+        return {}
     got = dict(zip(paths, explained, strict=True))
     return {
         p: p[:-1]

@@ -81,6 +81,7 @@ import numpy as np
 
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
+from cef.retrieve.pathasked import asks_broad_kind
 from cef.retrieve.pathcues import (
     RelationWords,
     answer_verb_relations,
@@ -379,18 +380,20 @@ class PathScorer(PathTypes, PathEmbedding):
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
-        past = walked_on(paths, [e for e, _ in hops], s.soft_cue)
+        walks = asked is not None and not asked.classifier and not asks_broad_kind(asked)  # a noun, not "who"
+        past = walked_on(paths, [e for e, _ in hops], s.soft_cue, tokens, here) if walks else {}
         lexical: list[float] = []
         for p, (explained, order) in zip(paths, hops, strict=True):
+            visited = self._visited(mentioned, p[:-1] if asked is not None else p)
             end_fit = fit.get(end_of[p], 0.0)
-            # one unnamed hop past a named path gains no type fit, unless a noun names the end type
-            if p in past and not (named_end and end_fit >= 1.0):
+            # one unnamed hop past a named path to no type the question mentions on the way gains no
+            # type fit, unless a noun names the end type (a category is asked past its things)
+            if p in past and not visited and not (named_end and end_fit >= 1.0):
                 end_fit = min(end_fit, fit.get(end_of[past[p]], 0.0))
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(end_of[p], 0.0) >= 1.0
                 explained_out[p] = min(1.0, (explained + typed + (p[-1].relation in agent)) / len(p))
-            visited = self._visited(mentioned, p[:-1] if asked is not None else p)
             parts = {
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),

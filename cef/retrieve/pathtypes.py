@@ -441,16 +441,19 @@ class PathTypes:
         # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
         # the best cosine with its cards
         by_type = {c: max(float(self._names_type(asked, c)), self._described_as(asked, c)) for c in kinds}
+        clipped: dict[int, float] = {}
         if got is not None:
             sims = got[1:] @ got[0]
             by_type = {
                 c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1])) for i, c in enumerate(kinds)
             }
-            by_type.update(self._clipped(asked, kinds, got[0], embed))
-        # members' names ("which units": "Majors Unit") name a type only when no type's own name or
-        # description does ("which vets": Veterinarian, though two clinics are called "... Vets")
-        if max(by_type.values(), default=0.0) < 1.0:
-            by_type = {c: max(f, self._members_named(asked, c)) for c, f in by_type.items()}
+            clipped = self._clipped(asked, kinds, got[0], embed)
+        # a clipped noun names its type, not others whose members are called by it ("which vets":
+        # Veterinarian, though two clinics are called "... Vets")
+        by_type = {
+            c: clipped.get(c) or max(f, 0.0 if clipped else self._members_named(asked, c))
+            for c, f in by_type.items()
+        }
         fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
         # the question's words name an end type (its name's head word, its members' names, its

@@ -34,3 +34,20 @@ def test_a_path_maps_to_its_prefix_only_past_a_fully_named_one(
             assert got[p] == p[:-1]
     # a path whose prefix is no candidate is never mapped
     assert walked_on(paths[-1:], explained[-1:], 0.75) == {}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    rels=st.lists(_NAMES, min_size=2, max_size=2, unique=True),
+    pronoun=st.sampled_from(["that", "which", "where"]),
+)
+def test_no_walk_on_is_read_past_a_relative_clause(rels: list[str], pronoun: str) -> None:
+    # "which kelps hit the ones <pronoun> X <r1>": the named relation describes another noun
+    first, second = Hop(rels[0], True), Hop(rels[1], True)
+    paths, explained = [(first,), (first, second)], [1.0, 1.0]
+    words = ["which", "kelps", "hit", "the", "ones", pronoun, "x", rels[0].lower()]
+    tokens = [(w, w) for w in words]
+    assert walked_on(paths, explained, 0.75, tokens, 1) == {}
+    # mutation: the same words without the pronoun read the walk on
+    plain = [t for t in tokens if t[0] != pronoun]
+    assert walked_on(paths, explained, 0.75, plain, 1) == {(first, second): (first,)}
