@@ -37,7 +37,6 @@ __all__ = [
     "voiced_direction",
     "voiced_first",
     "voiced_last",
-    "walked_on",
 ]
 
 
@@ -268,28 +267,6 @@ def explained_many(
             got = memo[shape] = explained_hops(shape, cues, sharing, shared, dists, namings)
         out.append(got)
     return out
-
-
-def walked_on(
-    paths: Sequence[RelationPath],
-    explained: Sequence[float],
-    least: float,
-    tokens: Sequence[tuple[str, str]] = (),
-    asked_at: int | None = None,
-) -> dict[RelationPath, RelationPath]:
-    """Each path that walks one hop no question word names past a shorter candidate whose every hop
-    one names (at least ``least`` of a hop each), mapped to that shorter path: "which titles has X
-    *published*" asks what the named relation reaches, not what lies one unnamed hop beyond it.
-    None when a relative pronoun follows the asked word at ``asked_at`` in ``tokens`` ("which CVEs
-    hit the versions *that* X ships"): the named relations describe another noun on the way."""
-    if asked_at is not None and any(t in WH_WORDS or t == "where" for t, _ in tokens[asked_at + 1 :]):
-        return {}
-    got = dict(zip(paths, explained, strict=True))
-    return {
-        p: p[:-1]
-        for p in paths
-        if len(p) > 1 and p[:-1] in got and got[p[:-1]] >= least * (len(p) - 1) and got[p] <= got[p[:-1]]
-    }
 
 
 def assign(

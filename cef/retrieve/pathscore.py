@@ -81,7 +81,6 @@ import numpy as np
 
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
-from cef.retrieve.pathasked import asks_broad_kind
 from cef.retrieve.pathcues import (
     RelationWords,
     answer_verb_relations,
@@ -91,7 +90,6 @@ from cef.retrieve.pathcues import (
     unnamed_phrases,
     voiced_first,
     voiced_last,
-    walked_on,
 )
 from cef.retrieve.pathembed import PathEmbedding
 from cef.retrieve.pathshapes import schema_paths
@@ -103,6 +101,7 @@ from cef.retrieve.pathtypes import (
     asked_for,
     fill_example_names,
 )
+from cef.retrieve.pathwalkon import end_fits
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     MASK,
@@ -356,9 +355,8 @@ class PathScorer(PathTypes, PathEmbedding):
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
-        doers = {
-            r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)
-        }  # "the *director*"
+        # "the *director*"
+        doers = {r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)}
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -380,25 +378,19 @@ class PathScorer(PathTypes, PathEmbedding):
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
-        walks = asked is not None and not asked.classifier and not asks_broad_kind(asked)  # a noun, not "who"
-        past = walked_on(paths, [e for e, _ in hops], s.soft_cue, tokens, here) if walks else {}
+        fits = end_fits(hops, fit, end_of, named_end, (tokens, asked, s.soft_cue), mentioned, self._end_types)
         lexical: list[float] = []
         for p, (explained, order) in zip(paths, hops, strict=True):
-            visited = self._visited(mentioned, p[:-1] if asked is not None else p)
-            end_fit = fit.get(end_of[p], 0.0)
-            # one unnamed hop past a named path to no type the question mentions on the way gains no
-            # type fit, unless a noun names the end type (a category is asked past its things)
-            if p in past and not visited and not (named_end and end_fit >= 1.0):
-                end_fit = min(end_fit, fit.get(end_of[past[p]], 0.0))
             if explained_out is not None:
                 # a noun of the question that names the type the path ends at names its last hop's end
                 typed = named_type and fit.get(end_of[p], 0.0) >= 1.0
                 explained_out[p] = min(1.0, (explained + typed + (p[-1].relation in agent)) / len(p))
+            visited = self._visited(mentioned, p[:-1] if asked is not None else p)
             parts = {
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),
                 "order": s.order * order,
-                "answer_type": type_weight * end_fit,
+                "answer_type": type_weight * fits[p],
                 "mentioned_type": s.mentioned_type * visited,
                 # an asked agent noun ("which *actors*") names the last hop: the path ends at its doer
                 "agent": s.agent_noun * (p[-1].relation in agent),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import cef
-import cef.retrieve.pathscore as pathscore
+import cef.retrieve.pathwalkon as pathwalkon
 from cef import GraphQuery
 from cef.model import Batch, Edge, Node, RelationType
 
@@ -91,6 +91,6 @@ def test_no_type_gain_one_unnamed_hop_past_the_named_relation(tmp_path: Path) ->
         assert path == ["ISSUED", "HAS_GENRE"]
     # mutation: without the rule the asked noun's cosine with "genre" walks on past the named relation
     with pytest.MonkeyPatch.context() as mp, _kb(tmp_path, "walk-off", WALK_NODES, WALK_EDGES) as kb:
-        mp.setattr(pathscore, "walked_on", lambda *args: {})
+        mp.setattr(pathwalkon, "walked_on", lambda *args: {})
         path, _ = _best(kb, q)
         assert path == ["ISSUED", "HAS_GENRE"]

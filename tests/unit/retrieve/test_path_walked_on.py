@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cef.retrieve.pathcues import walked_on
+from cef.retrieve.pathasked import AskedFor
+from cef.retrieve.pathwalkon import walked_on
 from cef.retrieve.pathwords import Hop
 
 _NAMES = st.text(alphabet="bdfgklmnprstvz", min_size=3, max_size=8).map(str.upper)
@@ -47,7 +48,25 @@ def test_no_walk_on_is_read_past_a_relative_clause(rels: list[str], pronoun: str
     paths, explained = [(first,), (first, second)], [1.0, 1.0]
     words = ["which", "kelps", "hit", "the", "ones", pronoun, "x", rels[0].lower()]
     tokens = [(w, w) for w in words]
-    assert walked_on(paths, explained, 0.75, tokens, 1) == {}
+    asked = AskedFor(text="kelps", lemmas=frozenset({"kelps", "kelp"}), at=1)
+    assert walked_on(paths, explained, 0.75, tokens, asked) == {}
     # mutation: the same words without the pronoun read the walk on
     plain = [t for t in tokens if t[0] != pronoun]
-    assert walked_on(paths, explained, 0.75, plain, 1) == {(first, second): (first,)}
+    assert walked_on(paths, explained, 0.75, plain, asked) == {(first, second): (first,)}
+    # a question word alone ("who") or a classifier noun reads no walk-on
+    assert (
+        walked_on(
+            paths, explained, 0.75, plain, AskedFor(text="person", lemmas=frozenset({"person"}), at=None)
+        )
+        == {}
+    )
+    assert (
+        walked_on(
+            paths,
+            explained,
+            0.75,
+            plain,
+            AskedFor(text="kind", lemmas=frozenset({"kind"}), at=1, classifier=True),
+        )
+        == {}
+    )
