@@ -60,7 +60,7 @@ def end_fits(
     path, unless a noun names its end type."""
     tokens, asked, least = wording
     got = {p: fit.get(e, 0.0) for p, e in end_of.items()}
-    if len(got) != len(hops):  # not one explanation a path
+    if not fit or len(got) != len(hops):  # no asked kind, or not one explanation a path
         return got
     for p, q in walked_on(list(got), [e for e, _ in hops], least, tokens, asked).items():
         if not (types & set().union(*(reached(h) for h in q))) and not (named and got[p] >= 1.0):
