@@ -101,6 +101,7 @@ from cef.retrieve.pathtypes import (
     asked_for,
     fill_example_names,
 )
+from cef.retrieve.pathwalkon import end_fits
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     MASK,
@@ -354,9 +355,8 @@ class PathScorer(PathTypes, PathEmbedding):
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
-        doers = {
-            r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)
-        }  # "the *director*"
+        # "the *director*"
+        doers = {r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)}
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -378,6 +378,7 @@ class PathScorer(PathTypes, PathEmbedding):
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
+        fits = end_fits(hops, fit, end_of, named_end, (tokens, asked, s.soft_cue), mentioned, self._end_types)
         lexical: list[float] = []
         for p, (explained, order) in zip(paths, hops, strict=True):
             if explained_out is not None:
@@ -389,7 +390,7 @@ class PathScorer(PathTypes, PathEmbedding):
                 "cue": s.cue * (explained - s.cue_cost * len(p)),
                 "length": -s.length * (len(p) - 1),
                 "order": s.order * order,
-                "answer_type": type_weight * fit.get(end_of[p], 0.0),
+                "answer_type": type_weight * fits[p],
                 "mentioned_type": s.mentioned_type * visited,
                 # an asked agent noun ("which *actors*") names the last hop: the path ends at its doer
                 "agent": s.agent_noun * (p[-1].relation in agent),

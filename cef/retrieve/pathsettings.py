@@ -126,6 +126,15 @@ class PathSettings(_Settings):
         description="a type fits the asked noun when ≥ 2 and this share of its sampled nodes call themselves "
         "by it ('which units': 'Majors Unit'); one stray name is no kind (issue-23 dev sets, clinical)",
     )
+    clipping_cosine: float = Field(
+        default=0.75,
+        gt=0.0,
+        le=1.0,
+        description="an asked noun that begins a type's head word names the type (a clipping: 'vets', "
+        "'labs', 'admins') when MiniLM's cosine of the two reaches this: clippings 0.75-0.84 (vet, lab, "
+        "admin, ref, prof, tech, stat), derivations and chance prefixes below (art/artist, ship/shipment "
+        "0.73, doc/doctor 0.68, cat/category 0.53); issue-23 wave 10, 25 word pairs",
+    )
     type_temperature: float = Field(
         default=0.05,
         gt=0.0,

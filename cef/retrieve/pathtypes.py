@@ -440,19 +440,20 @@ class PathTypes:
         # the most a cosine gives (a classifier only with the words around it: "class" heads
         # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
         # the best cosine with its cards
-        by_type = {
-            c: max(
-                float(self._names_type(asked, c)),
-                self._members_named(asked, c),
-                self._described_as(asked, c),
-            )
-            for c in kinds
-        }
+        by_type = {c: max(float(self._names_type(asked, c)), self._described_as(asked, c)) for c in kinds}
+        clipped: dict[int, float] = {}
         if got is not None:
             sims = got[1:] @ got[0]
             by_type = {
                 c: max(by_type[c], float(sims[2 * i]), float(sims[2 * i + 1])) for i, c in enumerate(kinds)
             }
+            clipped = self._clipped(asked, kinds, got[0], embed)
+        # a clipped noun names its type, not others whose members are called by it ("which vets":
+        # Veterinarian, though two clinics are called "... Vets")
+        by_type = {
+            c: clipped.get(c) or max(f, 0.0 if clipped else self._members_named(asked, c))
+            for c, f in by_type.items()
+        }
         fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
         best = max(fits.values())
         # the question's words name an end type (its name's head word, its members' names, its
@@ -461,6 +462,25 @@ class PathTypes:
         # a question word alone asks for a broad kind (a person, a place) that several types fit alike
         t = self.settings.type_temperature if asked.at is not None else self.settings.generic_type_temperature
         return {h: math.exp((f - best) / t) for h, f in fits.items()}, named
+
+    def _clipped(
+        self, asked: AskedFor, kinds: Sequence[int], qv: np.ndarray, embed: EmbedMany
+    ) -> dict[int, float]:
+        """Types whose name's head word the asked noun is a clipping of ("vets": ``Veterinarian``,
+        "labs": ``Laboratory``): it begins the head word, three letters short of it at least, and
+        the embedder reads the two alike (``clipping_cosine``; a derivation is no clipping: "art"
+        is no ``Artist``, "ship" no ``Shipment``, "cat" no ``Category``). Such a type fits 1.0."""
+        if asked.at is None or asked.classifier:
+            return {}
+        heads = {c: relation_words(self.graph.labels.names[c])[-1] for c in kinds}
+        cand = [c for c in kinds if any(len(t) >= 3 and len(heads[c]) >= len(t) + 3 and heads[c].startswith(t)
+                                        for t in asked.lemmas)]  # fmt: skip
+        got = self._vectors([heads[c] for c in cand], embed) if cand else None
+        if got is None:
+            return {}
+        return {
+            c: 1.0 for c, v in zip(cand, got, strict=True) if float(v @ qv) >= self.settings.clipping_cosine
+        }
 
     def _category(self, asked: AskedFor | None, ends: Sequence[Hop]) -> str | None:
         """The relation a classifier noun names ("what *kind* of film", "what *types* are ...")
