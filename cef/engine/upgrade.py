@@ -17,14 +17,12 @@ from cef.engine.state import EngineState
 from cef.errors import StoreError
 from cef.model import Node
 from cef.store.base import WriteSet
-from cef.store.sql import NODE_TEXT_VERSION
+from cef.store.sql import NODE_TEXT_META, NODE_TEXT_VERSION
 
 __all__ = ["NODE_TEXT_META", "refresh_node_text"]
 
 log = logging.getLogger(__name__)
 
-#: the meta key recording which :data:`~cef.store.sql.NODE_TEXT_VERSION` wrote the node text
-NODE_TEXT_META = "node_text.version"
 #: nodes rewritten per transaction
 BATCH = 5_000
 
@@ -62,7 +60,7 @@ def refresh_node_text(state: EngineState, *, batch: int = BATCH) -> int:
     stamp = {NODE_TEXT_META: NODE_TEXT_VERSION}
     try:
         if version is None and store.counts().get("nodes", 0) == 0:
-            state.commit(WriteSet(meta=stamp))  # a new store: its node text is written current
+            state.commit(WriteSet(meta=stamp))  # an empty store from before the stamp (new ones have it)
             return 0
         nodes = sorted(store.iter_nodes(), key=lambda n: n.id)
         chunks = list(_batches(iter(nodes), max(batch, 1)))

@@ -23,11 +23,13 @@ from cef.store.base import Change, WriteSet
 __all__ = [
     "CHANGE_RETENTION",
     "EDGE_COLS",
+    "NODE_TEXT_META",
     "NODE_TEXT_VERSION",
     "ChangeRow",
     "SQLRecordStore",
     "edge_columns",
     "edge_from_row",
+    "new_store_meta",
     "node_text",
     "utc_from_ts",
 ]
@@ -46,6 +48,13 @@ ChangeRow = tuple[str, str, str, int | None, int | None]
 #: gets its node text rewritten when it is next opened (:func:`cef.engine.upgrade.refresh_node_text`).
 #: 2: a node's short naming property values are among its names (``Node.value_names``).
 NODE_TEXT_VERSION = 2
+#: the meta key recording which :data:`NODE_TEXT_VERSION` wrote a store's node text (new stores get it at creation)
+NODE_TEXT_META = "node_text.version"
+
+
+def new_store_meta() -> list[tuple[str, str]]:
+    """The meta rows (key, JSON value) a store starts with when it is created: the version of its node text."""
+    return [(NODE_TEXT_META, json.dumps(NODE_TEXT_VERSION))]
 
 
 def node_text(node: Node) -> str:

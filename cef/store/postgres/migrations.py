@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cef.errors import StoreError
+from cef.store.sql import new_store_meta
 
 
 @dataclass(frozen=True)
@@ -131,4 +132,10 @@ def migrate(conn: Any, schema: str = "public") -> list[int]:
                 "INSERT INTO cef_schema_migrations(version, name) VALUES (%s, %s)", (m.version, m.name)
             )
             done.append(m.version)
+        if not applied:  # a new schema: its node text is written by this cef's node_text
+            for key, value in new_store_meta():
+                conn.execute(
+                    "INSERT INTO cef_meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+                    (key, value),
+                )
         return done

@@ -24,7 +24,7 @@ import numpy as np
 from cef.errors import NotAKnowledgeBaseError, RetryableStoreError, StoreError
 from cef.model import Chunk, Edge, Node, RelationType
 from cef.store.base import Capabilities, TextHit, WriteSet
-from cef.store.sql import EDGE_COLS, SQLRecordStore, edge_columns, edge_from_row, node_text
+from cef.store.sql import EDGE_COLS, SQLRecordStore, edge_columns, edge_from_row, new_store_meta, node_text
 from cef.store.textplan import SCORE_BUDGET, TermPlan, plan_terms
 
 SCHEMA_VERSION = 1
@@ -160,8 +160,9 @@ class SQLiteStore(SQLRecordStore):
         with self._lock:
             self._execute_script(_SCHEMA)
             row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
+            if row is None:  # a new database: its node text is written by this cef's node_text
                 c.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
+                c.executemany("INSERT OR IGNORE INTO meta VALUES(?, ?)", new_store_meta())
             elif int(row[0]) > SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: schema version {row[0]} is newer than this cef ({SCHEMA_VERSION}); upgrade cef"
