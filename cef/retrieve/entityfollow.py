@@ -28,6 +28,7 @@ from cef.retrieve.entityparts import (
     entity_key,
     fill_mention_arrays,
     is_extracted,
+    is_text_container,
     mention_edges,
     types_of,
     unique_sorted,
@@ -203,7 +204,9 @@ def _find_named(
     new_other = [
         p
         for p in sorted(changes.new_nodes)
-        if p not in entity_set and g.node_alive[p] and int(g.node_label[p]) not in containers
+        if p not in entity_set
+        and g.node_alive[p]
+        and (int(g.node_label[p]) not in containers or not is_text_container(g, p))
     ]
     flags = state.store.edge_property([g.edge_ids[e] for e in new_edges], "title") if new_edges else {}
     title_edges = [e for e in new_edges if flags.get(g.edge_ids[e]) is True]

@@ -18,7 +18,14 @@ from cef.graph.index import GraphIndex
 from cef.graph.push import PushGraph
 from cef.model import Node
 from cef.retrieve.entityindex import EntityIndex
-from cef.schema.textgraph import ENTITY_LABEL, MENTIONS
+from cef.schema.textgraph import (
+    CONTAINER_LABELS,
+    CONTAINER_RELATIONS,
+    ENTITY_LABEL,
+    MENTIONED_IN,
+    MENTIONS,
+    TEXT_GRAPH_RELATIONS,
+)
 
 if TYPE_CHECKING:
     from cef.retrieve.ports import EngineView
@@ -28,11 +35,27 @@ __all__ = [
     "entity_key",
     "fill_mention_arrays",
     "is_extracted",
+    "is_text_container",
     "mention_edges",
     "title_passages",
     "types_of",
     "unique_sorted",
 ]
+
+
+#: relations that tie text to text: they do not make a node of a container label a thing
+_TEXT_RELATIONS = TEXT_GRAPH_RELATIONS | CONTAINER_RELATIONS | {MENTIONED_IN}
+
+
+def is_text_container(g: GraphIndex, pos: int) -> bool:
+    """Whether node ``pos`` stands for a piece of text (a passage, a document, a note's section):
+    its label is a container label (:data:`~cef.schema.textgraph.CONTAINER_LABELS`) and no live edge
+    of another relation than text's own touches it. A domain node that shares the word ("Cellos", a
+    ``Section`` of an orchestra, ``MEMBER_OF``'s target) is a thing: it is named, anchored and answered."""
+    if g.label_of(pos) not in CONTAINER_LABELS:
+        return False
+    names = g.relations.names
+    return all(names[int(g.e_rel[e])] in _TEXT_RELATIONS for e in g.incident_edges(pos))
 
 
 def unique_sorted(values: np.ndarray) -> np.ndarray:

@@ -16,9 +16,9 @@ from cef.graph.filter import EdgeFilter
 from cef.retrieve.anchors import resolve_anchors
 from cef.retrieve.context import QueryContext
 from cef.retrieve.entities import entity_index, link_query_entities
+from cef.retrieve.entityparts import is_text_container
 from cef.retrieve.pathwords import relation_words
 from cef.retrieve.presets import PathSettings, settings_for
-from cef.schema.textgraph import CONTAINER_LABELS
 
 __all__ = ["PathAnchor", "path_anchors"]
 
@@ -64,7 +64,7 @@ def path_anchors(qc: QueryContext, flt: EdgeFilter) -> list[PathAnchor]:
         # the one written exactly as in the question wins
         same = [p for p in exact.get(written, ()) if p != e.pos]
         for pos, conf, how in [*((p, 1.0, "exact") for p in same), (e.pos, e.confidence, e.how)]:
-            if g.label_of(pos) in CONTAINER_LABELS or not has_typed_edges(pos):
+            if is_text_container(g, pos) or not has_typed_edges(pos):
                 continue
             if same and pos == e.pos and index.names.get(pos) != written:
                 conf = min(conf, 0.95)

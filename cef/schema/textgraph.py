@@ -17,6 +17,7 @@ from cef.model import Node, RelationSemantics, RelationType, stable_id
 
 __all__ = [
     "CONTAINER_LABELS",
+    "CONTAINER_RELATIONS",
     "CO_OCCURS_WITH",
     "ENTITY_LABEL",
     "MENTIONED_IN",
@@ -44,8 +45,14 @@ TITLE_TYPE = "TITLE"
 #: labels of nodes extracted from text: many files may mention one, and ingest removes it only when
 #: nothing references it any more
 SHARED_LABELS = frozenset({ENTITY_LABEL})
-#: labels of nodes that stand for text containers: never merge targets, never answers of a relation walk
+#: labels of nodes that stand for text containers: never merge targets, never answers of a relation walk.
+#: A user's domain may use the same words for things ("Section" of an orchestra, a "Document" of a
+#: contract): such a node holds a relation of its domain and is no container (see
+#: :data:`CONTAINER_RELATIONS`, :func:`cef.retrieve.entityparts.is_text_container`)
 CONTAINER_LABELS = frozenset({PASSAGE_LABEL, "Document", "Section"})
+#: the typed relations ingest writes between text containers (a note's heading sections, its links:
+#: :mod:`cef.ingest.notelinks`); any other typed relation makes a node of a container label a thing
+CONTAINER_RELATIONS = frozenset({"HAS_SECTION", "LINKS_TO"})
 
 #: relations ingest derives from text: walked by PPR, never as facts between things
 TEXT_GRAPH_RELATIONS = frozenset({MENTIONS, CO_OCCURS_WITH, SYNONYM})
