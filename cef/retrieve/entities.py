@@ -32,8 +32,8 @@ from cef.retrieve.entityparts import (
     entity_key,
     fill_mention_arrays,
     is_extracted,
-    is_text_container,
     mention_edges,
+    text_containers,
     title_passages,
     unique_sorted,
 )
@@ -42,7 +42,6 @@ from cef.retrieve.presets import EntityLinkingSettings
 from cef.retrieve.visibility import sees
 from cef.schema.textgraph import (
     CO_OCCURS_WITH,
-    CONTAINER_LABELS,
     MENTIONS,
     TITLE_TYPE,
 )
@@ -196,10 +195,8 @@ def _build(state: EngineView, g: GraphIndex, stamp: tuple[int, int]) -> EntityIn
     entity_pos = unique_sorted(dst)
     candidate = g.node_alive.view[:n].copy()
     candidate[entity_pos] = False
-    containers = [c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None]
-    if containers:  # text containers have no names of their own; a domain node of such a label does
-        for p in np.flatnonzero(candidate & np.isin(g.node_label.view[:n], containers)).tolist():
-            candidate[p] = not is_text_container(g, p)
+    # text containers have no names of their own; a domain node of such a label does
+    candidate &= ~text_containers(g)
     other = np.flatnonzero(candidate).tolist()
     nodes = {nd.id: nd for nd in state.get_nodes([g.node_ids[p] for p in [*entity_pos.tolist(), *other]])}
     passages = unique_sorted(src)

@@ -37,6 +37,7 @@ __all__ = [
     "is_extracted",
     "is_text_container",
     "mention_edges",
+    "text_containers",
     "title_passages",
     "types_of",
     "unique_sorted",
@@ -56,6 +57,21 @@ def is_text_container(g: GraphIndex, pos: int) -> bool:
         return False
     names = g.relations.names
     return all(names[int(g.e_rel[e])] in _TEXT_RELATIONS for e in g.incident_edges(pos))
+
+
+def text_containers(g: GraphIndex) -> np.ndarray:
+    """:func:`is_text_container` for every node position at once (a boolean mask), one pass over the edges."""
+    n = len(g.node_ids)
+    codes = [c for c in (g.labels.get(lb) for lb in CONTAINER_LABELS) if c is not None]
+    mask = np.isin(g.node_label.view[:n], codes) if codes else np.zeros(n, dtype=np.bool_)
+    if not mask.any():
+        return mask
+    m = len(g.edge_ids)
+    domain = [c for c, name in enumerate(g.relations.names) if name not in _TEXT_RELATIONS]
+    held = g.e_alive.view[:m] & np.isin(g.e_rel.view[:m], domain)
+    mask[g.e_src.view[:m][held]] = False
+    mask[g.e_dst.view[:m][held]] = False
+    return mask
 
 
 def unique_sorted(values: np.ndarray) -> np.ndarray:

@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest.mock import patch
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 import cef
 from cef.graph.index import GraphIndex
 from cef.model import Batch, Edge, GraphQuery, Node, RelationType
-from cef.retrieve.entityparts import is_text_container
+from cef.retrieve.entityparts import is_text_container, text_containers
 from cef.schema.textgraph import CONTAINER_LABELS
 from tests.unit.retrieve.test_path_properties import PROPERTY, distinct, proper
 
@@ -32,11 +33,15 @@ def _label_only(g: GraphIndex, pos: int) -> bool:
     return g.label_of(pos) in CONTAINER_LABELS
 
 
+def _labels_only(g: GraphIndex) -> np.ndarray:
+    return np.array([_label_only(g, p) for p in range(len(g.node_ids))], dtype=np.bool_)
+
+
 @contextmanager
 def _label_rule() -> Iterator[None]:
     with (
         patch("cef.retrieve.pathanchors.is_text_container", _label_only),
-        patch("cef.retrieve.entities.is_text_container", _label_only),
+        patch("cef.retrieve.entities.text_containers", _labels_only),
     ):
         yield
 
@@ -105,7 +110,9 @@ def test_a_node_only_text_relations_touch_stays_a_container(names: list[str]) ->
         pos = g.pos("sec")
         assert pos is not None and is_text_container(g, pos)
         assert not is_text_container(g, g.pos("n") or 0)  # a Note is no container label
+        assert text_containers(g).tolist() == [is_text_container(g, p) for p in range(len(g.node_ids))]
         kb.index_batch(Batch(edges=[Edge(id="d", relation_type=rel, source="o", target="sec")]))
         g = kb.state.graph
         pos = g.pos("sec")
         assert pos is not None and not is_text_container(g, pos)
+        assert not text_containers(g)[pos]
