@@ -526,7 +526,9 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
         unheld_properties(qc, q.asked, [n.node_id for n in q.named]) if settings.unheld_properties else set()
     )
     lacking = (
-        lacking_relations(qc, q.terms, q.asked, [n.node_id for n in q.named])
+        lacking_relations(
+            qc, q.terms, q.asked, [n.node_id for n in q.named], frozenset().union(*(n.said for n in q.named))
+        )
         if settings.unheld_relations
         else {}
     )

@@ -38,10 +38,16 @@ def _named_relations(scorer_words: Mapping[str, Sequence[tuple[str, str]]], form
 
 
 def lacking_relations(
-    qc: QueryContext, terms: Mapping[str, Term], asked: Sequence[str], named_ids: Sequence[str]
+    qc: QueryContext,
+    terms: Mapping[str, Term],
+    asked: Sequence[str],
+    named_ids: Sequence[str],
+    said: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """The asked stems that name only relations the named things lack, each with the relation's name
-    (``{"store": "STORES_DATA_IN"}``); empty when the question names nothing or asks no relation."""
+    (``{"store": "STORES_DATA_IN"}``); empty when the question names nothing or asks no relation.
+    ``said``: the stems of the question's words for the named things (a kind word among them, "the
+    pricing *service*", names no kind of neighbour; "the *services* behind checkout" does)."""
     if not named_ids or not asked:
         return {}
     g = qc.state.graph
@@ -58,7 +64,7 @@ def lacking_relations(
     by_key = {k: rs for k, rs in by_key.items() if rs}
     if not by_key:
         return {}
-    forms = [terms[k].form for k in terms]
+    forms = [terms[k].form for k in terms if k not in said]
     asked_rels = {r for rs in by_key.values() for r in rs}
     kinds = {int(g.node_label[p]) for p in positions}
     holders = set(positions)
@@ -67,18 +73,22 @@ def lacking_relations(
             other = int(g.e_dst[e]) if int(g.e_src[e]) == p else int(g.e_src[e])
             rel = g.relations.names[int(g.e_rel[e])]
             label = int(g.node_label[other])
-            if (rel in asked_rels and len(asked_rels) > 1) or (
-                label not in kinds and names_type(forms, g.labels.names[label])
-            ):
+            if (rel in asked_rels and len(asked_rels) > 1) or names_type(forms, g.labels.names[label]):
                 holders.add(other)
     held = _relations_at(g, sorted(holders))
+    every = [t.form for t in terms.values()]  # the kinds the question names, its named things' too
+    wanted = {c for c, label in enumerate(g.labels.names) if label and names_type(every, label)}
     out: dict[str, str] = {}
     for key, rels in by_key.items():
         if any(r in held for r in rels):
             continue
-        kind_has = [r for r in rels if _kind_holds(g, r, kinds)]
-        if kind_has:
-            out[key] = kind_has[0]
+        for r in rels:
+            ends = _other_ends(g, r, kinds)
+            # the kind asked for must be at the relation's other end: "which *services* would be
+            # affected if the catalog went down" asks services, which no incident edge leads to
+            if ends and (not wanted or wanted & ends):
+                out[key] = r
+                break
     return out
 
 
@@ -118,14 +128,17 @@ def _relations_at(g: GraphIndex, positions: list[int]) -> set[str]:
     return {g.relations.names[int(g.e_rel[e])] for p in positions for e in g.incident_edges(p)}
 
 
-def _kind_holds(g: GraphIndex, relation: str, kinds: set[int]) -> bool:
-    """Some node of one of ``kinds`` has a live edge of ``relation`` (either end)."""
+def _other_ends(g: GraphIndex, relation: str, kinds: set[int]) -> set[int]:
+    """The labels at the other end of the live edges of ``relation`` that have a node of one of
+    ``kinds`` at one end (empty: no node of those kinds has the relation)."""
     code = g.relations.get(relation)
     if code is None:
-        return False
+        return set()
     n = len(g.edge_ids)
     alive = np.flatnonzero(g.e_alive.view[:n] & (g.e_rel.view[:n] == code))
     if not len(alive):
-        return False
-    ends = np.concatenate([g.e_src.view[alive], g.e_dst.view[alive]])
-    return bool(np.isin(g.node_label.view[ends], list(kinds)).any())
+        return set()
+    src = g.node_label.view[g.e_src.view[alive]]
+    dst = g.node_label.view[g.e_dst.view[alive]]
+    codes = list(kinds)
+    return {int(c) for c in np.unique(np.concatenate([dst[np.isin(src, codes)], src[np.isin(dst, codes)]]))}
