@@ -68,12 +68,19 @@ def lacking_relations(
     asked_rels = {r for rs in by_key.values() for r in rs}
     kinds = {int(g.node_label[p]) for p in positions}
     holders = set(positions)
-    for p in positions:  # one hop on, through a relation or to a kind the question names
+    for p in positions:  # one hop on
         for e in g.incident_edges(p):
             other = int(g.e_dst[e]) if int(g.e_src[e]) == p else int(g.e_src[e])
             rel = g.relations.names[int(g.e_rel[e])]
             label = int(g.node_label[other])
-            if (rel in asked_rels and len(asked_rels) > 1) or names_type(forms, g.labels.names[label]):
+            # a neighbour of another kind may be the hop the question words its own way ("who
+            # captains Yusuf Demir's *team*": his club has a captain); one of the named things' own
+            # kind stands in for them only when the question names the hop or the kind
+            if (
+                label not in kinds
+                or (rel in asked_rels and len(asked_rels) > 1)
+                or names_type(forms, g.labels.names[label])
+            ):
                 holders.add(other)
     held = _relations_at(g, sorted(holders))
     every = [t.form for t in terms.values()]  # the kinds the question names, its named things' too
