@@ -68,6 +68,10 @@ nowhere when the named things' kind carries that property and none of them has i
 medication's brand is not amiodarone's), or when their kind never carries it and no answer node
 was found ("the brand of the drug John takes" asks it of the answer). A code the question writes with
 a capital ("INC-2200") of a family the knowledge base holds ("INC") is held only where its number is.
+So is a word naming a relation (the path scorer's relation words) that no named thing has an edge of
+while other nodes of their kind do (:mod:`cef.retrieve.relevance_relations`,
+:attr:`~cef.retrieve.presets.RelevanceSettings.unheld_relations`): "which database does the pricing
+service store its data in", when only other services store data; a "nothing matched" note names it.
 
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
@@ -277,7 +281,7 @@ def _held(
     """The weighted share of the wanted words that name nothing absent: the most a relation path
     can explain of the question. ``names_only``: only a name or a code the knowledge base lacks
     counts as absent (a paraphrase may be absent, a name is not paraphrased); a property the named
-    things lack (:func:`_unheld_properties`) is absent either way."""
+    things lack (:func:`~cef.retrieve.relevance_relations.unheld_properties`) is absent either way."""
     terms = [q.terms[s] for s in wanted]
     total = sum(t.weight for t in terms)
     if total <= 0:
