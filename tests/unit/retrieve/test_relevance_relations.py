@@ -28,7 +28,7 @@ _NAMES = st.lists(_WORD, min_size=8, max_size=8, unique=True)
 
 def _batch(names: list[str]) -> cef.Batch:
     """Services 0-3: 0-2 store their data in databases 4-6, 3 stores none but depends on service 0;
-    every service is owned by team 7."""
+    every service is owned by team 7; the team and service 0 are led by a person (named after 4)."""
     services = [f"svc-{i}" for i in range(4)]
     nodes = [
         {"id": s, "label": "Service", "properties": {"name": f"{names[i]} service"}}
@@ -39,6 +39,8 @@ def _batch(names: list[str]) -> cef.Batch:
     edges = [{"relation_type": "STORES_DATA_IN", "source": f"svc-{i}", "target": f"db-{i}"} for i in range(3)]
     edges += [{"relation_type": "OWNED_BY", "source": s, "target": "team"} for s in services]
     edges.append({"relation_type": "DEPENDS_ON", "source": "svc-3", "target": "svc-0"})
+    nodes.append({"id": "lead", "label": "Person", "properties": {"name": f"{names[4]} {names[5]}"}})
+    edges += [{"relation_type": "LED_BY", "source": s, "target": "lead"} for s in ("team", "svc-0")]
     return cef.Batch.model_validate(
         {
             "relation_types": [
@@ -48,6 +50,7 @@ def _batch(names: list[str]) -> cef.Batch:
                     "description": "a service keeps its data in a database",
                 },
                 {"name": "OWNED_BY", "inverse": "OWNS", "description": "a service is owned by a team"},
+                {"name": "LED_BY", "inverse": "LEADS", "description": "a team or service is led by a person"},
                 {
                     "name": "DEPENDS_ON",
                     "inverse": "DEPENDED_ON_BY",
@@ -84,6 +87,9 @@ def test_a_relation_the_named_thing_lacks_matches_nothing(names: list[str]) -> N
             kb, f"Which database stores the data of the service that the {names[3]} service depends on?"
         )
         assert via.metadata["relevance"]["nothing_matched"] is False, via.metadata["relevance"]
+        # two hops worded its own way ("who leads X": its team, another kind, is led by someone): not lacking
+        group = _ask(kb, f"Who leads {names[3]}?")
+        assert not any("LED_BY" in note for note in group.metadata.get("notes", [])), group.metadata
         # a relation the named thing has, asked of it: answered
         owner = _ask(kb, f"Which team owns the {names[3]} service?")
         assert owner.metadata["relevance"]["nothing_matched"] is False
