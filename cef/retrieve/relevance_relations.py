@@ -82,7 +82,7 @@ def lacking_relations(
                 or names_type(forms, g.labels.names[label])
             ):
                 holders.add(other)
-    held = _relations_at(g, sorted(holders))
+    held = _relations_at(g, sorted(holders), asked_rels)
     every = [t.form for t in terms.values()]  # the kinds the question names, its named things' too
     wanted = {c for c, label in enumerate(g.labels.names) if label and names_type(every, label)}
     out: dict[str, str] = {}
@@ -130,9 +130,17 @@ def unheld_properties(qc: QueryContext, asked: Sequence[str], named_ids: Sequenc
     return out
 
 
-def _relations_at(g: GraphIndex, positions: list[int]) -> set[str]:
-    """The relations of the live edges at ``positions`` (either direction)."""
-    return {g.relations.names[int(g.e_rel[e])] for p in positions for e in g.incident_edges(p)}
+def _relations_at(g: GraphIndex, positions: list[int], relations: set[str]) -> set[str]:
+    """Those of ``relations`` that a live edge at one of ``positions`` has (either direction): one
+    vector pass over the edges, however many neighbours a named thing has (a speaker's turns)."""
+    codes = {c: r for r in relations if (c := g.relations.get(r)) is not None}
+    if not codes:
+        return set()
+    n = len(g.edge_ids)
+    alive = np.flatnonzero(g.e_alive.view[:n] & np.isin(g.e_rel.view[:n], list(codes)))
+    at = np.asarray(positions)
+    touching = alive[np.isin(g.e_src.view[alive], at) | np.isin(g.e_dst.view[alive], at)]
+    return {codes[int(c)] for c in np.unique(g.e_rel.view[touching])}
 
 
 def _other_ends(g: GraphIndex, relation: str, kinds: set[int]) -> set[int]:
