@@ -174,6 +174,13 @@ class RelevanceSettings(_Settings):
         "found (the knowledge base lacks the fact asked), unless the result's own text shows the word; "
         "chosen by hand on the dev off-topic sets (bench/offtopic, issue 27 wave 9), not fitted",
     )
+    unheld_relations: bool = Field(
+        default=True,
+        description="a word of what is asked that names a relation type (the path scorer's relation words) "
+        "counts as held nowhere when no named thing has an edge of it while other nodes of their kind do "
+        "(cef/retrieve/relevance_relations.py; 'which database does the pricing service store its data in' "
+        "when only other services store data); chosen by hand on the dev off-topic sets (issue 27 wave 10)",
+    )
     elsewhere: float = Field(
         default=0.5,
         ge=0.0,

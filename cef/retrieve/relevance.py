@@ -68,6 +68,10 @@ nowhere when the named things' kind carries that property and none of them has i
 medication's brand is not amiodarone's), or when their kind never carries it and no answer node
 was found ("the brand of the drug John takes" asks it of the answer). A code the question writes with
 a capital ("INC-2200") of a family the knowledge base holds ("INC") is held only where its number is.
+So is a word naming a relation (the path scorer's relation words) that no named thing has an edge of
+while other nodes of their kind do (:mod:`cef.retrieve.relevance_relations`,
+:attr:`~cef.retrieve.presets.RelevanceSettings.unheld_relations`): "which database does the pricing
+service store its data in", when only other services store data; a "nothing matched" note names it.
 
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
@@ -118,7 +122,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cef.model import GraphPath, Node, RankedChunk, RankedNode
+from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
@@ -127,7 +131,13 @@ from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
-from cef.retrieve.relevance_vocab import key_words, label_words, property_words, relation_words, stems, weigh
+from cef.retrieve.relevance_relations import lacking_relations, unheld_properties
+from cef.retrieve.relevance_vocab import (
+    label_words,
+    relation_words,
+    stems,
+    weigh,
+)
 from cef.retrieve.stagestate import Verdict
 from cef.retrieve.support import semantic_support
 from cef.retrieve.vouch import vouched_words
@@ -225,45 +235,6 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
     return q
 
 
-def _unheld_properties(qc: QueryContext, q: _Question) -> set[str]:
-    """The asked words that only a property key of the knowledge base holds ("the *brand* name of
-    amiodarone") when the knowledge base lacks the fact asked: a property that the named things' kind
-    carries is asked of them, so it is lacking when none of them has it (another medication's brand
-    is not amiodarone's); a property their kind never carries is asked of an answer ("the brand of
-    the drug John takes"; "which *titles* are printed at Northgate" asks for books, whatever an
-    editor's job title), lacking only when no answer node was found. Such a word is held only by a chunk
-    whose text shows it, never by an answer node's properties."""
-    if not q.named:
-        return set()
-    keys = property_words(qc) & set(q.asked)
-    if not keys:
-        return set()
-    named = qc.state.get_nodes([n.node_id for n in q.named])
-    for node in named:  # a word of a named thing's name is no property asked ("the price *engine*")
-        keys -= stems(" ".join(node.names).replace("-", " ").replace("_", " "))
-    store = qc.state.store
-    kind: set[str] = set()
-    for label in {n.label for n in named}:
-        for key in store.property_names(label, sample=50):
-            kind |= stems(key_words(key))
-    out: set[str] = set()
-    for key in keys:
-        if key in kind:
-            if not any(key in _property_stems(node) for node in named):
-                out.add(key)
-        elif not qc.answer_nodes:  # asked of an answer, and no answer was found
-            out.add(key)
-    return out
-
-
-def _property_stems(node: Node) -> set[str]:
-    has: set[str] = set()
-    for key, value in node.properties.items():
-        if value not in (None, "", [], {}):
-            has |= stems(key_words(key))
-    return has
-
-
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
     """The words of a path: its node names (with ``nodes``), its relations' names and descriptions."""
     if path is None:
@@ -310,7 +281,7 @@ def _held(
     """The weighted share of the wanted words that name nothing absent: the most a relation path
     can explain of the question. ``names_only``: only a name or a code the knowledge base lacks
     counts as absent (a paraphrase may be absent, a name is not paraphrased); a property the named
-    things lack (:func:`_unheld_properties`) is absent either way."""
+    things lack (:func:`~cef.retrieve.relevance_relations.unheld_properties`) is absent either way."""
     terms = [q.terms[s] for s in wanted]
     total = sum(t.weight for t in terms)
     if total <= 0:
@@ -555,7 +526,17 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     features = _features(q, measured)
     ev = _asked_evidence(features, settings)
     said = _credit_speaker(qc, q, results, settings)
-    q.unheld = _unheld_properties(qc, q) if settings.unheld_properties else set()
+    q.unheld = (
+        unheld_properties(qc, q.asked, [n.node_id for n in q.named]) if settings.unheld_properties else set()
+    )
+    lacking = (
+        lacking_relations(
+            qc, q.terms, q.asked, [n.node_id for n in q.named], frozenset().union(*(n.said for n in q.named))
+        )
+        if settings.unheld_relations
+        else {}
+    )
+    q.unheld |= set(lacking)
     chunk_rules = [_chunk_relevance(qc, q, rc, settings, said.get(rc.chunk.id)) for rc in results]
     node_rules = [_node_relevance(qc, q, rn, settings) for rn in qc.answer_nodes]
     if _calibrated(max([0.0, *chunk_rules, *node_rules]), settings, ev) < threshold:
@@ -590,6 +571,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     )
     if nothing:
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
+        why += "".join(f" (what the question names has no {r} edge)" for r in dict.fromkeys(lacking.values()))
         qc.notes.append(f"nothing matched: the best result's relevance {best:.2f} is below {threshold}{why}")
     elif len(kept) < len(nodes):
         qc.notes.append(f"relevance: {len(nodes) - len(kept)} answer node(s) below {threshold} left out")

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from cef.extract.lemmas import default_lemmatizer
+from cef.model import Node
 from cef.retrieve.context import QueryContext
 from cef.retrieve.english import ABBREVIATIONS, word_forms
 from cef.retrieve.names import name_finder
@@ -22,7 +23,16 @@ from cef.retrieve.visibility import hidden_nodes
 from cef.store.base import TextHit
 from cef.text import STOP_WORDS, stem
 
-__all__ = ["key_words", "label_words", "property_words", "relation_words", "stems", "weigh", "words"]
+__all__ = [
+    "key_words",
+    "label_words",
+    "property_stems",
+    "property_words",
+    "relation_words",
+    "stems",
+    "weigh",
+    "words",
+]
 
 _POSSESSIVE = re.compile(r"['’]s\b|['’](?=\s|$)")
 
@@ -259,3 +269,12 @@ def _synonyms(qc: QueryContext, absent: list[Term], schema: str, settings: Relev
 
 def _schema_phrases(schema: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip() for p in schema.split("\n") if p.strip()))
+
+
+def property_stems(node: Node) -> set[str]:
+    """The stems of the property keys a node has a value for."""
+    has: set[str] = set()
+    for key, value in node.properties.items():
+        if value not in (None, "", [], {}):
+            has |= stems(key_words(key))
+    return has
