@@ -19,10 +19,7 @@ from cef import text
 
 __all__ = ["names", "names_type", "relation_share", "relation_words", "stem_match"]
 
-#: where a name in camel case changes word: before a capital after a small letter or digit ("hasGenre"),
-#: and between an acronym and the word after it ("SIUInvestigator": SIU, Investigator; a plural
-#: acronym stays whole: "URLs")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def relation_words(name: str) -> list[str]:
