@@ -202,18 +202,14 @@ def asked_for(
             opened = False
         elif copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
             j += 0 if contracted else 1
-            # "who is *based* at X", "what is *made* of X": a participle right after the copula is
-            # the verb of a passive or progressive, not a noun (a noun phrase opens with a
-            # determiner, a possessor or a noun)
-            opened = not _participle(tokens, j, at, verbs)
+            opened = not _participle(tokens, j, at, verbs)  # "who is *based* at X": a verb, no noun
             if possessive and j == at:  # "who is X's *agent*": the possessor opens the noun phrase
                 j += 2 if j + 1 < len(tokens) and tokens[j + 1][0] == "s" else 1
         elif opened and j + 1 < len(tokens) and tokens[j][0] == "of":  # "which of the vendors"
             j += 1
     while opened and j < len(tokens) and tokens[j][0] in _QUANTIFIERS:
         j += 1
-    if opened:
-        others = _typed_mention(tokens, j, others, types)
+    others = _typed_mention(tokens, j, others, types) if opened else others
     noun, j = _noun_words(tokens, j, at, others, verbs, types) if opened else ([], j)
     if (
         not copula
@@ -253,7 +249,9 @@ def asked_for(
 def _participle(tokens: list[tuple[str, str]], j: int, at: int | None, verbs: frozenset[str]) -> bool:
     """Token ``j`` is a verb's participle that a preposition, the anchor or nothing follows ("who is
     *based* at X", "what is *owned* by X"), read with general English: an inflected -ed / -ing
-    form, or a form of a relation's verb (``verbs``) other than its base form."""
+    form, or a form of a relation's verb (``verbs``) other than its base form. Right after a
+    copula it is the verb of a passive or progressive, not a noun (a noun phrase opens with a
+    determiner, a possessor or a noun)."""
     if j >= len(tokens) or j == at:
         return False
     t, lem = tokens[j]
