@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from cef.extract.lemmas import WORD
 from cef.retrieve.english import CLASSIFIER_NOUNS, COPULAS, HAVE, MODALS
 from cef.retrieve.pathagent import agent_noun
-from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS
+from cef.retrieve.pathwords import FUNCTION_WORDS, PREPOSITIONS, relation_words
 from cef.text import QUESTION_WORDS
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "asks_broad_kind",
     "described_ends",
     "described_modifiers",
+    "heads_asked",
     "last_sentence",
 ]
 
@@ -45,7 +46,9 @@ _AUXILIARIES = HAVE | MODALS
 #: words that end a noun phrase in a description: function words, prepositions, conjunctions
 _STOPS = FUNCTION_WORDS | _PREPOSITIONS | COPULAS | HAVE | frozenset(["or", "and", "that", "which", "who"])
 #: what the question words that name no noun ask for, in general English
-_WH_ASKS = {"who": "person", "whom": "person", "where": "place", "when": "date"}
+#: ("*whose* policies were written by X": the owner or holder of what follows, a person or body; the
+#: noun after "whose" is the owned thing, not what is asked)
+_WH_ASKS = {"who": "person", "whom": "person", "whose": "person", "where": "place", "when": "date"}
 #: question words that ask where or when something is; the noun after their copula is its subject
 _PLACE_TIME = frozenset({"where", "when"})
 #: how the broad kinds above read when compared with node types by meaning ("place" alone is near
@@ -131,6 +134,17 @@ def asks_broad_kind(asked: AskedFor) -> bool:
     return asked.at is None or asked.text.split(" ", 1)[0] in _WH_ASKS.values()
 
 
+def heads_asked(asked: AskedFor, label: str, lemma: Callable[[str], str]) -> bool:
+    """The asked noun's head word is the very head word (the last) of the type ``label``'s name:
+    the same word or lemma, not only a shared stem ("investigator" heads ``SIUInvestigator``, not
+    ``FraudInvestigation``); never for a question word alone or a classifier, which heads many
+    types alike."""
+    head = relation_words(label)[-1:]
+    if asked.at is None or asked.classifier or not head:
+        return False
+    return head[0] in asked.lemmas or lemma(head[0]) in asked.lemmas
+
+
 def asked_for(
     tokens: list[tuple[str, str]],
     at: int | None,
@@ -188,13 +202,14 @@ def asked_for(
             opened = False
         elif copula:  # "what is the genre", "who was the lead": a noun phrase, no verb in it
             j += 0 if contracted else 1
-            opened = True
+            opened = not _participle(tokens, j, at, verbs)  # "who is *based* at X": a verb, no noun
             if possessive and j == at:  # "who is X's *agent*": the possessor opens the noun phrase
                 j += 2 if j + 1 < len(tokens) and tokens[j + 1][0] == "s" else 1
         elif opened and j + 1 < len(tokens) and tokens[j][0] == "of":  # "which of the vendors"
             j += 1
     while opened and j < len(tokens) and tokens[j][0] in _QUANTIFIERS:
         j += 1
+    others = _typed_mention(tokens, j, others, types) if opened else others
     noun, j = _noun_words(tokens, j, at, others, verbs, types) if opened else ([], j)
     if (
         not copula
@@ -229,6 +244,34 @@ def asked_for(
             words += ["of", tokens[j + 1][0]]
         return AskedFor(" ".join(words), lemmas, head, classifier=True, wh=wh)
     return AskedFor(f"{general} {t}" if general else t, lemmas, head, wh=wh)
+
+
+def _participle(tokens: list[tuple[str, str]], j: int, at: int | None, verbs: frozenset[str]) -> bool:
+    """Token ``j`` is a verb's participle that a preposition, the anchor or nothing follows ("who is
+    *based* at X", "what is *owned* by X"), read with general English: an inflected -ed / -ing
+    form, or a form of a relation's verb (``verbs``) other than its base form. Right after a
+    copula it is the verb of a passive or progressive, not a noun (a noun phrase opens with a
+    determiner, a possessor or a noun)."""
+    if j >= len(tokens) or j == at:
+        return False
+    t, lem = tokens[j]
+    nxt = j + 1
+    follows = nxt == at or nxt >= len(tokens) or tokens[nxt][0] in _PREPOSITIONS
+    return follows and lem != t and (t.endswith(("ed", "ing")) or lem in verbs)
+
+
+def _typed_mention(
+    tokens: list[tuple[str, str]], j: int, others: frozenset[int], types: frozenset[str]
+) -> frozenset[int]:
+    """``others`` without a mention that opens the asked noun at token ``j`` and ends in a node
+    type's head word ("who's the *SIU investigator* looking into X": the words name a type of the
+    graph, whatever else they also match), so it is read as the noun, not as another named thing."""
+    k = j
+    while k in others:
+        k += 1
+    if k == j or k - j > 3 or not {tokens[k - 1][0], tokens[k - 1][1]} & types:
+        return others
+    return others - frozenset(range(j, k))
 
 
 def _noun_words(

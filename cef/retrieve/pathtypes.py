@@ -29,6 +29,7 @@ from cef.retrieve.pathasked import (
     asks_broad_kind,
     described_ends,
     described_modifiers,
+    heads_asked,
     last_sentence,
 )
 from cef.retrieve.pathwords import (
@@ -436,11 +437,11 @@ class PathTypes:
         broad = asks_broad_kind(asked)
         cards = [self.type_cards(c, described=broad) for c in kinds]
         got = self._vectors([asked.text, *(x for pair in cards for x in pair)], embed) if vectors else None
-        # the asked word is the head word of the type's name ("company": TransportCompany): 1.0,
-        # the most a cosine gives (a classifier only with the words around it: "class" heads
-        # DrugClass and DiseaseClass alike, "drug class" names one); else, with an embedder,
-        # the best cosine with its cards
+        # the asked word heads the type's name ("company": TransportCompany, "drug class": DrugClass): 1.0;
+        # the very word heading some: only those (not a shared stem); else the best cosine with its cards
+        same = {c for c in kinds if heads_asked(asked, self.graph.labels.names[c], self._lemma)}
         by_type = {c: max(float(self._names_type(asked, c)), self._described_as(asked, c)) for c in kinds}
+        by_type = {c: float(c in same) for c in kinds} if same else by_type
         clipped: dict[int, float] = {}
         if got is not None:
             sims = got[1:] @ got[0]
@@ -451,7 +452,7 @@ class PathTypes:
         # a clipped noun names its type, not others whose members are called by it ("which vets":
         # Veterinarian, though two clinics are called "... Vets")
         by_type = {
-            c: clipped.get(c) or max(f, 0.0 if clipped else self._members_named(asked, c))
+            c: clipped.get(c) or max(f, 0.0 if clipped or same else self._members_named(asked, c))
             for c, f in by_type.items()
         }
         fits = {h: max((by_type[c] for c in cs), default=0.0) for h, cs in labels.items()}
