@@ -95,6 +95,8 @@ def test_an_agent_noun_after_a_type_word_heads_the_compound(names: list[str]) ->
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(module, "agent_noun", lambda token, lemma: False)
                 path, _ = best(kb, question)
+            if path[:1] == [r_doer]:  # the group node anchored in the mutated reading (as above): no example
+                continue
             assert path == [r_in], module.__name__
 
 
