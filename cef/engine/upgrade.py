@@ -11,11 +11,9 @@ records the version in the store's meta, so it runs once per store.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 from cef.engine.state import EngineState
 from cef.errors import StoreError
-from cef.model import Node
 from cef.store.base import WriteSet
 from cef.store.sql import NODE_TEXT_META, NODE_TEXT_VERSION
 
@@ -25,17 +23,6 @@ log = logging.getLogger(__name__)
 
 #: nodes rewritten per transaction
 BATCH = 5_000
-
-
-def _batches(nodes: Iterator[Node], size: int) -> Iterator[list[Node]]:
-    batch: list[Node] = []
-    for node in nodes:
-        batch.append(node)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def refresh_node_text(state: EngineState, *, batch: int = BATCH) -> int:
@@ -63,9 +50,10 @@ def refresh_node_text(state: EngineState, *, batch: int = BATCH) -> int:
             state.commit(WriteSet(meta=stamp))  # an empty store from before the stamp (new ones have it)
             return 0
         nodes = sorted(store.iter_nodes(), key=lambda n: n.id)
-        chunks = list(_batches(iter(nodes), max(batch, 1)))
-        for k, part in enumerate(chunks):
-            state.commit(WriteSet(updated_nodes=part, meta=stamp if k == len(chunks) - 1 else {}))
+        size = max(batch, 1)
+        for start in range(0, len(nodes), size):
+            part = nodes[start : start + size]
+            state.commit(WriteSet(updated_nodes=part, meta=stamp if start + size >= len(nodes) else {}))
             done += len(part)
     except StoreError as exc:  # a read-only file, a locked database: answer with the old text
         log.warning(

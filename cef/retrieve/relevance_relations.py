@@ -29,6 +29,7 @@ from cef.retrieve.relevance_vocab import key_words, property_stems, property_wor
 
 if TYPE_CHECKING:
     from cef.graph.index import GraphIndex
+    from cef.model import Node
 
 __all__ = ["lacking_relations", "unheld_properties"]
 
@@ -56,10 +57,7 @@ def lacking_relations(
         return {}
     scorer = path_scorer(qc.state)
     words = {r: scorer.words_of(r).cue for r in g.relations.names}
-    nodes = qc.state.get_nodes(list(named_ids))
-    own: set[str] = set()
-    for node in nodes:  # a word of a named thing's name asks no relation ("the price *engine*")
-        own |= stems(" ".join(node.names).replace("-", " ").replace("_", " "))
+    own = _name_stems(qc.state.get_nodes(list(named_ids)))  # a word of a name asks no relation
     by_key = {k: _named_relations(words, terms[k].form) for k in asked if k not in own}
     by_key = {k: rs for k, rs in by_key.items() if rs}
     if not by_key:
@@ -113,8 +111,7 @@ def unheld_properties(qc: QueryContext, asked: Sequence[str], named_ids: Sequenc
     if not keys:
         return set()
     named = qc.state.get_nodes(list(named_ids))
-    for node in named:  # a word of a named thing's name is no property asked ("the price *engine*")
-        keys -= stems(" ".join(node.names).replace("-", " ").replace("_", " "))
+    keys -= _name_stems(named)  # a word of a named thing's name is no property asked ("the price *engine*")
     store = qc.state.store
     kind: set[str] = set()
     for label in {n.label for n in named}:
@@ -127,6 +124,14 @@ def unheld_properties(qc: QueryContext, asked: Sequence[str], named_ids: Sequenc
                 out.add(key)
         elif not qc.answer_nodes:  # asked of an answer, and no answer was found
             out.add(key)
+    return out
+
+
+def _name_stems(nodes: Sequence[Node]) -> set[str]:
+    """The stems of the named things' names ("the price *engine*": "engine" asks nothing of it)."""
+    out: set[str] = set()
+    for node in nodes:
+        out |= stems(" ".join(node.names).replace("-", " ").replace("_", " "))
     return out
 
 

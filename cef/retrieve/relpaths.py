@@ -487,8 +487,9 @@ def _chunks(
         else {}
     )
     first = _first_chunks(qc, answers, chain, extra, chunks, sims, owner, settings)
+    leading = set(first)
     ranked = first + sorted(
-        (c for c in ids if c not in set(first)), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c)
+        (c for c in ids if c not in leading), key=lambda c: (-owner[c][0], -sims.get(c, 0.0), c)
     )
     out: list[RankedChunk] = []
     ceiling = math.inf
