@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cef.errors import ConflictError, ForbiddenError, NotFoundError, ValidationError
+from cef.errors import ConflictError, ForbiddenError, MissingNodeError, NotFoundError, ValidationError
 from cef.model import Batch, Chunk, Edge, GraphQuery, Node, ReasoningContext, SearchResult
 from cef.model.graph import new_id
 
@@ -324,8 +324,10 @@ class TenantView:
 
     def update_chunk(self, chunk_id: str, *, node_id: str | None = None, **kw: Any) -> Chunk:
         self.access.owned(self.kb.get_chunk(chunk_id), "chunk", chunk_id)
-        if node_id is not None:
-            self.require_node(node_id)
+        if node_id is not None and self.find_node(node_id) is None:
+            # a node the body names, not the resource the request is about: 409 like any write
+            # that refers to a missing node (404 would read as "this chunk is gone")
+            raise MissingNodeError(node_id, f"chunk {chunk_id!r}")
         return self.kb.update_chunk(chunk_id, node_id=node_id, **kw)
 
     def delete_node(self, node_id: str, cascade: bool = True) -> IndexResult:

@@ -60,7 +60,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     for status, text in (
         (400, "The request body could not be read (not JSON, or not UTF-8)"),
         (404, "Not found"),
-        (409, "Conflict: the id exists already"),
+        (
+            409,
+            "Conflict: the knowledge base refuses the write (an existing id, a missing node named in the body, an unknown relation type)",
+        ),
         (413, "The request body is larger than this server accepts (max_body_bytes)"),
         (422, "The request is invalid or exceeds the server's limits"),
         (500, "Server error"),

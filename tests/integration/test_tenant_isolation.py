@@ -406,6 +406,17 @@ def test_rest_writes_across_tenants_answer_like_missing_ids(rest: httpx.Client) 
     )
     chunk = rest.post("/api/v1/chunks", json={"content": "mine", "node_id": "tenant-b:secret"}, headers=a)
     assert err(chunk) == (409, "missing_node")
+    # re-linking A's own chunk: a node the body names is a missing reference (409), never "this chunk
+    # is gone" (404), and a hidden node reads exactly like one that never existed
+    relink = {
+        ident: rest.patch("/api/v1/chunks/tenant-a:c1", json={"node_id": ident}, headers=a)
+        for ident in ("tenant-b:secret", "tenant-b:nothing")
+    }
+    assert [err(r) for r in relink.values()] == [(409, "missing_node")] * 2, [r.text for r in relink.values()]
+    assert same(relink["tenant-b:secret"].json()["message"], "tenant-b:secret") == same(
+        relink["tenant-b:nothing"].json()["message"], "tenant-b:nothing"
+    )
+    assert rest.get("/api/v1/chunks/tenant-a:c1", headers=a).status_code == 200
     for ident in ("tenant-b:secret", "tenant-b:unused"):
         r = rest.post("/api/v1/nodes", json={"id": ident, "label": "Medication"}, headers=a)
         assert err(r) == (422, "validation_error")
