@@ -37,6 +37,7 @@ __all__ = [
     "voiced_direction",
     "voiced_first",
     "voiced_last",
+    "without_back",
 ]
 
 
@@ -454,15 +455,34 @@ def coming_back(path: RelationPath) -> list[int]:
     ]
 
 
-def unasked_back(path: RelationPath, cues: Mapping[str, tuple[float, int]], doers: Collection[str]) -> bool:
+def unasked_back(
+    path: RelationPath,
+    cues: Mapping[str, tuple[float, int]],
+    doers: Mapping[str, Collection[str]],
+    turns: tuple[Collection[str], Callable[[Hop], Collection[str]]] | None = None,
+) -> bool:
     """Whether the path walks straight back along a hop (:func:`coming_back`) that the question does
     not ask for: a second naming of the relation asks for it (``cues``: relation -> (namings, _));
-    on the way, not at the end, so does an agent noun naming it (``doers``): "films for the
-    *director* of X" turns at the director."""
+    on the way, not at the end, so does an agent noun naming it (``doers``: relation -> the lemmas
+    of the agent nouns naming it): "films for the *director* of X" turns at the director. A noun
+    that heads a node type's name (``turns``: those heads, and the heads of the types a hop
+    reaches) asks for a turn only at a node of its type: "who chairs the *department* that offers
+    X" turns at the department's school, so the walk out and back to another department is unasked."""
+    heads, reached = turns or ((), lambda hop: ())
+
+    def asks_turn(k: int) -> bool:
+        return any(w not in heads or w in reached(path[k - 1]) for w in doers.get(path[k].relation, ()))
+
     return any(
-        cues.get(path[k].relation, (0.0, 0))[0] < 2 and (k == len(path) - 1 or path[k].relation not in doers)
+        cues.get(path[k].relation, (0.0, 0))[0] < 2 and (k == len(path) - 1 or not asks_turn(k))
         for k in coming_back(path)
     )
+
+
+def without_back(path: RelationPath, k: int) -> RelationPath:
+    """``path`` without its walk out and straight back at hop ``k`` (:func:`coming_back`): the
+    direct path through the node the detour left from and came back to the type of."""
+    return path[: k - 1] + path[k + 1 :]
 
 
 def answer_verb_relations(

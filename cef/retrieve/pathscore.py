@@ -101,7 +101,7 @@ from cef.retrieve.pathtypes import (
     asked_for,
     fill_example_names,
 )
-from cef.retrieve.pathwalkon import end_fits
+from cef.retrieve.pathwalkon import end_fits, no_detours
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     MASK,
@@ -356,7 +356,9 @@ class PathScorer(PathTypes, PathEmbedding):
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
         # "the *director*"
-        doers = {r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)}
+        doers = {r: [tokens[i][1] for i in pos if agent_noun(*tokens[i])] for r, pos in where.items()}
+        turns = (self._type_lemmas(heads=True), self._end_types)  # a type's noun: a turn at that type
+        unasked: set[RelationPath] = set()
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -402,8 +404,10 @@ class PathScorer(PathTypes, PathEmbedding):
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
-                "coming_back": -s.cue * (not sharing and unasked_back(p, cues, doers)),
+                "coming_back": -s.cue * (not sharing and unasked_back(p, cues, doers, turns)),
             }
+            if parts["coming_back"]:
+                unasked.add(p)
             if parts_out is not None:
                 parts_out[p] = parts
             lexical.append(sum(parts.values()))
@@ -421,6 +425,7 @@ class PathScorer(PathTypes, PathEmbedding):
             lex_of = dict(zip(paths, lexical, strict=True))
             for score, p in out:
                 parts_out[p]["embedding"] = score - lex_of[p]
+        out = no_detours(out, unasked)
         out.sort(key=lambda x: -x[0])
         return out
 

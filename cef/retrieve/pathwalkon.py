@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from cef.retrieve.pathasked import AskedFor, asks_broad_kind
+from cef.retrieve.pathcues import coming_back, without_back
 from cef.retrieve.pathwords import WH_WORDS, Hop, RelationPath
 
-__all__ = ["end_fits", "walked_on"]
+__all__ = ["end_fits", "no_detours", "walked_on"]
 
 
 def walked_on(
@@ -66,3 +67,23 @@ def end_fits(
         if not (types & set().union(*(reached(h) for h in q))) and not (named and got[p] >= 1.0):
             got[p] = min(got[p], got[q])
     return got
+
+
+def no_detours(
+    scored: list[tuple[float, RelationPath]], unasked: set[RelationPath]
+) -> list[tuple[float, RelationPath]]:
+    """``scored`` with each path of ``unasked`` (it walks out along a relation and straight back to
+    another node of the type it left, and no question word asks for that: ``unasked_back``) scored
+    just below the direct path without that detour, where that path is a candidate too: "who chairs
+    the department that offers X" asks for X's department's chair, not the chair of a department
+    beside it that the detour's extra words ("department" named twice by one word) made look named."""
+    got = dict((p, sc) for sc, p in scored)
+    out = []
+    for sc, p in scored:
+        direct = [got[q] for k in coming_back(p) if p in unasked and (q := without_back(p, k)) and q in got]
+        out.append((min([sc, *(d - _BELOW for d in direct)]), p))
+    return out
+
+
+#: how far below the direct path a detour scores: any positive amount orders the two, no more
+_BELOW = 1e-6
