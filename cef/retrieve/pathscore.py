@@ -101,7 +101,7 @@ from cef.retrieve.pathtypes import (
     asked_for,
     fill_example_names,
 )
-from cef.retrieve.pathwalkon import end_fits, no_detours
+from cef.retrieve.pathwalkon import detours, end_fits, modifiers, no_detours, revisits, walked_past
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     MASK,
@@ -425,7 +425,10 @@ class PathScorer(PathTypes, PathEmbedding):
             lex_of = dict(zip(paths, lexical, strict=True))
             for score, p in out:
                 parts_out[p]["embedding"] = score - lex_of[p]
-        out = no_detours(out, unasked)
+        own = modifiers(tokens, asked)  # a detour, a loop back to a type, a hop past the answer: held below
+        loops = revisits(paths, (start, self.end_labels), namings, own)
+        for below in (detours(unasked), loops, walked_past(fits, namings, own)):
+            out = no_detours(out, below)
         out.sort(key=lambda x: -x[0])
         return out
 

@@ -9,13 +9,14 @@ names its end type.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import combinations
 
 from cef.retrieve.pathasked import AskedFor, asks_broad_kind
 from cef.retrieve.pathcues import coming_back, without_back
-from cef.retrieve.pathwords import WH_WORDS, Hop, RelationPath
+from cef.retrieve.pathwords import FUNCTION_WORDS, WH_WORDS, Hop, RelationPath
 
-__all__ = ["end_fits", "no_detours", "walked_on"]
+__all__ = ["detours", "end_fits", "modifiers", "no_detours", "revisits", "walked_on", "walked_past"]
 
 
 def walked_on(
@@ -70,20 +71,85 @@ def end_fits(
 
 
 def no_detours(
-    scored: list[tuple[float, RelationPath]], unasked: set[RelationPath]
+    scored: list[tuple[float, RelationPath]], below: Mapping[RelationPath, Collection[RelationPath]]
 ) -> list[tuple[float, RelationPath]]:
-    """``scored`` with each path of ``unasked`` (it walks out along a relation and straight back to
-    another node of the type it left, and no question word asks for that: ``unasked_back``) scored
-    just below the direct path without that detour, where that path is a candidate too: "who chairs
+    """``scored`` with each path of ``below`` scored just below the shorter candidates it maps to
+    (those of them among ``scored``): a detour out along a relation and straight back to another
+    node of the type it left (:func:`detours`), or a hop walked on past the answer
+    (:func:`walked_past`), adds nothing the question asks for to the path it leaves out."""
+    got = {p: sc for sc, p in scored}
+    return [(min([sc, *(got[q] - _BELOW for q in below.get(p, ()) if q in got)]), p) for sc, p in scored]
+
+
+def detours(unasked: Collection[RelationPath]) -> dict[RelationPath, list[RelationPath]]:
+    """Each path of ``unasked`` (it walks out along a relation and straight back, and no question
+    word asks for that: ``unasked_back``) mapped to the direct paths without that walk: "who chairs
     the department that offers X" asks for X's department's chair, not the chair of a department
-    beside it that the detour's extra words ("department" named twice by one word) made look named."""
-    got = dict((p, sc) for sc, p in scored)
-    out = []
-    for sc, p in scored:
-        direct = [got[q] for k in coming_back(p) if p in unasked and (q := without_back(p, k)) and q in got]
-        out.append((min([sc, *(d - _BELOW for d in direct)]), p))
+    beside it that one more naming of the department's relation made look asked."""
+    return {p: [q for k in coming_back(p) if (q := without_back(p, k))] for p in unasked}
+
+
+def walked_past(
+    fits: Mapping[RelationPath, float],
+    namings: Mapping[str, Sequence[tuple[float, frozenset[int]]]],
+    own: frozenset[int],
+) -> dict[RelationPath, list[RelationPath]]:
+    """Each path whose last hop walks on past a shorter candidate that fits what is asked better
+    (``fits``: each path's end fit) and that no question word of its own names, mapped to that
+    shorter path: "who sits on X's school *board*" stops at the board's members, though "board"
+    names the relation from a member onwards too. A word that names a hop of the shorter path, or
+    one of ``own`` (the asked noun's own modifiers: "the *faculty* advisors" says what the advisors
+    are), is no word of the last hop's own."""
+
+    return {
+        p: [p[:-1]]
+        for p, f in fits.items()
+        if len(p) > 1
+        and fits.get(p[:-1], f) > f
+        and _words(namings, {p[-1].relation}) <= _words(namings, {h.relation for h in p[:-1]}) | own
+    }
+
+
+def revisits(
+    paths: Sequence[RelationPath],
+    types_at: tuple[int | None, Callable[[RelationPath, int | None], tuple[int, ...]]],
+    namings: Mapping[str, Sequence[tuple[float, frozenset[int]]]],
+    own: frozenset[int],
+) -> dict[RelationPath, list[RelationPath]]:
+    """Each path that leaves a node type and comes back to it (``types_at``: the anchor's type and the types
+    a path from it reaches) on hops no question word of their own names (one that names no other hop of
+    the path, nor is one of ``own``), mapped to the path with that loop cut out: "the *faculty*
+    advisors of X" are X's advisors, not the members of the department one of them chairs."""
+    out: dict[RelationPath, list[RelationPath]] = {}
+    for p in paths:
+        start, ends = types_at
+        at = [() if start is None else (start,), *(ends(p[:k], start) for k in range(1, len(p) + 1))]
+        for i, j in combinations(range(len(p) + 1), 2):
+            loop, rest = p[i:j], p[:i] + p[j:]
+            if at[i] and at[i] == at[j] and rest and any(at[k] != at[i] for k in range(i + 1, j)):
+                rest_words = _words(namings, {h.relation for h in rest}) | own
+                if _words(namings, {h.relation for h in loop}) <= rest_words:
+                    out.setdefault(p, []).append(rest)
     return out
 
 
-#: how far below the direct path a detour scores: any positive amount orders the two, no more
+def _words(
+    namings: Mapping[str, Sequence[tuple[float, frozenset[int]]]], relations: set[str]
+) -> frozenset[int]:
+    """Positions of the question words that name any of ``relations``."""
+    return frozenset().union(*(at for r in relations for _, at in namings.get(r, ())))
+
+
+def modifiers(tokens: Sequence[tuple[str, str]], asked: AskedFor | None) -> frozenset[int]:
+    """Positions of the words right before the asked noun that are no function words: its own
+    modifiers ("which *faculty* advisors"), none for a question word alone."""
+    if asked is None or asked.at is None:
+        return frozenset()
+    start = asked.at
+    while start > 0 and tokens[start - 1][0] not in FUNCTION_WORDS:
+        start -= 1
+    return frozenset(range(start, asked.at))
+
+
+#: how far below the shorter path a longer one is held: any positive amount orders the two, no more
 _BELOW = 1e-6

@@ -11,14 +11,12 @@ from hypothesis import strategies as st
 
 from cef.retrieve import pathcues, pathscore
 from cef.retrieve.pathcues import coming_back, without_back
-from cef.retrieve.pathwalkon import no_detours
+from cef.retrieve.pathwalkon import detours, no_detours
 from cef.retrieve.pathwords import Hop, RelationPath
 from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
 
 
-def _any_agent_noun_turns(
-    path: RelationPath, cues: object, doers: object, turns: object = None
-) -> bool:
+def _any_agent_noun_turns(path: RelationPath, cues: object, doers: object, turns: object = None) -> bool:
     """The rule before: an agent-noun form naming the relation asks for the turn wherever it is."""
     return pathcues.unasked_back(path, cues, doers)  # type: ignore[arg-type]
 
@@ -51,7 +49,7 @@ def test_a_type_noun_does_not_ask_for_a_turn_at_another_type(names: list[str]) -
         # detour is not held below the direct path
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(pathscore, "unasked_back", _any_agent_noun_turns)
-            mp.setattr(pathscore, "no_detours", lambda scored, unasked: scored)
+            mp.setattr(pathscore, "no_detours", lambda scored, below: scored)
             path, _ = best(kb, question)
         assert path == [r_off, r_of, r_of, r_chair]
 
@@ -66,7 +64,7 @@ def _detour_and_direct(draw: st.DrawFn) -> tuple[RelationPath, RelationPath]:
     after = tuple(draw(st.lists(_HOPS, max_size=2)))
     out = draw(_HOPS)
     direct = before + after
-    return before + (out, Hop(out.relation, not out.forward)) + after, direct
+    return (*before, out, Hop(out.relation, not out.forward), *after), direct
 
 
 @PROPERTY
@@ -83,7 +81,7 @@ def test_an_unasked_detour_scores_below_the_direct_path(
     scored = [(scores[0], detour), (scores[1], direct), (scores[2], other)]
     if not direct:
         scored = [scored[0], scored[2]]
-    got = dict((p, s) for s, p in no_detours(scored, set() if asked else {detour}))
+    got = dict((p, s) for s, p in no_detours(scored, detours(set() if asked else {detour})))
     assert got[other] == scores[2]  # no detour: untouched
     if asked or not direct:  # an asked detour, or none to fall back to, keeps its score
         assert got[detour] == scores[0]
