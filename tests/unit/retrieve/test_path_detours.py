@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cef.retrieve import pathcues, pathscore
 from cef.retrieve.pathcues import coming_back, without_back
-from cef.retrieve.pathwalkon import detours, no_detours
+from cef.retrieve.pathwalkon import detours, no_detours, revisits, walked_past
 from cef.retrieve.pathwords import Hop, RelationPath
 from tests.unit.retrieve.test_path_properties import PROPERTY, best, distinct, graph, proper
 
@@ -88,3 +88,57 @@ def test_an_unasked_detour_scores_below_the_direct_path(
     else:
         assert got[detour] < got[direct] and got[direct] == scores[1]
         assert any(without_back(detour, k) == direct for k in coming_back(detour))
+
+
+_WORDS = st.frozensets(st.integers(0, 9), max_size=3)
+
+
+@PROPERTY
+@given(
+    first=_HOPS,
+    last=_HOPS,
+    words=st.tuples(_WORDS, _WORDS),
+    fits=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+    own=_WORDS,
+)
+def test_a_hop_past_a_better_fitting_path_with_no_word_of_its_own_is_walked_past(
+    first: Hop,
+    last: Hop,
+    words: tuple[frozenset[int], frozenset[int]],
+    fits: tuple[float, float],
+    own: frozenset[int],
+) -> None:
+    # a shorter path and one hop more: held below it exactly when the shorter end fits better and
+    # every word naming the last hop names the shorter path or is one of the asked noun's modifiers
+    short, long = (first,), (first, last)
+    namings = {first.relation: [(1.0, words[0])]}
+    namings.setdefault(last.relation, []).append((1.0, words[1]))
+    got = walked_past({short: fits[0], long: fits[1]}, namings, own)
+    named = frozenset().union(*(w for _, w in namings[first.relation]))
+    last_words = frozenset().union(*(w for _, w in namings[last.relation]))
+    expected = fits[0] > fits[1] and last_words <= named | own
+    assert (long in got) == expected
+    if expected and last_words - named:
+        # mutation: the asked noun's modifiers read as words of the last hop's own
+        assert long not in walked_past({short: fits[0], long: fits[1]}, namings, frozenset())
+
+
+@PROPERTY
+@given(loop_words=_WORDS, rest_words=_WORDS, own=_WORDS)
+def test_a_loop_back_to_a_type_with_no_word_of_its_own_is_cut_out(
+    loop_words: frozenset[int], rest_words: frozenset[int], own: frozenset[int]
+) -> None:
+    # anchor (type 0) -R_A-> type 1 -R_B-> type 2 -R_C-> type 1 -R_D-> type 3: the loop R_B > R_C
+    # leaves type 1 and comes back; cut out when its words all name R_A / R_D or are modifiers
+    path = (Hop("R_A", True), Hop("R_B", True), Hop("R_C", True), Hop("R_D", True))
+    types = {1: (1,), 2: (2,), 3: (1,), 4: (3,)}
+
+    def ends(p: RelationPath, start: int | None) -> tuple[int, ...]:
+        return types[len(p)]
+
+    namings = {"R_B": [(1.0, loop_words)], "R_A": [(1.0, rest_words)]}
+    got = revisits([path], (0, ends), namings, own)
+    cut = (Hop("R_A", True), Hop("R_D", True))
+    assert (cut in got.get(path, [])) == (loop_words <= rest_words | own)
+    # mutation: every type the same (one label for all nodes): no loop leaves its type
+    assert not revisits([path], (0, lambda p, start: (0,)), namings, own)
