@@ -427,7 +427,7 @@ class PathScorer(PathTypes, PathEmbedding):
                 parts_out[p]["embedding"] = score - lex_of[p]
         own = modifiers(tokens, asked)  # a detour, a loop back to a type, a hop past the answer: held below
         loops = revisits(paths, (start, self.end_labels), namings, own)
-        for below in (detours(unasked), loops, walked_past(fits, namings, own)):
+        for below in (detours(unasked), loops, walked_past(fits, namings, own, (mentioned, self._end_types))):
             out = no_detours(out, below)
         out.sort(key=lambda x: -x[0])
         return out

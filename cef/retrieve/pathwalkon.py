@@ -93,19 +93,27 @@ def walked_past(
     fits: Mapping[RelationPath, float],
     namings: Mapping[str, Sequence[tuple[float, frozenset[int]]]],
     own: frozenset[int],
+    mentioned: tuple[frozenset[str], Callable[[Hop], frozenset[str]]] = (
+        frozenset(),
+        lambda hop: frozenset(),
+    ),
 ) -> dict[RelationPath, list[RelationPath]]:
     """Each path whose last hop walks on past a shorter candidate that fits what is asked better
     (``fits``: each path's end fit) and that no question word of its own names, mapped to that
     shorter path: "who sits on X's school *board*" stops at the board's members, though "board"
     names the relation from a member onwards too. A word that names a hop of the shorter path, or
     one of ``own`` (the asked noun's own modifiers: "the *faculty* advisors" says what the advisors
-    are), is no word of the last hop's own."""
+    are), is no word of the last hop's own. Not past a type the question mentions (``mentioned``:
+    those types' head lemmas, and the head lemmas of the types a hop reaches): "which post houses
+    worked on the *film* that ..." passes the film on the way."""
+    types, reached = mentioned
 
     return {
         p: [p[:-1]]
         for p, f in fits.items()
         if len(p) > 1
         and fits.get(p[:-1], f) > f
+        and not types & reached(p[-2])
         and _words(namings, {p[-1].relation}) <= _words(namings, {h.relation for h in p[:-1]}) | own
     }
 

@@ -118,6 +118,9 @@ def test_a_hop_past_a_better_fitting_path_with_no_word_of_its_own_is_walked_past
     last_words = frozenset().union(*(w for _, w in namings[last.relation]))
     expected = fits[0] > fits[1] and last_words <= named | own
     assert (long in got) == expected
+    # the shorter path ends at a type the question mentions: it passes that on the way
+    on_way = (frozenset({"zorp"}), lambda hop: frozenset({"zorp"}) if hop == first else frozenset())
+    assert long not in walked_past({short: fits[0], long: fits[1]}, namings, own, on_way)
     if expected and last_words - named:
         # mutation: the asked noun's modifiers read as words of the last hop's own
         assert long not in walked_past({short: fits[0], long: fits[1]}, namings, frozenset())
