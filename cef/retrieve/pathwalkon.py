@@ -132,6 +132,8 @@ def revisits(
     for p in paths:
         start, ends = types_at
         at = [() if start is None else (start,), *(ends(p[:k], start) for k in range(1, len(p) + 1))]
+        if len(set(at)) == len(at):  # no type twice: no loop (most paths; cheap)
+            continue
         for i, j in combinations(range(len(p) + 1), 2):
             loop, rest = p[i:j], p[:i] + p[j:]
             if at[i] and at[i] == at[j] and rest and any(at[k] != at[i] for k in range(i + 1, j)):
