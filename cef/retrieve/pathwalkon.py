@@ -129,10 +129,13 @@ def revisits(
     the path, nor is one of ``own``), mapped to the path with that loop cut out: "the *faculty*
     advisors of X" are X's advisors, not the members of the department one of them chairs."""
     out: dict[RelationPath, list[RelationPath]] = {}
+    start, ends = types_at
+    seen: dict[RelationPath, tuple[int, ...]] = {(): () if start is None else (start,)}
     for p in paths:
-        start, ends = types_at
-        at = [() if start is None else (start,), *(ends(p[:k], start) for k in range(1, len(p) + 1))]
-        if len(set(at)) == len(at):  # no type twice: no loop (most paths; cheap)
+        at = [
+            seen[q] if (q := p[:k]) in seen else seen.setdefault(q, ends(q, start)) for k in range(len(p) + 1)
+        ]
+        if len(set(at)) in (1, len(at)):  # no type twice, or one type throughout: no loop (most paths)
             continue
         for i, j in combinations(range(len(p) + 1), 2):
             loop, rest = p[i:j], p[:i] + p[j:]
