@@ -80,13 +80,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cef.extract.lemmas import WORD
-from cef.retrieve.pathagent import agent_noun, agent_relations
+from cef.retrieve.pathagent import agent_relations
 from cef.retrieve.pathcues import (
     RelationWords,
     answer_verb_relations,
     explained_many,
     name_cues,
-    unasked_back,
     unnamed_phrases,
     voiced_first,
     voiced_last,
@@ -101,7 +100,7 @@ from cef.retrieve.pathtypes import (
     asked_for,
     fill_example_names,
 )
-from cef.retrieve.pathwalkon import detours, end_fits, modifiers, no_detours, revisits, walked_past
+from cef.retrieve.pathwalkon import embedding_parts, end_fits, hold_below, modifiers, unasked_backs
 from cef.retrieve.pathwords import (
     FUNCTION_WORDS,
     MASK,
@@ -355,10 +354,8 @@ class PathScorer(PathTypes, PathEmbedding):
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
-        # "the *director*"
-        doers = {r: [tokens[i][1] for i in pos if agent_noun(*tokens[i])] for r, pos in where.items()}
         turns = (self._type_lemmas(heads=True), self._end_types)  # a type's noun: a turn at that type
-        unasked: set[RelationPath] = set()
+        back = set() if sharing else unasked_backs(tokens, where, cues, paths, turns)
         dists = {  # signed: negative before the anchor
             r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
         }
@@ -404,10 +401,8 @@ class PathScorer(PathTypes, PathEmbedding):
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
-                "coming_back": -s.cue * (not sharing and unasked_back(p, cues, doers, turns)),
+                "coming_back": -s.cue * (p in back),
             }
-            if parts["coming_back"]:
-                unasked.add(p)
             if parts_out is not None:
                 parts_out[p] = parts
             lexical.append(sum(parts.values()))
@@ -422,13 +417,10 @@ class PathScorer(PathTypes, PathEmbedding):
         else:
             out = self._with_vectors(qv, paths, lexical, embed)
         if parts_out is not None:
-            lex_of = dict(zip(paths, lexical, strict=True))
-            for score, p in out:
-                parts_out[p]["embedding"] = score - lex_of[p]
-        own = modifiers(tokens, asked)  # a detour, a loop back to a type, a hop past the answer: held below
-        loops = revisits(paths, (start, self.end_labels), namings, own)
-        for below in (detours(unasked), loops, walked_past(fits, namings, own, (mentioned, self._end_types))):
-            out = no_detours(out, below)
+            embedding_parts(parts_out, out, dict(zip(paths, lexical, strict=True)))
+        # a detour, a loop back to a type, a hop past the answer: each held below the shorter path
+        held = (fits, namings, modifiers(tokens, asked), (mentioned, self._end_types))
+        out = hold_below(out, paths, back, (start, self.end_labels), held)
         out.sort(key=lambda x: -x[0])
         return out
 

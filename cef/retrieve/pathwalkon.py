@@ -12,11 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import combinations
 
+from cef.retrieve.pathagent import agent_noun
 from cef.retrieve.pathasked import AskedFor, asks_broad_kind
-from cef.retrieve.pathcues import coming_back, without_back
+from cef.retrieve.pathcues import coming_back, unasked_back, without_back
 from cef.retrieve.pathwords import FUNCTION_WORDS, WH_WORDS, Hop, RelationPath
 
-__all__ = ["detours", "end_fits", "modifiers", "no_detours", "revisits", "walked_on", "walked_past"]
+__all__ = [
+    "detours",
+    "embedding_parts",
+    "end_fits",
+    "hold_below",
+    "modifiers",
+    "no_detours",
+    "revisits",
+    "walked_on",
+    "walked_past",
+]
 
 
 def walked_on(
@@ -166,3 +177,53 @@ def modifiers(tokens: Sequence[tuple[str, str]], asked: AskedFor | None) -> froz
 
 #: how far below the shorter path a longer one is held: any positive amount orders the two, no more
 _BELOW = 1e-6
+
+
+def hold_below(
+    scored: list[tuple[float, RelationPath]],
+    paths: Sequence[RelationPath],
+    back: Collection[RelationPath],
+    types_at: tuple[int | None, Callable[[RelationPath, int | None], tuple[int, ...]]],
+    held: tuple[
+        Mapping[RelationPath, float],
+        Mapping[str, Sequence[tuple[float, frozenset[int]]]],
+        frozenset[int],
+        tuple[frozenset[str], Callable[[Hop], frozenset[str]]],
+    ],
+) -> list[tuple[float, RelationPath]]:
+    """``scored`` with each unasked walk out and back (``back``: :func:`detours`), each loop back to
+    a type (:func:`revisits`) and each hop past the answer (:func:`walked_past`; ``held``: the
+    paths' end fits, the question's namings, the asked noun's modifiers, the mentioned types) held
+    just below the shorter path it adds nothing to (:func:`no_detours`)."""
+    fits, namings, own, mentioned = held
+    for below in (
+        detours(back),
+        revisits(paths, types_at, namings, own),
+        walked_past(fits, namings, own, mentioned),
+    ):
+        scored = no_detours(scored, below)
+    return scored
+
+
+def embedding_parts(
+    parts: dict[RelationPath, dict[str, float]],
+    scored: Sequence[tuple[float, RelationPath]],
+    lexical: Mapping[RelationPath, float],
+) -> None:
+    """Each path's ``embedding`` part: what the vectors added to its ``lexical`` score."""
+    for score, p in scored:
+        parts[p]["embedding"] = score - lexical[p]
+
+
+def unasked_backs(
+    tokens: Sequence[tuple[str, str]],
+    where: Mapping[str, Sequence[int]],
+    cues: Mapping[str, tuple[float, int]],
+    paths: Sequence[RelationPath],
+    turns: tuple[Collection[str], Callable[[Hop], Collection[str]]],
+) -> set[RelationPath]:
+    """The paths that walk out and straight back unasked (:func:`unasked_back`): the agent nouns
+    naming a relation (``where``: its words' positions; "the *director*") ask for its turn, a
+    type's noun only at a node of its type (``turns``)."""
+    doers = {r: [tokens[i][1] for i in pos if agent_noun(*tokens[i])] for r, pos in where.items()}
+    return {p for p in paths if unasked_back(p, cues, doers, turns)}

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cef.retrieve import pathcues, pathscore
+from cef.retrieve import pathcues, pathscore, pathwalkon
 from cef.retrieve.pathcues import coming_back, without_back
 from cef.retrieve.pathwalkon import detours, no_detours, revisits, walked_past
 from cef.retrieve.pathwords import Hop, RelationPath
@@ -48,8 +48,8 @@ def test_a_type_noun_does_not_ask_for_a_turn_at_another_type(names: list[str]) -
         # mutation: the agent-noun form asks for the turn wherever the path turns, and the
         # detour is not held below the direct path
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(pathscore, "unasked_back", _any_agent_noun_turns)
-            mp.setattr(pathscore, "no_detours", lambda scored, below: scored)
+            mp.setattr(pathwalkon, "unasked_back", _any_agent_noun_turns)
+            mp.setattr(pathscore, "hold_below", lambda scored, *held: scored)
             path, _ = best(kb, question)
         assert path == [r_off, r_of, r_of, r_chair]
 
