@@ -29,7 +29,9 @@ EARLIER = frozenset(["before", "previous", "preceding", "prior", "earlier", "for
 #: adjectives and nouns of a relation's words that say its target comes after its source
 _TARGET_LATER = frozenset(["next", "subsequent", "later", "successor", "successors"])
 #: ... and before it
-_TARGET_EARLIER = frozenset(["previous", "prior", "preceding", "earlier", "predecessor", "predecessors", "former"])
+_TARGET_EARLIER = frozenset(
+    ["previous", "prior", "preceding", "earlier", "predecessor", "predecessors", "former"]
+)
 #: stems of English verbs whose subject comes after their object ("A follows B": A is later)
 _VERB_LATER = ("follow", "succeed", "supersed", "replac", "postdat")
 #: ... whose subject comes before their object ("A precedes B": A is earlier)

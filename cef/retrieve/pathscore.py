@@ -355,8 +355,8 @@ class PathScorer(PathTypes, PathEmbedding):
         asked = self._asked(question, masked, tokens, at, paths, others, possessive(question, span))
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         # "the concert *after* X": an order word names a sequence relation and its direction
-        order = order_namings(lambda r: order_of_type(self.schema.relation_type(r), r), tokens, at, paths)
-        add_order_cues(order, at, cues, where, strong, namings)
+        ordered = order_namings(lambda r: order_of_type(self.schema.relation_type(r), r), tokens, at, paths)
+        add_order_cues(ordered, at, cues, where, strong, namings)
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
         # "the *director*"
@@ -376,7 +376,7 @@ class PathScorer(PathTypes, PathEmbedding):
         fit, named_end = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
-        voiced.update({r: fwd for r, (_, fwd) in order.items()})
+        voiced.update({r: fwd for r, (_, fwd) in ordered.items()})
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
         type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong), end_of, fit)
