@@ -15,12 +15,20 @@ hop to walk.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from cef.retrieve.pathwords import RelationPath
 from cef.retrieve.qwords import relation_words
 
-__all__ = ["EARLIER", "LATER", "add_order_cues", "forward_later", "order_namings", "order_of_type"]
+__all__ = [
+    "EARLIER",
+    "LATER",
+    "add_order_cues",
+    "forward_later",
+    "order_cues",
+    "order_namings",
+    "order_of_type",
+]
 
 #: question words that place the asked thing after the anchor ("the concert *after* X", "X's *next*")
 LATER = frozenset(["after", "next", "following", "subsequent", "later", "succeeding"])
@@ -139,3 +147,23 @@ def add_order_cues(
         namings.setdefault(r, []).append((1.0, frozenset({i})))
         where.setdefault(r, []).append(i)
         strong.setdefault(r, []).append(i)
+
+
+def order_cues(
+    relation_type: Callable[[str], Any],
+    tokens: Sequence[tuple[str, str]],
+    at: int | None,
+    paths: Sequence[RelationPath],
+    found: tuple[
+        dict[str, tuple[float, int]],
+        dict[str, list[int]],
+        dict[str, list[int]],
+        dict[str, list[tuple[float, frozenset[int]]]],
+    ],
+) -> dict[str, tuple[int, bool]]:
+    """:func:`order_namings` of the candidate ``paths`` (``relation_type``: the schema's relation
+    type of a name, or None), counted into the question's namings ``found`` (cues, their
+    positions, those of name words, each naming: :func:`add_order_cues`)."""
+    ordered = order_namings(lambda r: order_of_type(relation_type(r), r), tokens, at, paths)
+    add_order_cues(ordered, at, *found)
+    return ordered

@@ -81,6 +81,7 @@ import numpy as np
 
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_noun, agent_relations
+from cef.retrieve.pathclassify import classification_relation
 from cef.retrieve.pathcues import (
     RelationWords,
     answer_verb_relations,
@@ -92,7 +93,7 @@ from cef.retrieve.pathcues import (
     voiced_last,
 )
 from cef.retrieve.pathembed import PathEmbedding
-from cef.retrieve.pathorder import add_order_cues, order_namings, order_of_type
+from cef.retrieve.pathorder import order_cues
 from cef.retrieve.pathshapes import schema_paths
 from cef.retrieve.pathtypes import (
     EXAMPLES,
@@ -355,8 +356,7 @@ class PathScorer(PathTypes, PathEmbedding):
         asked = self._asked(question, masked, tokens, at, paths, others, possessive(question, span))
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
         # "the concert *after* X": an order word names a sequence relation and its direction
-        ordered = order_namings(lambda r: order_of_type(self.schema.relation_type(r), r), tokens, at, paths)
-        add_order_cues(ordered, at, cues, where, strong, namings)
+        ordered = order_cues(self.schema.relation_type, tokens, at, paths, (cues, where, strong, namings))
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
         # "the *director*"
@@ -526,7 +526,10 @@ class PathScorer(PathTypes, PathEmbedding):
                 if (t in heads or lt in heads) and not t.endswith(("ed", "ing"))
             ),
         )
-        category = self._category(asked, list(dict.fromkeys(p[-1] for p in paths)))
+        ends = list(dict.fromkeys(p[-1] for p in paths))
+        category = self._category(asked, ends) or classification_relation(
+            asked, ends, self.schema.relation_type
+        )
         if category is not None and asked is not None and asked.at is not None:
             # the classifier noun names the category relation, one hop, like its name would
             count, near = cues.get(category, (0.0, 10_000))
