@@ -376,7 +376,6 @@ class PathScorer(PathTypes, PathEmbedding):
         fit, named_end = self._asked_fit(asked, list(dict.fromkeys(end_of.values())), embed, has_vectors)
         named_type = asked is not None and asked.at is not None and bool(fit)
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
-        voiced.update({r: fwd for r, (_, fwd) in ordered.items()})
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
         type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong), end_of, fit)
@@ -406,6 +405,7 @@ class PathScorer(PathTypes, PathEmbedding):
                     voiced.get(p[0].relation) == p[0].forward
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
+                "sequence": s.voice * (ordered.get(p[0].relation, (0, not p[0].forward))[1] == p[0].forward),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
                 "coming_back": -s.cue * (not sharing and unasked_back(p, cues, doers)),
             }
