@@ -378,7 +378,7 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong), end_of, fit)
+        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, where | strong), end_of, fit)
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -441,9 +441,9 @@ class PathScorer(PathTypes, PathEmbedding):
         """The answer_type weight: ``answer_type_named`` when a noun of the question names an end
         type by its words (``named``), so stopping short of that type costs more, unless the
         relations the question says the answer has (named by the asked agent noun or its modifier,
-        ``agent``: "which *post-production* houses", or by the verb right after it, "which company
-        *was distributing*"; ``wording``: the question's tokens, the asked noun's place and where
-        each relation is named) end at no type the noun names, and the noun names no type's every
+        ``agent``: "which *post-production* houses", or by the verb right after it, a name or description
+        word: "which company *was distributing*", "*built*"; ``wording``: the tokens, the asked noun's
+        place, where each relation is named) end at no type the noun names, and the noun names no type's every
         word (:meth:`names_fully`): then the noun is a broader word for the relation's end
         ("company" for a distributor) and the relation decides. ``answer_type_generic`` when only a
         question word ("who", "where") says what is asked, less than a noun does."""
