@@ -92,7 +92,7 @@ def test_a_classifier_noun_names_the_classification_relation(
             ],
             nodes=[Node(id=n, label="Piece", properties={"name": n}) for n in works]
             + [Node(id=n, label="Vorm", properties={"name": n}) for n in kinds]
-            + [Node(id=n, label="Maker", properties={"name": n}) for n in makers],
+            + [Node(id=n, label="Manufacturer", properties={"name": n}) for n in makers],
             edges=[
                 Edge(id="c0", relation_type="IN_VORM", source=works[0], target=kinds[0]),
                 Edge(id="c1", relation_type="IN_VORM", source=works[1], target=kinds[0]),
@@ -113,3 +113,36 @@ def test_a_classifier_noun_names_the_classification_relation(
 def test_order_module_reads_names_alone() -> None:
     assert pathorder.order_of_type(None, "FOLLOWED_BY") is True
     assert pathorder.order_of_type(None, "OWNED_BY") is None
+
+
+def test_a_description_verb_after_the_asked_noun_names_the_answer_relation(tmp_path: Path) -> None:
+    # "which company <verb>ed X": the verb is only in the description of the relation that reaches
+    # the maker; "company" heads the operator's type (as far off), a broader word for the maker
+    kb = cef.open(tmp_path / "verb.db")
+    kb.index_batch(
+        Batch(
+            relation_types=[
+                RelationType(name="UNIT_OF", semantics=RelationSemantics.CLASSIFICATION),
+                RelationType(name="MADE_BY", description="a model is designed and built by a manufacturer"),
+                RelationType(name="SITED_IN", semantics=RelationSemantics.CONTAINMENT),
+                RelationType(name="RUN_BY", description="a site is run by an operating company"),
+            ],
+            nodes=[
+                Node(id="u", label="Unit", properties={"name": "Korvel T-12"}),
+                Node(id="d", label="Model", properties={"name": "Sannet Mk4"}),
+                Node(id="m", label="Manufacturer", properties={"name": "Vesko Pilm"}),
+                Node(id="s", label="Site", properties={"name": "Pelka Dunmir"}),
+                Node(id="o", label="OperatingCompany", properties={"name": "Dremo Lask"}),
+            ],
+            edges=[
+                Edge(id="e0", relation_type="UNIT_OF", source="u", target="d"),
+                Edge(id="e1", relation_type="MADE_BY", source="d", target="m"),
+                Edge(id="e2", relation_type="SITED_IN", source="u", target="s"),
+                Edge(id="e3", relation_type="RUN_BY", source="s", target="o"),
+            ],
+        )
+    )
+    with kb:
+        assert _answers(kb, "Which company built Korvel T-12?")[:1] == ["Vesko Pilm"]
+        # the verb says nothing of a relation: the noun's type decides
+        assert _answers(kb, "Which company is Korvel T-12 with?")[:1] == ["Dremo Lask"]
