@@ -355,15 +355,13 @@ class PathScorer(PathTypes, PathEmbedding):
         sharing = bool(SHARING_CUE.search(masked))
         asked = self._asked(question, masked, tokens, at, paths, others, possessive(question, span))
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
-        # "the concert *after* X": an order word names a sequence relation and its direction
         ordered = order_cues(self.schema.relation_type, tokens, at, paths, (cues, where, strong, namings))
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
         # "the *director*"
         doers = {r for r, pos in where.items() if any(agent_noun(*tokens[i]) for i in pos)}
-        dists = {  # signed: negative before the anchor
-            r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
-        }
+        # signed: negative before the anchor
+        dists = {r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()}
 
         # the types a question mentions besides the asked one lie on the way to the answer; with no
         # asked kind one of them may be the answer's own
