@@ -376,7 +376,7 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, where | strong), end_of, fit)
+        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong, where), end_of, fit)
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -432,7 +432,7 @@ class PathScorer(PathTypes, PathEmbedding):
         asked: AskedFor | None,
         named: bool,
         agent: Collection[str],
-        wording: tuple[list[tuple[str, str]], int | None, dict[str, list[int]]],
+        wording: tuple[list[tuple[str, str]], int | None, dict[str, list[int]], dict[str, list[int]]],
         end_of: dict[RelationPath, tuple[int, ...]],
         fit: dict[tuple[int, ...], float],
     ) -> float:
@@ -447,8 +447,8 @@ class PathScorer(PathTypes, PathEmbedding):
         question word ("who", "where") says what is asked, less than a noun does."""
         s = self.settings
         if named:
-            tokens, here, strong = wording
-            said = {*agent, *answer_verb_relations(tokens, here, strong)}
+            tokens, here, strong, where = wording
+            said = {*agent, *answer_verb_relations(tokens, here, strong, where)}
             if (
                 not said
                 or self.names_fully(asked, end_of.values(), tokens)
@@ -525,9 +525,7 @@ class PathScorer(PathTypes, PathEmbedding):
             ),
         )
         ends = list(dict.fromkeys(p[-1] for p in paths))
-        category = self._category(asked, ends) or classification_relation(
-            asked, ends, self.schema.relation_type
-        )
+        category = self._category(asked, ends) or classification_relation(asked, ends, self, cues)
         if category is not None and asked is not None and asked.at is not None:
             # the classifier noun names the category relation, one hop, like its name would
             count, near = cues.get(category, (0.0, 10_000))
