@@ -146,3 +146,31 @@ def test_a_description_verb_after_the_asked_noun_names_the_answer_relation(tmp_p
         assert _answers(kb, "Which company built Korvel T-12?")[:1] == ["Vesko Pilm"]
         # the verb says nothing of a relation: the noun's type decides
         assert _answers(kb, "Which company is Korvel T-12 with?")[:1] == ["Dremo Lask"]
+
+
+def test_a_classifier_phrase_naming_a_type_leaves_the_classification_alone(tmp_path: Path) -> None:
+    # "which tarvel varieties ...": the phrase names the type TarvelVariety by every word, the type fit
+    # reads it; the relation declared a CLASSIFICATION is not what is asked
+    kb = cef.open(tmp_path / "named.db")
+    kb.index_batch(
+        Batch(
+            relation_types=[
+                RelationType(name="FILED_IN", semantics=RelationSemantics.CLASSIFICATION),
+                RelationType(name="DRAWN_FROM"),
+            ],
+            nodes=[
+                Node(id="w", label="Blend", properties={"name": "Korvel Sannet"}),
+                Node(id="z", label="Zone", properties={"name": "Pelka Dunmir"}),
+                Node(id="v1", label="TarvelVariety", properties={"name": "Lumo Orvane"}),
+                Node(id="v2", label="TarvelVariety", properties={"name": "Dremo Hesk"}),
+            ],
+            edges=[
+                Edge(id="e0", relation_type="FILED_IN", source="w", target="z"),
+                Edge(id="e1", relation_type="DRAWN_FROM", source="w", target="v1"),
+                Edge(id="e2", relation_type="DRAWN_FROM", source="w", target="v2"),
+            ],
+        )
+    )
+    with kb:
+        q = "Which tarvel varieties go into Korvel Sannet?"
+        assert set(_answers(kb, q)[:2]) == {"Lumo Orvane", "Dremo Hesk"}
