@@ -20,6 +20,8 @@ The score of a path for a question whose anchor mention is masked:
   way to its end, when a kind is asked)
 + voice · (the first hop goes the way the wording at the anchor says, or the last hop the way the
   wording at the asked word says: "*who supervises* the nurses", for a relation walked both ways)
++ voice · (the first hop walks a sequence relation the way an order word says: "the concert *after* X",
+  :mod:`cef.retrieve.pathorder`)
 + phrase_hop · min(hops no question word explains, relational phrases no relation's words name)
 − cue · (the path ends walking straight back, and no sharing word or second naming asks for it)``
 
