@@ -486,15 +486,22 @@ def without_back(path: RelationPath, k: int) -> RelationPath:
 
 
 def answer_verb_relations(
-    tokens: list[tuple[str, str]], here: int | None, strong: dict[str, list[int]]
+    tokens: list[tuple[str, str]],
+    here: int | None,
+    strong: dict[str, list[int]],
+    described: Mapping[str, list[int]] | None = None,
 ) -> frozenset[str]:
     """The relations the verb right after the asked noun (auxiliaries aside) names: "which company
     *was distributing* X" says what the answer does (``DISTRIBUTED_BY``), the noun only what kind
-    of thing it is."""
+    of thing it is. ``described``: positions of the namings by description words, which count when
+    the verb follows the noun directly ("which company *built* X": "designed and built by"); after
+    an auxiliary the noun need not be the doer ("which properties *are insured*")."""
     if here is None:
         return frozenset()
-    return frozenset(
+    named = {
         r
         for r, pos in strong.items()
         if any({t for t, _ in tokens[here + 1 : i]} <= _AUXILIARIES for i in pos if i > here)
-    )
+    }
+    named.update(r for r, pos in (described or {}).items() if here + 1 in pos)
+    return frozenset(named)

@@ -20,6 +20,8 @@ The score of a path for a question whose anchor mention is masked:
   way to its end, when a kind is asked)
 + voice · (the first hop goes the way the wording at the anchor says, or the last hop the way the
   wording at the asked word says: "*who supervises* the nurses", for a relation walked both ways)
++ voice · (the first hop walks a sequence relation the way an order word says: "the concert *after* X",
+  :mod:`cef.retrieve.pathorder`)
 + phrase_hop · min(hops no question word explains, relational phrases no relation's words name)
 − cue · (the path ends walking straight back, and no sharing word or second naming asks for it)``
 
@@ -81,6 +83,7 @@ import numpy as np
 
 from cef.extract.lemmas import WORD
 from cef.retrieve.pathagent import agent_relations
+from cef.retrieve.pathclassify import classification_relation
 from cef.retrieve.pathcues import (
     RelationWords,
     answer_verb_relations,
@@ -91,6 +94,7 @@ from cef.retrieve.pathcues import (
     voiced_last,
 )
 from cef.retrieve.pathembed import PathEmbedding
+from cef.retrieve.pathorder import order_cues
 from cef.retrieve.pathshapes import schema_paths
 from cef.retrieve.pathtypes import (
     EXAMPLES,
@@ -352,6 +356,7 @@ class PathScorer(PathTypes, PathEmbedding):
         sharing = bool(SHARING_CUE.search(masked))
         asked = self._asked(question, masked, tokens, at, paths, others, possessive(question, span))
         cues, where, strong, namings = self._cues(tokens, at, asked, paths)
+        ordered = order_cues(self.schema.relation_type, tokens, at, paths, (cues, where, strong, namings))
         shared = shared_relation(tokens, where) if sharing else None
         agent = self._agent(tokens, asked, paths, where)
         turns = (self._type_lemmas(heads=True), self._end_types)  # a type's noun: a turn at that type
@@ -373,7 +378,7 @@ class PathScorer(PathTypes, PathEmbedding):
         voiced = voiced_first(self.words_of, self.graph.rel_types, paths, tokens, at, strong)
         here = None if asked is None else asked.at if asked.at is not None else asked.wh
         voiced_end = voiced_last(self.words_of, self.graph.rel_types, paths, tokens, here, strong)
-        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong), end_of, fit)
+        type_weight = self._type_weight(asked, named_end, agent, (tokens, here, strong, where), end_of, fit)
         # relational phrases no candidate relation's words name ("who *runs*"): each asks for a hop
         phrases = self._phrases(question, masked, tokens, at, others, where, asked) if s.phrase_hop > 0 else 0
         hops = explained_many(paths, cues, sharing, shared, dists, namings)
@@ -400,6 +405,7 @@ class PathScorer(PathTypes, PathEmbedding):
                     voiced.get(p[0].relation) == p[0].forward
                     or (len(p) > 1 and voiced_end.get(p[-1].relation) == p[-1].forward)
                 ),
+                "sequence": s.voice * (ordered.get(p[0].relation, (0, not p[0].forward))[1] == p[0].forward),
                 "phrase_hop": s.phrase_hop * min(max(0.0, len(p) - explained), phrases),
                 "coming_back": -s.cue * (p in back),
             }
@@ -429,23 +435,23 @@ class PathScorer(PathTypes, PathEmbedding):
         asked: AskedFor | None,
         named: bool,
         agent: Collection[str],
-        wording: tuple[list[tuple[str, str]], int | None, dict[str, list[int]]],
+        wording: tuple[list[tuple[str, str]], int | None, dict[str, list[int]], dict[str, list[int]]],
         end_of: dict[RelationPath, tuple[int, ...]],
         fit: dict[tuple[int, ...], float],
     ) -> float:
         """The answer_type weight: ``answer_type_named`` when a noun of the question names an end
         type by its words (``named``), so stopping short of that type costs more, unless the
         relations the question says the answer has (named by the asked agent noun or its modifier,
-        ``agent``: "which *post-production* houses", or by the verb right after it, "which company
-        *was distributing*"; ``wording``: the question's tokens, the asked noun's place and where
-        each relation is named) end at no type the noun names, and the noun names no type's every
+        ``agent``: "which *post-production* houses", or by the verb right after it, a name or description
+        word: "which company *was distributing*", "*built*"; ``wording``: the tokens, the asked noun's
+        place, where each relation is named) end at no type the noun names, and the noun names no type's every
         word (:meth:`names_fully`): then the noun is a broader word for the relation's end
         ("company" for a distributor) and the relation decides. ``answer_type_generic`` when only a
         question word ("who", "where") says what is asked, less than a noun does."""
         s = self.settings
         if named:
-            tokens, here, strong = wording
-            said = {*agent, *answer_verb_relations(tokens, here, strong)}
+            tokens, here, strong, where = wording
+            said = {*agent, *answer_verb_relations(tokens, here, strong, where)}
             if (
                 not said
                 or self.names_fully(asked, end_of.values(), tokens)
@@ -521,7 +527,8 @@ class PathScorer(PathTypes, PathEmbedding):
                 if (t in heads or lt in heads) and not t.endswith(("ed", "ing"))
             ),
         )
-        category = self._category(asked, list(dict.fromkeys(p[-1] for p in paths)))
+        ends = list(dict.fromkeys(p[-1] for p in paths))
+        category = self._category(asked, ends) or classification_relation(asked, ends, self, cues)
         if category is not None and asked is not None and asked.at is not None:
             # the classifier noun names the category relation, one hop, like its name would
             count, near = cues.get(category, (0.0, 10_000))

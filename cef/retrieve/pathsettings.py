@@ -169,7 +169,9 @@ class PathSettings(_Settings):
         default=0.3,
         ge=0.0,
         description="bonus of a path whose first hop walks a relation the anchor has both ways in the "
-        "direction the question's wording gives it ('which services does X depend on': forward); services dev",
+        "direction the question's wording gives it ('which services does X depend on': forward); services dev; "
+        "also paid to a first hop along a sequence relation walked the way an order word says ('the concert "
+        "after X', pathorder.py; the same value, not tuned: issue 23 p23f, orchestra dev)",
     )
     # -------------------------------------------------------------- answers
     walk_paths: int = Field(default=3, ge=1, le=100, description="paths walked for answers at most")
