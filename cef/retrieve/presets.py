@@ -175,15 +175,15 @@ class RelevanceSettings(_Settings):
         "chosen by hand on the dev off-topic sets (bench/offtopic, issue 27 wave 9), not fitted",
     )
     unheld_relations: bool = Field(
-        default=False,
+        default=True,
         description="a word of what is asked that names a relation type (the path scorer's relation words) "
         "counts as held nowhere when no named thing has an edge of it while other nodes of their kind do "
         "(cef/retrieve/relevance_relations.py; 'which database does the pricing service store its data in' "
-        "when only other services store data). Off by default: on the dev pool it catches 2 more "
-        "off-topic questions of 540 (75.8 -> 76.2 %), but on MetaQA (first 1,000 per hop) it turned 26 "
-        "right 2- and 3-hop answers into 'nothing matched' (Hits@1 95.3 -> 94.8, 91.7 -> 91.1): a named "
-        "thing resolved to a tag node ('the *director* of Nowhere'), or the relation asked two hops on "
-        "('films that share directors with X were released in which years'); issue 27 wave 10",
+        "when only other services store data), unless an answer's path whose every hop the question names "
+        "walks it or passes a node that has it ('the films that share directors with X were released in "
+        "which years'). Off in wave 11 (it turned 26 right MetaQA 2- and 3-hop answers of 2,000 into "
+        "'nothing matched'); on since wave 12 with the answers' explained paths: dev pool (clinical, "
+        "services, notes) off-topic caught 75.5 -> 75.8 %, on-topic wrongly 6.0 -> 6.0 %; issue 27",
     )
     elsewhere: float = Field(
         default=0.5,
