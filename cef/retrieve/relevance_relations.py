@@ -9,7 +9,10 @@ relation is asked of the named thing, not of an answer: "the brand of the drug J
 question that names another relation or a kind reaches the relation one hop on ("who manages the
 *team* that owns search": the team, a neighbour of a kind the question names, holds it), so a named
 thing's neighbours through a relation the question names, or of a kind it names besides the named
-things' own, count as the named thing. Such a word is then held nowhere
+things' own, count as the named thing. A relation an answer's path walks is held when the question
+names every hop of that path ("the films that share directors with X were released in which years":
+the films two hops on have the year X lacks), and so is one a node on such a path has. Such a word is
+then held nowhere
 (the effect of :func:`unheld_properties`, a property the named things lack): an answer found through another node or
 by a text search does not answer the question.
 """
