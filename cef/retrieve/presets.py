@@ -179,11 +179,13 @@ class RelevanceSettings(_Settings):
         description="a word of what is asked that names a relation type (the path scorer's relation words) "
         "counts as held nowhere when no named thing has an edge of it while other nodes of their kind do "
         "(cef/retrieve/relevance_relations.py; 'which database does the pricing service store its data in' "
-        "when only other services store data). Off by default: on the dev pool it catches 2 more "
-        "off-topic questions of 540 (75.8 -> 76.2 %), but on MetaQA (first 1,000 per hop) it turned 26 "
-        "right 2- and 3-hop answers into 'nothing matched' (Hits@1 95.3 -> 94.8, 91.7 -> 91.1): a named "
-        "thing resolved to a tag node ('the *director* of Nowhere'), or the relation asked two hops on "
-        "('films that share directors with X were released in which years'); issue 27 wave 10",
+        "when only other services store data), unless an answer's path whose every hop the question names "
+        "walks it or passes a node that has it ('which actors starred in the films directed by the director "
+        "of X'). Off by default: on the dev pool (clinical, services, notes) it catches 2 more off-topic "
+        "questions of 660 (75.5 -> 75.8 %) and moves no on-topic verdict, but on MetaQA (first 300 per hop "
+        "file) it says 'nothing matched' to 12 of 900 questions, 9 of them wrong answers and 3 right ones "
+        "(a film the triples give no director, reached through its writer): Hits@1 2 hops 94.3 -> 93.7, "
+        "3 hops 93.3 -> 92.7; issue 27 waves 10 and 12",
     )
     elsewhere: float = Field(
         default=0.5,

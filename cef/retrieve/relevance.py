@@ -71,8 +71,9 @@ a capital ("INC-2200") of a family the knowledge base holds ("INC") is held only
 So is a word naming a relation (the path scorer's relation words) that no named thing has an edge of
 while other nodes of their kind do (:mod:`cef.retrieve.relevance_relations`,
 :attr:`~cef.retrieve.presets.RelevanceSettings.unheld_relations`): "which database does the pricing
-service store its data in", when only other services store data; a "nothing matched" note names it
-(off by default: it refused right MetaQA answers reached two hops on).
+service store its data in", when only other services store data, and no answer's path whose every
+hop the question names walks it; a "nothing matched" note names it (off by default: on MetaQA it still
+refuses a few right answers reached through a relation the question does not name).
 
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
 property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as

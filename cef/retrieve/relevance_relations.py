@@ -9,7 +9,10 @@ relation is asked of the named thing, not of an answer: "the brand of the drug J
 question that names another relation or a kind reaches the relation one hop on ("who manages the
 *team* that owns search": the team, a neighbour of a kind the question names, holds it), so a named
 thing's neighbours through a relation the question names, or of a kind it names besides the named
-things' own, count as the named thing. Such a word is then held nowhere
+things' own, count as the named thing. A relation an answer's path walks is held when the question
+names every hop of that path ("the films that share directors with X were released in which years":
+the films two hops on have the year X lacks), and so is one a node on such a path has. Such a word is
+then held nowhere
 (the effect of :func:`unheld_properties`, a property the named things lack): an answer found through another node or
 by a text search does not answer the question.
 """
@@ -80,7 +83,9 @@ def lacking_relations(
                 or names_type(forms, g.labels.names[label])
             ):
                 holders.add(other)
-    held = _relations_at(g, sorted(holders), asked_rels)
+    walked, reach = _explained_walks(qc, words, [t.form for t in terms.values()])
+    holders |= {p for i in reach if (p := g.pos(i)) is not None}
+    held = _relations_at(g, sorted(holders), asked_rels) | walked
     every = [t.form for t in terms.values()]  # the kinds the question names, its named things' too
     wanted = {c for c, label in enumerate(g.labels.names) if label and names_type(every, label)}
     out: dict[str, str] = {}
@@ -95,6 +100,30 @@ def lacking_relations(
                 out[key] = r
                 break
     return out
+
+
+def _explained_walks(
+    qc: QueryContext, words: Mapping[str, Sequence[tuple[str, str]]], forms: Sequence[str]
+) -> tuple[set[str], set[str]]:
+    """The relations the answers' explained paths walk, and the nodes along those paths: a path each
+    of whose hops a question word names (the path scorer's cue words) answers what the question asks
+    there ("the films that share directors with X were released in which *years*": X has no
+    ``release_year`` edge, the films two hops on do; "who starred films for the *director* of
+    Nowhere", read from a tag node). A path with a hop the question does not name (the pricing
+    service's dependency that stores data) explains nothing."""
+    g = qc.state.graph
+    inverse = {rt.inverse: name for name, rt in g.rel_types.items() if rt.inverse}
+    walked: set[str] = set()
+    reach: set[str] = set()
+    for rn in qc.answer_nodes:
+        path = rn.path
+        if path is None or not path.relation_types:
+            continue
+        rels = [r if r in words else inverse.get(r, r) for r in path.relation_types]
+        if all(any(names(f, w) for f in forms for w, _ in words.get(r, ())) for r in rels):
+            walked |= set(rels)
+            reach |= set(path.node_ids)
+    return walked, reach
 
 
 def unheld_properties(qc: QueryContext, asked: Sequence[str], named_ids: Sequence[str]) -> set[str]:
