@@ -361,10 +361,8 @@ class PathScorer(PathTypes, PathEmbedding):
         agent = self._agent(tokens, asked, paths, where)
         turns = (self._type_lemmas(heads=True), self._end_types)  # a type's noun: a turn at that type
         back = set() if sharing else unasked_backs(tokens, where, cues, paths, turns)
-        dists = {  # signed: negative before the anchor
-            r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()
-        }
-
+        # signed: negative before the anchor
+        dists = {r: [i - at if at is not None else i + 1 for i in pos] for r, pos in strong.items()}
         # the types a question mentions besides the asked one lie on the way to the answer; with no
         # asked kind one of them may be the answer's own
         mentioned = self._mentioned_types(tokens, asked.at if asked else None)
