@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["WORD", "Lemmatize", "default_lemmatizer", "dictionary_lemmas", "surface_tokens"]
+__all__ = ["WORD", "Lemmatize", "default_lemmatizer", "dictionary_lemmas", "known_word", "surface_tokens"]
 
 #: text -> (lower-case token, lemma) pairs, punctuation left out
 Lemmatize = Callable[[str], list[tuple[str, str]]]
@@ -42,3 +42,14 @@ def default_lemmatizer() -> Lemmatize:
     except ImportError:
         return surface_tokens
     return dictionary_lemmas
+
+
+@lru_cache(maxsize=65_536)
+def known_word(word: str) -> bool:
+    """Whether simplemma's English dictionary holds ``word`` (a lower-case token); False when
+    simplemma is not installed."""
+    try:
+        import simplemma
+    except ImportError:
+        return False
+    return bool(simplemma.is_known(word, lang="en"))

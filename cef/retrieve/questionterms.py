@@ -15,12 +15,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cef.extract.lemmas import default_lemmatizer
+from cef.extract.lemmas import default_lemmatizer, known_word
 from cef.retrieve.english import CALENDAR as _CALENDAR
 from cef.retrieve.english import CLASSIFIERS as _CLASSIFIERS
 from cef.retrieve.english import MODALS
 from cef.retrieve.english import OPENERS as _OPENERS
 from cef.retrieve.english import PRO_FORMS as _PRO_FORMS
+from cef.retrieve.english import adverb as _plain_adverb
 from cef.retrieve.english import inflected_verb as _inflected_verb
 from cef.retrieve.pathwords import PREPOSITIONS
 from cef.text import QUERY_STOP_WORDS, stem
@@ -45,6 +46,8 @@ _NO_CONTENT_CONJUNCTIONS = frozenset(["if", "whether", "unless", "because", "alt
 _COMPLEX_FIRST = frozenset(["in", "on", "at", "by"])
 #: English plurals not formed from their singular, which the dictionary lemmatizer keeps as they are
 _SUPPLETIVE = {"people": "person"}
+#: the forms of "be" before a passive participle ("should he *be put* on", "has it *been moved* to")
+_BE = frozenset(["be", "been", "being"])
 _TOKEN = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
 
 
@@ -67,6 +70,41 @@ class Term:
     def absent_thing(self) -> bool:
         """A thing the question names that the knowledge base holds nowhere."""
         return self.df == 0 and self.names_thing
+
+
+def adverb(low: str) -> bool:
+    """An English adverb: one :func:`~cef.retrieve.english.adverb` knows ("physically",
+    "together"), or a word in -ly on a base of four letters or more that the lemmatizer's
+    dictionary holds ("*safely*": safe, "*happily*": happy; not "family", "supply", "apply"). It
+    says how; it names no thing."""
+    if _plain_adverb(low):
+        return True
+    if len(low) < 6 or not low.endswith("ly"):
+        return False
+    base = low[:-2]
+    return known_word(base) or (base.endswith("i") and known_word(base[:-1] + "y"))
+
+
+def _frame_verbs(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
+    """Verbs told by the word before them, in general English: a lower-case content word after an
+    adverb ("can someone on warfarin *safely take* Advil": an adverb before a word modifies a verb
+    or an adjective, neither names a thing; not after a determiner, a preposition or a possessive:
+    "the *weekly* report" describes a thing), and a lower-case word after "be" / "been" / "being"
+    before a preposition, a particle or the question's end (a passive participle: "should he *be
+    put* on anticoagulation", "are they *being covered*?")."""
+    out: set[int] = set()
+    n = len(tokens)
+    for i in range(1, n):
+        raw, _, _, content = tokens[i]
+        if not content or not raw.islower():
+            continue
+        before = tokens[i - 1]
+        opens = i >= 2 and (tokens[i - 2][1] in _OPENERS or tokens[i - 2][2])  # "the *weekly* report"
+        after_adverb = before[3] and before[0].islower() and adverb(before[1]) and not opens
+        ends = i + 1 == n or tokens[i + 1][1] in PREPOSITIONS or tokens[i + 1][1] in _PARTICLES
+        if after_adverb or (before[1] in _BE and ends):
+            out.add(i)
+    return out
 
 
 def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
@@ -165,7 +203,7 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         )
         tokens.append((raw, low, possessive, content))
     infinitives = {i + 1 for i in range(len(tokens)) if _infinitive(tokens, i)}
-    verbs = _verb_positions(tokens) | infinitives
+    verbs = _verb_positions(tokens) | infinitives | _frame_verbs(tokens)
     out: dict[str, Term] = {}
     things: set[str] = set()  # keys with an occurrence that names a thing
     phrase: list[tuple[Term, bool]] = []  # the open noun phrase: (word, capitalized or a code)
@@ -198,6 +236,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
         term = out.get(key)
         if term is None:
             term = out[key] = Term(key, low, lemma, False)
+        if not name and adverb(low):  # "on warfarin *safely* take": it says how, the phrase goes on
+            continue
         if name:
             things.add(key)
             term.proper = True
