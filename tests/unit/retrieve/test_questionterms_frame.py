@@ -13,14 +13,16 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import cef
+from cef.extract.lemmas import known_word
 from cef.retrieve.questionterms import adverb, read_terms
+from cef.text import QUERY_STOP_WORDS
 from tests.conftest import clinical_batch
 
 _WORD = st.builds(
     lambda syllables, last: "".join(c + v for c, v in syllables) + last,
     st.lists(st.tuples(st.sampled_from("bdfgkmnprtvz"), st.sampled_from("aeiou")), min_size=2, max_size=3),
     st.sampled_from("kmnprt"),
-)
+).filter(lambda w: not known_word(w) and w not in QUERY_STOP_WORDS)  # made up: never "never" or "later"
 #: general English adverbs in -ly on a dictionary base, and verbs
 _ADVERBS = st.sampled_from(["safely", "quickly", "happily", "easily", "gently", "slowly"])
 _VERBS = st.sampled_from(["take", "stop", "mix", "combine", "store", "inject"])
