@@ -25,6 +25,7 @@ __all__ = [
     "modifiers",
     "no_detours",
     "revisits",
+    "unasked_backs",
     "walked_on",
     "walked_past",
 ]
@@ -118,7 +119,6 @@ def walked_past(
     those types' head lemmas, and the head lemmas of the types a hop reaches): "which post houses
     worked on the *film* that ..." passes the film on the way."""
     types, reached = mentioned
-
     return {
         p: [p[:-1]]
         for p, f in fits.items()
