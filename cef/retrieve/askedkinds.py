@@ -3,20 +3,41 @@
 thing the knowledge base must hold (its text says "in 2019", "an oceanographer"); nor does an
 adverb ("*physically* kept"). "What *year*" is held where a result shows a year, "how *tall* is" /
 "how *long* are" where it shows a quantity in a unit of that dimension ("240 m", "15 minutes"; "how
-*old* is": an age or the year it was built or born), "how *many* X" where it shows a number of X: a
-result that does not show it does not answer."""
+*old* is": an age or the year it was built or born), "how *many* X" where it shows a number of X, "how
+*much*" where it shows a sum of money when the question speaks of money ("how much do we *pay*", "how
+much *revenue*"; "how much *time*": no sum), else any quantity ("how much memory"): a result that does
+not show it does not answer."""
 
 from __future__ import annotations
 
 import re
 
-from cef.retrieve.english import ANSWER_KINDS, ASKED_KIND, MEASURE_SHOWN, YEAR, adverb, count_of
+from cef.retrieve.english import (
+    ANSWER_KINDS,
+    ASKED_KIND,
+    MEASURE_SHOWN,
+    MONEY,
+    MONEY_WORDS,
+    QUANTITY,
+    YEAR,
+    adverb,
+    count_of,
+)
 from cef.retrieve.questionterms import Term, read_terms
 
-__all__ = ["COUNTED", "asked_terms"]
+__all__ = ["AMOUNT", "COUNTED", "asked_terms"]
 
 #: the key under which "how *many* X" asks a result to show a count of X (no word of the question)
 COUNTED = "#count"
+#: the key under which "how *much*" asks a result to show an amount (a sum of money, a quantity)
+AMOUNT = "#amount"
+_HOW_MUCH = re.compile(r"\bhow\s+much\b(?:\s+([\w-]+))?", re.I)
+#: "how much *time*", "how much *more*": a duration or a comparison, no amount to show
+_COMPARED = frozenset(["time", "more", "less", "of"])
+#: "how much *does* it weigh": no noun says what is measured
+_VERBAL = frozenset(
+    ["do", "does", "did", "is", "are", "was", "were", "will", "would", "can", "could", "should"]
+)
 _HOW_MANY = re.compile(r"\bhow\s+many\s+([\w-]+)(?:\s+([\w-]+))?", re.I)
 
 
@@ -48,4 +69,24 @@ def asked_terms(
         counted = [by_form[w.lower()] for w in many.groups() if w and w.lower() in by_form]
         if counted:
             shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
+    amount = _amount(question)
+    if amount is not None:
+        shown[AMOUNT] = amount
     return terms, shown
+
+
+def _amount(question: str) -> re.Pattern[str] | None:
+    """What "how *much*" asks a result to show: a sum of money when the question speaks of money
+    ("how much do we *pay* CardNet", "how much *revenue* did we lose"), else a quantity ("how much
+    memory"); nothing for "how much *time*" or "how much *more*" (a duration, a comparison)."""
+    much = _HOW_MUCH.search(question)
+    if much is None:
+        return None
+    following = (much.group(1) or "").lower()
+    if following in _COMPARED or following.endswith("er"):
+        return None  # "how much *time* did she spend", "how much *longer*"
+    if {w.lower() for w in re.findall(r"[\w-]+", question[much.start(0) :])} & MONEY_WORDS:
+        return MONEY
+    if not following or following in _VERBAL:
+        return None  # "how much does X weigh": the verb says what is measured, read elsewhere
+    return QUANTITY

@@ -18,8 +18,11 @@ __all__ = [
     "COPULAS",
     "HAVE",
     "MEASURES",
+    "MEASURE_NOUNS",
     "MEASURE_SHOWN",
     "MODALS",
+    "MONEY",
+    "MONEY_WORDS",
     "OPENERS",
     "PRO_FORMS",
     "QUANTITY",
@@ -205,6 +208,85 @@ MEASURE_SHOWN: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(["old", "young"], _AGE),
     **dict.fromkeys(["big", "large"], QUANTITY),
 }
+
+#: the nouns that name each dimension as a property ("how *old* is Lucas": his ``age``; "how *tall*":
+#: a ``height``): a named thing that has such a property holds the measure asked of it
+MEASURE_NOUNS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(["old", "young"], frozenset(["age", "born", "birth", "birthday", "built", "founded"])),
+    **dict.fromkeys(["tall", "high"], frozenset(["height", "elevation", "altitude"])),
+    "long": frozenset(["length", "duration"]),
+    "far": frozenset(["distance"]),
+    "deep": frozenset(["depth"]),
+    "wide": frozenset(["width"]),
+    "thick": frozenset(["thickness"]),
+    "heavy": frozenset(["weight", "mass"]),
+    **dict.fromkeys(["big", "large"], frozenset(["size", "area", "capacity"])),
+    "much": frozenset(["cost", "price", "fee", "fees", "amount", "salary", "budget", "revenue", "value"]),
+}
+#: general English words of money: "how much" with one of them asks for a sum of money ("how much do
+#: we *pay*", "how much *revenue* did we lose")
+MONEY_WORDS = frozenset(
+    [
+        "cost",
+        "costs",
+        "costing",
+        "pay",
+        "pays",
+        "paid",
+        "paying",
+        "price",
+        "prices",
+        "priced",
+        "spend",
+        "spends",
+        "spent",
+        "spending",
+        "charge",
+        "charges",
+        "charged",
+        "fee",
+        "fees",
+        "revenue",
+        "revenues",
+        "money",
+        "budget",
+        "salary",
+        "salaries",
+        "wage",
+        "wages",
+        "bill",
+        "bills",
+        "billed",
+        "refund",
+        "refunds",
+        "refunded",
+        "worth",
+        "earn",
+        "earns",
+        "earned",
+        "owe",
+        "owes",
+        "owed",
+        "invoice",
+        "invoiced",
+        "funding",
+        "funded",
+        "donate",
+        "donated",
+        "donation",
+    ]
+)
+_CURRENCY = (
+    r"(?:dollars?|euros?|pounds?|pence|cents?|yen|yuan|francs?|rupees?|usd|eur|gbp|chf|jpy|cad|aud|bucks)"
+)
+_SCALE = r"(?:\s?(?:k|m|bn|million|billion|thousand|grand))?"
+#: a sum of money in a text: "$1,200", "€3.5m", "40 euros", "twelve thousand dollars", "USD 900"
+MONEY = re.compile(
+    rf"[$€£¥₹]\s?\d[\d,.]*{_SCALE}|(?<![\w.-])\d[\d,.]*{_SCALE}\s?{_CURRENCY}\b|\b(?:usd|eur|gbp|chf)\s?\d"
+    rf"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|hundred|thousand|"
+    rf"million|billion)\s+{_CURRENCY}\b",
+    re.I,
+)
 
 _COUNT = (
     r"(?:(?<![\w.-])\d+(?:[.,]\d+)?\s+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"

@@ -124,11 +124,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cef.model import GraphPath, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import COUNTED, asked_terms
+from cef.model import GraphPath, Node, RankedChunk, RankedNode
+from cef.retrieve.askedkinds import AMOUNT, COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import YEAR
+from cef.retrieve.english import MEASURE_NOUNS, YEAR
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -173,7 +173,8 @@ def _evidence(q: _Question, text: str) -> set[str]:
     """The match keys of a result's text, and the question's words it shows ("what year": a year);
     a measure word is held only where its quantity shows ("the *Old* Pier" holds no age)."""
     measures = {key for key, p in q.shown.items() if p is not YEAR}
-    return (stems(text) - measures) | {key for key, shows in q.shown.items() if shows.search(text)}
+    shown = {key for key, shows in q.shown.items() if shows.search(text)}
+    return (stems(text) - measures) | shown | q.given
 
 
 @dataclass
@@ -195,6 +196,7 @@ class _Question:
     miscredited: set[str] = field(default_factory=set)  # said only of another speaker (credit.py)
     shown: dict[str, re.Pattern[str]] = field(default_factory=dict)  # held where a result shows it
     unheld: set[str] = field(default_factory=set)  # a property asked of named things none of them has
+    given: set[str] = field(default_factory=set)  # a measure a named thing holds as a property ("age")
 
     @property
     def stems(self) -> list[str]:
@@ -234,7 +236,32 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             said = stems(mention[node_id]) & set(q.stems)
             q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys, said or keys))
+    _given_measures(q, [nodes[n.node_id] for n in q.named if n.node_id in nodes])
     return q
+
+
+def _given_measures(q: _Question, named: Sequence[Node]) -> None:
+    """A measure the named things hold as a property is given, not to be shown by a result's text
+    ("how *old* is Lucas Brandt": his ``age``; "how *much* does the plan cost": its ``price``): the
+    knowledge base answers it with the named node, whatever its chunks say. Moves such keys from
+    ``q.shown`` to ``q.given``."""
+    for key in [k for k, p in q.shown.items() if p is not YEAR and k != COUNTED]:
+        dimension = "much" if key == AMOUNT else q.form(key)
+        nouns = MEASURE_NOUNS.get(dimension, frozenset())
+        if any(
+            value not in (None, "") and nouns & set(_KEY_WORDS.findall(_split_camel(prop).lower()))
+            for node in named
+            for prop, value in node.properties.items()
+        ):
+            del q.shown[key]
+            q.given.add(key)
+
+
+def _split_camel(name: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+
+
+_KEY_WORDS = re.compile(r"[a-z]+")
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:

@@ -139,10 +139,10 @@ def test_a_property_word_naming_the_answers_is_no_fact_asked(tmp_path: Path, emb
 # ------------------------------------------------------------------ the question's evidence in the calibration
 def test_the_questions_evidence_joins_the_calibration(clinical_kb: cef.KnowledgeBase) -> None:
     """``RelevanceSettings.evidence`` adds the question's own evidence to the calibration's logistic:
-    weighing what is asked and held nowhere ("cost") against the answer refuses a question the rule
-    alone answers, leaves a question whose asked words are held answered, and keeps results' order."""
-    cost = "How much does a month of Warfarin cost?"
-    assert not _nothing(clinical_kb, cost)  # warfarin is named: the rule answers it
+    weighing what is asked and held nowhere ("manufactures") against the answer refuses a question the
+    rule alone answers, leaves a question whose asked words are held answered, and keeps results' order."""
+    cost = "Who manufactures Warfarin?"
+    assert not _nothing(clinical_kb, cost)  # warfarin is named, the verb is phrasing: the rule answers it
     weighed = {"relevance": {"evidence": [0.0, -3.0, 0.0, 0.0]}}
     assert (
         _verdict(clinical_kb.retrieve(cef.GraphQuery(query=cost, options=weighed)))["nothing_matched"] is True
