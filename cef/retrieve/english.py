@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "ABBREVIATIONS",
@@ -29,7 +30,9 @@ __all__ = [
     "YEAR",
     "adverb",
     "count_of",
+    "dates_in",
     "inflected_verb",
+    "same_date",
     "word_forms",
 ]
 
@@ -299,3 +302,44 @@ def count_of(stems: list[str]) -> re.Pattern[str]:
     three words between: "12,000 customers", "three grey seals"), by their stems."""
     words = "|".join(re.escape(s) for s in stems if s)
     return re.compile(rf"{_COUNT}(?:[\w'-]+\s+){{0,3}}(?:{words})", re.I)
+
+
+_MONTH_NUMBER = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} | {
+    m.lower(): i for i, m in enumerate(calendar.month_abbr) if m
+}
+_DATE_PARTS = re.compile(
+    r"(?<![\w-])((?:19|20)\d\d)(?:[-/.](0?[1-9]|1[0-2])(?![\d]))?|\b(" + "|".join(m for m in _MONTH_NUMBER) + r")\b",
+    re.I,
+)
+
+
+def dates_in(text: str) -> list[tuple[int | None, int | None]]:
+    """The dates a text states, as (year, month), either unknown: "2024-03" (2024, 3), "September
+    2024" (2024, 9), "in 2019" (2019, None), "the March meeting" (None, 3). A month name must be
+    capitalized ("may" is a verb)."""
+    out: list[tuple[int | None, int | None]] = []
+    month: int | None = None
+    for m in _DATE_PARTS.finditer(text):
+        if m.group(3) is not None:
+            if m.group(3)[:1].isupper():
+                month = _MONTH_NUMBER[m.group(3).lower()]
+                out.append((None, month))
+            continue
+        year, mo = int(m.group(1)), int(m.group(2)) if m.group(2) else None
+        if mo is None and out and out[-1] == (None, month) and month is not None:
+            out[-1] = (year, month)  # "September 2024"
+        else:
+            out.append((year, mo))
+    return out
+
+
+def same_date(a: Sequence[tuple[int | None, int | None]], b: Sequence[tuple[int | None, int | None]]) -> bool:
+    """Whether two texts' dates (:func:`dates_in`) can name the same time: some pair agrees on each
+    part both give; true when either states none."""
+    if not a or not b:
+        return True
+    return any(
+        (x[0] is None or y[0] is None or x[0] == y[0]) and (x[1] is None or y[1] is None or x[1] == y[1])
+        for x in a
+        for y in b
+    )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cef.extract.lemmas import default_lemmatizer, known_word
 from cef.retrieve.english import CALENDAR as _CALENDAR
 from cef.retrieve.english import CLASSIFIERS as _CLASSIFIERS
-from cef.retrieve.english import MODALS
+from cef.retrieve.english import HAVE, MODALS
 from cef.retrieve.english import OPENERS as _OPENERS
 from cef.retrieve.english import PRO_FORMS as _PRO_FORMS
 from cef.retrieve.english import adverb as _plain_adverb
@@ -36,6 +36,10 @@ _NOUN_ENDINGS = ("ction", "ation", "ssion", "ness", "ity", "ship")
 _PARTICLES = frozenset(["up", "out", "off", "down", "away"])
 #: auxiliaries and modals: in a question, the clause after one ends with its main verb
 _AUXILIARIES = MODALS | {"shall"}
+#: English articles and possessive and demonstrative determiners: a word right before one is no noun
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "his", "her", "their", "its", "our", "my", "your", "this", "these", "those"]
+)
 #: the interrogative determiners ("*which* team", "*what* drug class")
 _WH_DETERMINERS = frozenset(["what", "which", "whose"])
 #: subordinating conjunctions that open a clause after a verb ("what happens *when*")
@@ -105,6 +109,21 @@ def _frame_verbs(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
         if after_adverb or (before[1] in _BE and ends):
             out.add(i)
     return out
+
+
+def _have_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
+    """ "has" / "have" / "had" before a bare noun: its object ("which patients *have asthma*", "does
+    the pier have *lights*"), not a perfect tense ("has *moved*", "have *been*": a participle, or a
+    word before a determiner: "who has *left* the team"), nor an auxiliary opening the question ("*has*
+    John taken")."""
+    if i == 0 or tokens[i][1] not in HAVE or i + 1 >= len(tokens) or not tokens[i + 1][3]:
+        return False
+    if i + 2 < len(tokens) and tokens[i + 2][1] in _DETERMINERS:
+        return False
+    low = tokens[i + 1][1]
+    lemmas = default_lemmatizer()(low)
+    lemma = lemmas[0][1] if len(lemmas) == 1 else low
+    return not _inflected_verb(low, lemma) and not adverb(low)
 
 
 def _to_object(tokens: Sequence[tuple[str, str, bool, bool]], i: int) -> bool:
@@ -221,7 +240,8 @@ def read_terms(question: str, heads: set[str], phrase_words: int) -> dict[str, T
     for i, (raw, low, possessive, content) in enumerate(tokens):
         if not content:
             close()
-            room = phrase_words if (low in _OPENERS or possessive or _to_object(tokens, i)) else 0
+            opens = low in _OPENERS or possessive or _to_object(tokens, i) or _have_object(tokens, i)
+            room = phrase_words if opens else 0
             continue
         pairs = lemmatize(low)
         lemma = _SUPPLETIVE.get(low) or (pairs[0][1] if len(pairs) == 1 else low)

@@ -128,7 +128,7 @@ from cef.model import GraphPath, Node, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import AMOUNT, COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import MEASURE_NOUNS, YEAR
+from cef.retrieve.english import MEASURE_NOUNS, YEAR, dates_in, same_date
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -229,12 +229,15 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
             mention[a.node_id] = a.target or ""
     nodes = {n.id: n for n in qc.state.get_nodes(list(best))} if best else {}
     finder = name_finder(qc.state)
+    asked_dates = dates_in(qc.query.query)
     for node_id, conf in best.items():
         node = nodes.get(node_id)
         names = [mention[node_id]] + (finder.names_of(node) if node is not None else [])
         keys: set[str] = set().union(*(stems(n) for n in names if n))
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             said = stems(mention[node_id]) & set(q.stems)
+            if not same_date(asked_dates, [d for n in names[1:] for d in dates_in(n)]):
+                conf = 0.0  # "the *September* 2024 meeting" is not the note "2024-03 Council Meeting"
             q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys, said or keys))
     _given_measures(q, [nodes[n.node_id] for n in q.named if n.node_id in nodes])
     return q
