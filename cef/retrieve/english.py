@@ -308,7 +308,9 @@ _MONTH_NUMBER = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} |
     m.lower(): i for i, m in enumerate(calendar.month_abbr) if m
 }
 _DATE_PARTS = re.compile(
-    r"(?<![\w-])((?:19|20)\d\d)(?:[-/.](0?[1-9]|1[0-2])(?![\d]))?|\b(" + "|".join(m for m in _MONTH_NUMBER) + r")\b",
+    r"(?<![\w-])((?:19|20)\d\d)(?:[-/.](0?[1-9]|1[0-2])(?![\d]))?|\b("
+    + "|".join(m for m in _MONTH_NUMBER)
+    + r")\b",
     re.I,
 )
 

@@ -130,7 +130,8 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
         )
     # property keys are held by their form, not by what an embedder finds like them
     synonym_text = schema_text
-    schema_text += "\n" + "\n".join(_property_keys(qc, labels))
+    keys = {form for name in _property_keys(qc, labels) for form in words_of_key(name)}  # "icd10": "icd-10"
+    schema_text += "\n" + "\n".join(keys)
     schema_words = words(schema_text)
     schema = {key for _, key in schema_words} | {stem(token) for token, _ in schema_words}
     schema_pairs = {
@@ -156,6 +157,7 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
                 t.df = _derived_df(qc, t, cap)
             elif t.form in codes:
                 t.df = _code_df(qc, t, cap, t.df)
+    _identifiers(qc.query.query, todo, keys, cap)
     _synonyms(qc, [t for t in todo if t.df == 0 and t.names_thing], synonym_text, settings)
     for t in todo:
         df = t.df or 0
@@ -165,6 +167,31 @@ def weigh(qc: QueryContext, terms: dict[str, Term], settings: RelevanceSettings)
             t.weight = math.log1p(n)
         else:
             t.weight = math.log1p(n / (1 + cap))
+
+
+#: English nouns for the value of a property that identifies a thing ("the ICD-10 *code*", "the
+#: tracking *number*", "the employee *ID*"): after a property's own word they say nothing more
+IDENTIFIER_NOUNS = frozenset(["code", "codes", "number", "numbers", "id", "ids", "identifier", "identifiers"])
+
+
+def words_of_key(name: str) -> list[str]:
+    """A property key's forms as a question may write it: ``icd10`` also as "icd-10" and "icd 10",
+    ``trackingNumber`` as its words."""
+    low = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
+    split = re.sub(r"(?<=[a-z])(?=\d)", "-", low.replace("_", " "))
+    return list(dict.fromkeys([low, split, split.replace("-", " ")]))
+
+
+def _identifiers(question: str, terms: list[Term], keys: set[str], cap: int) -> None:
+    """An identifier noun the knowledge base never writes is held right after a word naming one of
+    its property keys ("the *ICD-10 code*": the ``icd10`` property is that code)."""
+    low = question.lower()
+    for t in terms:
+        if t.df != 0 or t.form not in IDENTIFIER_NOUNS:
+            continue
+        before = re.search(rf"([\w-]+)\s+{re.escape(t.form)}\b", low)
+        if before is not None and before.group(1) in keys:
+            t.df = cap
 
 
 def _named_hits(qc: QueryContext, word: str, hits: list[TextHit]) -> list[TextHit]:
