@@ -175,9 +175,21 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
                 out.add(n - 1)
             if n >= 2 and tokens[-1][1] in _OPENERS and tokens[-2][3]:  # a stranded preposition: "*rely* on?"
                 out.add(n - 2)
+        elif (
+            low in _WH_DETERMINERS
+            and i + 3 < n
+            and tokens[i + 1][1] in _CLASSIFIERS
+            and tokens[i + 2][1] == "of"
+        ):
+            # "what kind of specialist *looks* after": the classifier's noun is the wh-phrase's
+            if tokens[i + 3][3] and i + 5 < n and tokens[i + 4][3] and tokens[i + 4][0].islower():
+                if tokens[i + 5][1] in _OPENERS or tokens[i + 5][3]:
+                    out.add(i + 4)
         elif low in _WH_DETERMINERS and i + 1 < n and tokens[i + 1][3]:
             after = tokens[i + 2][1] if i + 2 < n else ""
-            if after in _OPENERS or after in _CONJUNCTIONS:
+            # "what *happens* to the INR" (not "which drug to take": an infinitive follows a noun)
+            to_object = after == "to" and i + 3 < n and not (tokens[i + 3][3] and tokens[i + 3][0].islower())
+            if after in _OPENERS or after in _CONJUNCTIONS or to_object:
                 out.add(i + 1)
             elif (
                 i + 3 < n

@@ -71,3 +71,25 @@ def clinical(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cef.Knowledge
 def test_a_question_about_two_named_drugs_in_its_own_words_matches(clinical: cef.KnowledgeBase) -> None:
     verdict = clinical.retrieve("Can someone on warfarin safely take ibuprofen?").metadata["relevance"]
     assert verdict["nothing_matched"] is False
+
+
+_THIRD_PERSON = st.sampled_from(["happens", "looks", "turns", "goes", "comes"])
+
+
+@given(_WORD, _WORD, _THIRD_PERSON)
+def test_a_verb_after_what_before_to_and_an_object_names_no_thing(held: str, name: str, verb: str) -> None:
+    """ "What *happens* to the INR if ...": the word between "what" and "to" before a determiner or a
+    name is a verb; "which drug to take" keeps its noun (an infinitive follows it)."""
+    assume(held != name)
+    things = _things(f"What {verb} to the {held} if {name.capitalize()} is added?")
+    assert things[verb] is False and things[held] is True
+    assert _things(f"Which {held} to take for {name}?")[held] is True
+
+
+@given(_WORD, _WORD, st.sampled_from(["kind", "type", "sort"]), _THIRD_PERSON)
+def test_a_verb_after_a_classified_noun_names_no_thing(noun: str, name: str, kind: str, verb: str) -> None:
+    """ "What kind of specialist *looks* after Amira": the noun after "what kind of" heads the
+    wh-phrase and the lower-case word after it, before a preposition, is its verb."""
+    assume(noun != name)
+    things = _things(f"What {kind} of {noun} {verb} after {name.capitalize()}?")
+    assert things[verb] is False and things[noun] is True
