@@ -162,9 +162,12 @@ def word_forms(word: str, lemma: str) -> list[str]:
 
 
 #: where a noun says the kind of answer asked: after "what" / "which" ("what *year*", "what is the
-#: *job* of") or before a relative pronoun ("the *person* who"), not "each year", "per month"
+#: *job* of"), possessed at the question's end ("what is Hanna's *job*") or before a relative pronoun
+#: ("the *person* who"), not "each year", "per month"
 ASKED_KIND = re.compile(
-    r"\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
+    # "what is Hanna Voss's *job*": the possessed noun ending the question
+    r"\bwhat(?:['’]s|\s+is|\s+was)\s+(?:[\w.-]+\s+){0,3}?[\w-]+['’]s\s+(\w+)\W*$"
+    r"|\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
     re.I,
 )
 #: English adjectives of dimension and age: "how *tall* is", "how *long* is" ask for a quantity

@@ -322,6 +322,7 @@ def test_a_word_for_the_kind_of_answer_names_no_thing(notes_kb: cef.KnowledgeBas
     for question in (
         "What year did Maria start the seal survey?",
         "What is the job of the person who presented the first tide readings to the council?",
+        "What's Hanna Voss's job?",  # the possessed kind word ending the question
     ):
         assert _verdict(notes_kb.retrieve(question))["nothing_matched"] is False, question
     # a thing the notes lack, when it is all that is asked (asked beside words Maria's record holds, "What
