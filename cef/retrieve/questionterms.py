@@ -182,9 +182,9 @@ def _verb_positions(tokens: Sequence[tuple[str, str, bool, bool]]) -> set[int]:
             and tokens[i + 2][1] == "of"
         ):
             # "what kind of specialist *looks* after": the classifier's noun is the wh-phrase's
-            if tokens[i + 3][3] and i + 5 < n and tokens[i + 4][3] and tokens[i + 4][0].islower():
-                if tokens[i + 5][1] in _OPENERS or tokens[i + 5][3]:
-                    out.add(i + 4)
+            noun_verb = tokens[i + 3][3] and i + 5 < n and tokens[i + 4][3] and tokens[i + 4][0].islower()
+            if noun_verb and (tokens[i + 5][1] in _OPENERS or tokens[i + 5][3]):
+                out.add(i + 4)
         elif low in _WH_DETERMINERS and i + 1 < n and tokens[i + 1][3]:
             after = tokens[i + 2][1] if i + 2 < n else ""
             # "what *happens* to the INR" (not "which drug to take": an infinitive follows a noun)
