@@ -229,18 +229,34 @@ def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
             mention[a.node_id] = a.target or ""
     nodes = {n.id: n for n in qc.state.get_nodes(list(best))} if best else {}
     finder = name_finder(qc.state)
-    asked_dates = dates_in(qc.query.query)
     for node_id, conf in best.items():
         node = nodes.get(node_id)
         names = [mention[node_id]] + (finder.names_of(node) if node is not None else [])
         keys: set[str] = set().union(*(stems(n) for n in names if n))
         if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
             said = stems(mention[node_id]) & set(q.stems)
-            if not same_date(asked_dates, [d for n in names[1:] for d in dates_in(n)]):
+            if not same_date(
+                _dates_at(qc.query.query, mention[node_id]), [d for n in names[1:] for d in dates_in(n)]
+            ):
                 conf = 0.0  # "the *September* 2024 meeting" is not the note "2024-03 Council Meeting"
             q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys, said or keys))
     _given_measures(q, [nodes[n.node_id] for n in q.named if n.node_id in nodes])
     return q
+
+
+def _dates_at(question: str, mention: str) -> list[tuple[int | None, int | None]]:
+    """The dates the question writes in its words for a named thing or right before them ("the
+    *September 2024* council meeting"), not elsewhere ("the PolyDial paper's authors *in 2023*": a
+    time, not the paper's name)."""
+    low = question.lower()
+    at, span = (low.find(mention.lower()), mention) if mention else (-1, "")
+    if at < 0:  # a fuzzy link's mention is the node's name: find its words without their date
+        span = " ".join(w for w in mention.split() if not dates_in(w)).strip()
+        at = low.find(span.lower()) if span else -1
+    if at < 0:
+        return []
+    before = question[:at].split()[-3:]
+    return dates_in(" ".join([*before, question[at : at + len(span)]]))
 
 
 def _given_measures(q: _Question, named: Sequence[Node]) -> None:

@@ -82,6 +82,10 @@ def test_a_meeting_of_another_month_is_not_the_one_asked(tmp_path: Path) -> None
         assert not _nothing(kb, "What was decided at the March 2024 Quayside Meeting?")
         assert _nothing(kb, "What did the 2024-09 Quayside Meeting decide?")
         assert _nothing(kb, "What was decided at the September 2024 Quayside Meeting?")
+        # a date elsewhere in the question is a time, not the meeting's name
+        assert not _nothing(
+            kb, "Looking back from 2026, what did the members decide at the 2024-03 Quayside Meeting?"
+        )
 
 
 @settings(max_examples=40, deadline=None)
