@@ -2,7 +2,7 @@
 which of them name a thing, with general English only (no tagger, no domain word list).
 
 A word names a thing when it is the head of a noun phrase or a noun before the head (the phrase
-opened by a determiner, a quantifier, a possessive or a preposition), or a capitalized name or a
+opened by a determiner, a quantifier, a possessive, a preposition or "have" before a bare noun), or a capitalized name or a
 code; words before a label word of the knowledge base name an instance of it. Verbs are told by
 word order (the clause after an auxiliary ends with its verb, a stranded preposition or a particle
 follows one) and by inflection. Numbers, calendar and time words, pro-forms and classifier nouns

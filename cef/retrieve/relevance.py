@@ -24,7 +24,7 @@ evidence instead and gives every chunk and answer node a ``relevance``:
   asked of a graph that knows none, is not answered by the nephrologist;
 * **which absent words name things** — an absent word names a thing when it
   is the head of a noun phrase or a noun before the head (the phrase opened by
-  a determiner, a quantifier, a possessive or a preposition: "the *loyalty
+  a determiner, a quantifier, a possessive, a preposition or "have": "which patients have *asthma*", "the *loyalty
   points* service", "Priya Raman's annual *salary*", "which *city*"; an
   adjective before the head only describes it: "a negative *experience*"), or
   a capitalized name or a code ("the *Security* team", "*Twilio*"). Words
@@ -59,8 +59,15 @@ them in ``options["relevance"]``).
 **Measures and counts** (:mod:`cef.retrieve.askedkinds`): "what *year*" is held only by a result that
 shows a year; "how *tall* / *long* / *old* is X" only by one that shows a quantity in that dimension's unit
 (not by the word: "the *Old* Pier" holds no age), "how *many* X" only by one that shows a number of X or
-is an answer node of X's kind; a measure or count of a thing the question names, only where the
-result's own text (not the path it was found by) names it in the question's words.
+is an answer node of X's kind, "how *much*" only by one that shows a sum of money when the question
+speaks of money ("how much do we *pay*", "how much *revenue*") and a quantity otherwise; a measure or
+count of a thing the question names, only where the result's own text (not the path it was found by)
+names it in the question's words. A measure a named thing holds as a property is given by it ("how
+*old* is Lucas Brandt": his ``age``; "how much does X cost": its ``price``).
+
+**Dated names.** A thing whose name holds a date ("2024-03 Council Meeting") is not the one asked when
+the question writes another date in or right before its words for it ("the *September 2024* council
+meeting"): the link counts nothing (a fuzzy match of the rest of the name is another meeting).
 
 **Facts a named thing lacks** (:attr:`~cef.retrieve.presets.RelevanceSettings.unheld_properties`): a
 word of what is asked that only a property key holds ("the *brand* name of amiodarone") is held
@@ -76,7 +83,8 @@ hop the question names walks it; a "nothing matched" note names it (off by defau
 refuses a few right answers reached through a relation the question does not name).
 
 A word is held when a record's text or a node's name holds it, when it is a label, relation or
-property-key word ("the *brand* name of lisinopril" asks a property), when an embedder reads it as
+property-key word ("the *brand* name of lisinopril" asks a property; an identifier noun right after
+one, "the ICD-10 *code*": the ``icd10`` property), when an embedder reads it as
 a label or a relation, or when a word of its base is held ("supervisor" where the notes say
 "supervises", "foggy" where they say "fog").
 
