@@ -136,7 +136,7 @@ from cef.model import GraphPath, Node, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import AMOUNT, COUNTED, asked_terms
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import MEASURE_NOUNS, YEAR, dates_in, same_date
+from cef.retrieve.english import MEASURE_NOUNS, MONEY, YEAR, dates_in, same_date
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -571,6 +571,30 @@ def _vouch(
     return top
 
 
+def _unshown(q: _Question, results: Sequence[RankedChunk], nodes: Sequence[RankedNode]) -> list[str]:
+    """What the question asks a result to show that none of them does, in words for the note: "a
+    sum of money", "a year", "the count asked", "a quantity for 'tall'"."""
+    texts = [rc.chunk.content for rc in results] + [rn.text or "" for rn in nodes]
+    out: list[str] = []
+    for key, pattern in q.shown.items():
+        # a measure of a named thing is shown only by a text that names it (as :func:`_shows` reads)
+        names = bool(q.named) and pattern is not YEAR
+        if any(
+            pattern.search(t) and (not names or any(n.said and n.said <= stems(t) for n in q.named))
+            for t in texts
+        ):
+            continue
+        if pattern is MONEY:
+            out.append("a sum of money")
+        elif pattern is YEAR:
+            out.append("a year")
+        elif key == COUNTED:
+            out.append("the count asked")
+        else:
+            out.append(f"a quantity for {q.form(key)!r}" if key != AMOUNT else "an amount")
+    return out
+
+
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
     verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
@@ -628,6 +652,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     if nothing:
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
         why += "".join(f" (what the question names has no {r} edge)" for r in dict.fromkeys(lacking.values()))
+        why += "".join(f" (no result shows {w})" for w in _unshown(q, results, nodes))
         qc.notes.append(f"nothing matched: the best result's relevance {best:.2f} is below {threshold}{why}")
     elif len(kept) < len(nodes):
         qc.notes.append(f"relevance: {len(nodes) - len(kept)} answer node(s) below {threshold} left out")

@@ -84,6 +84,7 @@ def test_a_sum_of_money_is_asked_only_where_a_result_shows_one(
     )
     with _kb(root / "plain.db", name, plain, {}) as kb:
         assert _nothing(kb, question)
+        assert any("no result shows a sum of money" in n for n in kb.retrieve(question).metadata["notes"])
     with _kb(root / "paid.db", name, f"{plain} The contract costs {sign}{amount:,} a month.", {}) as kb:
         assert not _nothing(kb, question)
 
