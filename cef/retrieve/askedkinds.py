@@ -22,13 +22,21 @@ from cef.retrieve.english import (
     YEAR,
     adverb,
     count_of,
+    name_shown,
 )
 from cef.retrieve.questionterms import Term, read_terms
 
-__all__ = ["AMOUNT", "COUNTED", "asked_terms"]
+__all__ = ["AMOUNT", "COUNTED", "NAMED", "asked_terms", "named_nouns"]
 
 #: the key under which "how *many* X" asks a result to show a count of X (no word of the question)
 COUNTED = "#count"
+#: the key under which "what is the *name* of X" asks a result to show a name (or a title)
+NAMED = "#name"
+_NAME_ASKED = re.compile(
+    r"\bwhat(?:['’]s|\s+is|\s+was|\s+are|\s+were)\s+the\s+(?:names?|titles?)\s+of\b"
+    r"|\bwhat(?:['’]s|\s+is|\s+was|\s+are|\s+were)\s+(?:[\w.-]+\s+){0,3}?[\w-]+['’]s\s+(?:names?|titles?)\W*$",
+    re.I,
+)
 #: the key under which "how *much*" asks a result to show an amount (a sum of money, a quantity)
 AMOUNT = "#amount"
 _HOW_MUCH = re.compile(r"\bhow\s+much\b(?:\s+([\w-]+))?", re.I)
@@ -69,10 +77,33 @@ def asked_terms(
         counted = [by_form[w.lower()] for w in many.groups() if w and w.lower() in by_form]
         if counted:
             shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
+    if _NAME_ASKED.search(question):
+        shown[NAMED] = name_shown([question], named_nouns(question))
     amount = _amount(question)
     if amount is not None:
         shown[AMOUNT] = amount
     return terms, shown
+
+
+_NAME_OF = re.compile(
+    r"\b(?:names?|titles?)\s+of\s+(?:the\s+|a\s+|an\s+|his\s+|her\s+|their\s+|[\w-]+['’]s\s+)?((?:[\w-]+\s+){0,2}[\w-]+)"
+    r"|['’]s\s+((?:[\w-]+\s+){0,1}[\w-]+)['’]s\s+names?\b|\b(?:what|which)(?:['’]s|\s+\w+)\s+(?:[\w-]+\s+){0,3}?[\w-]+['’]s\s+names?",
+    re.I,
+)
+
+
+_NOT_NOUNS = frozenset(["the", "a", "an", "who", "that", "which", "where", "when", "whose", "whom"])
+
+
+def named_nouns(question: str) -> list[str]:
+    """The nouns whose name "what is the *name* of X" asks: the words of X after its determiner or
+    possessor ("the name of John's *wife*", "the title of the *inspiring book*", "Melanie's *husband's*
+    name"); a name stands right after one of them in a text that gives it."""
+    m = _NAME_OF.search(question)
+    if m is None:
+        return []
+    got = m.group(1) or m.group(2) or ""
+    return [w.lower() for w in got.split() if w.islower() and w not in _NOT_NOUNS]
 
 
 def _amount(question: str) -> re.Pattern[str] | None:

@@ -32,6 +32,7 @@ __all__ = [
     "count_of",
     "dates_in",
     "inflected_verb",
+    "name_shown",
     "same_date",
     "word_forms",
 ]
@@ -347,4 +348,33 @@ def same_date(a: Sequence[tuple[int | None, int | None]], b: Sequence[tuple[int 
         (x[0] is None or y[0] is None or x[0] == y[0]) and (x[1] is None or y[1] is None or x[1] == y[1])
         for x in a
         for y in b
+    )
+
+
+#: capitalized words that are no one's name: the pronoun "I" and its contractions, greetings and
+#: interjections that open a clause after a comma
+_NO_NAMES = ["I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll", "OK", "Ok", "Okay", "Hey", "Hi",
+             "Hello", "Oh", "Wow", "Thanks", "Yes", "No", "Yeah", "Sure", "Cool", "Congrats"]  # fmt: skip
+
+
+def name_shown(exclude: Sequence[str], nouns: Sequence[str] = ()) -> re.Pattern[str]:
+    """What "what is the *name* of X's dog" asks a text to show: a name right after the asked noun
+    ("my dog *Oscar*", "*Oscar*, my guinea pig": a capitalized word a few words from it in one
+    sentence), one a naming verb gives ("named *Oscar*", "called *Threadline*", "this is *Max*") or a
+    quoted title;
+    not a capitalized word of ``exclude`` (the question's own names, the speakers'), a month or a
+    weekday, "I" or an interjection. Without ``nouns``, any capitalized word inside a sentence."""
+    words = {w for text in exclude for w in re.findall(r"[A-Z][\w'’-]*", text)}
+    words |= {m for m in calendar.month_name if m} | set(calendar.day_name) | set(_NO_NAMES)
+    banned = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    name = rf"(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
+    quoted = r"[\"“][^\"”]{3,80}[\"”]"
+    if not nouns:
+        return re.compile(rf"(?<=[\w,;:)] ){name}|{quoted}")
+    asked = "|".join(re.escape(n) for n in nouns)
+    return re.compile(
+        rf"\b(?:{asked})(?:s|es)?\b[^.!?\n]{{0,12}}?(?<=[\w,;:)] ){name}|(?<=[\w,;:)–-] ){name}[^.!?\n]{{0,12}}\b(?:{asked})"
+        rf"|\b(?:named|called|titled|name\s+is|name's|names\s+are|this\s+is|meet)\s+(?:(?:him|her|it|them)\s+)?[\"“]?{name}"
+        rf"|{quoted}",
+        re.I,
     )

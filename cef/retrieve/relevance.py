@@ -133,10 +133,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cef.model import GraphPath, Node, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import AMOUNT, COUNTED, asked_terms
+from cef.retrieve.askedkinds import AMOUNT, COUNTED, NAMED, asked_terms, named_nouns
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import MEASURE_NOUNS, MONEY, YEAR, dates_in, same_date
+from cef.retrieve.english import MEASURE_NOUNS, MONEY, YEAR, dates_in, name_shown, same_date
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -169,7 +169,7 @@ def _shows(q: _Question, evidence: set[str], own: str) -> bool:
     stand in a title that names X otherwise."""
     if not q.shown:
         return True
-    measures = [key for key, p in q.shown.items() if p is not YEAR]
+    measures = [key for key, p in q.shown.items() if _measure(key, p)]
     if measures and q.named:
         said = stems(own)
         if not any(n.said and n.said <= said for n in q.named):
@@ -177,10 +177,16 @@ def _shows(q: _Question, evidence: set[str], own: str) -> bool:
     return all(key in evidence for key in q.shown)
 
 
+def _measure(key: str, pattern: re.Pattern[str]) -> bool:
+    """A measure, a count or an amount is shown only where a result's own text names the thing
+    asked about; a year or a name anywhere in its evidence."""
+    return pattern is not YEAR and key != NAMED
+
+
 def _evidence(q: _Question, text: str) -> set[str]:
     """The match keys of a result's text, and the question's words it shows ("what year": a year);
     a measure word is held only where its quantity shows ("the *Old* Pier" holds no age)."""
-    measures = {key for key, p in q.shown.items() if p is not YEAR}
+    measures = {key for key, p in q.shown.items() if _measure(key, p)}
     shown = {key for key, shows in q.shown.items() if shows.search(text)}
     return (stems(text) - measures) | shown | q.given
 
@@ -272,7 +278,7 @@ def _given_measures(q: _Question, named: Sequence[Node]) -> None:
     ("how *old* is Lucas Brandt": his ``age``; "how *much* does the plan cost": its ``price``): the
     knowledge base answers it with the named node, whatever its chunks say. Moves such keys from
     ``q.shown`` to ``q.given``."""
-    for key in [k for k, p in q.shown.items() if p is not YEAR and k != COUNTED]:
+    for key in [k for k, p in q.shown.items() if _measure(k, p) and k != COUNTED]:
         dimension = "much" if key == AMOUNT else q.form(key)
         nouns = MEASURE_NOUNS.get(dimension, frozenset())
         if any(
@@ -418,6 +424,9 @@ def _chunk_relevance(
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
     evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
+    names = q.shown.get(NAMED)
+    if names is not None and not names.search(own):
+        evidence.discard(NAMED)  # a name its own text gives, not the entities or the path it was found by
     return _relevance(q, evidence, ties, settings, named, vouched) * _shows(q, evidence, own)
 
 
@@ -474,6 +483,8 @@ def _node_relevance(
     named = _answer_named(qc, node.id)
     # a property this node shows is not the one asked of the named things when none of them has it
     evidence = _evidence(q, text) - q.unheld
+    if NAMED in q.shown:
+        evidence.add(NAMED)  # an answer node is a named thing: "what is the name of" its name
     counted = q.shown.get(COUNTED)
     if counted is not None and counted.search(f"2 {re.sub(r'(?<=[a-z])(?=[A-Z])', ' ', node.label)}"):
         # "how many services does checkout call": an answer node that is a service, on a path from
@@ -578,7 +589,7 @@ def _unshown(q: _Question, results: Sequence[RankedChunk], nodes: Sequence[Ranke
     out: list[str] = []
     for key, pattern in q.shown.items():
         # a measure of a named thing is shown only by a text that names it (as :func:`_shows` reads)
-        names = bool(q.named) and pattern is not YEAR
+        names = bool(q.named) and _measure(key, pattern)
         if any(
             pattern.search(t) and (not names or any(n.said and n.said <= stems(t) for n in q.named))
             for t in texts
@@ -588,6 +599,8 @@ def _unshown(q: _Question, results: Sequence[RankedChunk], nodes: Sequence[Ranke
             out.append("a sum of money")
         elif pattern is YEAR:
             out.append("a year")
+        elif key == NAMED:
+            out.append("a name")
         elif key == COUNTED:
             out.append("the count asked")
         else:
@@ -606,6 +619,10 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     features = _features(q, measured)
     ev = _asked_evidence(features, settings)
     said = _credit_speaker(qc, q, results, settings)
+    if NAMED in q.shown:  # a name other than the question's own and the speakers'
+        speakers = {rc.chunk.metadata.get("speaker") for rc in results}
+        exclude = [qc.query.query, *(s for s in speakers if isinstance(s, str))]
+        q.shown[NAMED] = name_shown(exclude, named_nouns(qc.query.query))
     q.unheld = (
         unheld_properties(qc, q.asked, [n.node_id for n in q.named]) if settings.unheld_properties else set()
     )

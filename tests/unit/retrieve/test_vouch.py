@@ -23,9 +23,8 @@ def test_a_word_and_its_neighbours_are_its_phrases() -> None:
 
 
 def test_a_paraphrase_is_vouched_for_by_the_result_it_finds(clinical_embedded: cef.KnowledgeBase) -> None:
-    # no record says "specialist"; the results found are Amira Haddad's doctor and what he specializes in,
-    # which the embedder reads as one
-    question = "What kind of specialist looks after Amira Haddad?"
+    # no record says "painkiller"; the results found are John's ibuprofen, which the embedder reads as one
+    question = "Which painkiller was John taken off?"
     assert _nothing(clinical_embedded, question)  # off by default: nothing matched
     assert not _nothing(clinical_embedded, question, vouch=0.5)
 
