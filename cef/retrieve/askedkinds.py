@@ -26,7 +26,7 @@ from cef.retrieve.english import (
 )
 from cef.retrieve.questionterms import Term, read_terms
 
-__all__ = ["AMOUNT", "COUNTED", "NAMED", "asked_terms", "named_nouns"]
+__all__ = ["AMOUNT", "COUNTED", "NAMED", "asked_terms", "asks_title", "named_nouns"]
 
 #: the key under which "how *many* X" asks a result to show a count of X (no word of the question)
 COUNTED = "#count"
@@ -34,7 +34,7 @@ COUNTED = "#count"
 NAMED = "#name"
 _NAME_ASKED = re.compile(
     r"\bwhat(?:['’]s|\s+is|\s+was|\s+are|\s+were)\s+the\s+(?:names?|titles?)\s+of\b"
-    r"|\bwhat(?:['’]s|\s+is|\s+was|\s+are|\s+were)\s+(?:[\w.-]+\s+){0,3}?[\w-]+['’]s\s+(?:names?|titles?)\W*$",
+    r"|\bwhat(?:['’]s|\s+is|\s+was|\s+are|\s+were)\s+(?:[\w.'’-]+\s+){0,3}?[\w-]+['’]s\s+(?:names?|titles?)\W*$",
     re.I,
 )
 #: the key under which "how *much*" asks a result to show an amount (a sum of money, a quantity)
@@ -78,7 +78,7 @@ def asked_terms(
         if counted:
             shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
     if _NAME_ASKED.search(question):
-        shown[NAMED] = name_shown([question], named_nouns(question))
+        shown[NAMED] = name_shown([question], named_nouns(question), asks_title(question))
     amount = _amount(question)
     if amount is not None:
         shown[AMOUNT] = amount
@@ -93,6 +93,11 @@ _NAME_OF = re.compile(
 
 
 _NOT_NOUNS = frozenset(["the", "a", "an", "who", "that", "which", "where", "when", "whose", "whom"])
+
+
+def asks_title(question: str) -> bool:
+    """Whether "what is the *title* of" asks a title (a quoted one answers), not a name."""
+    return re.search(r"\btitles?\b", question, re.I) is not None
 
 
 def named_nouns(question: str) -> list[str]:

@@ -167,7 +167,7 @@ def word_forms(word: str, lemma: str) -> list[str]:
 #: ("the *person* who"), not "each year", "per month"
 ASKED_KIND = re.compile(
     # "what is Hanna Voss's *job*": the possessed noun ending the question
-    r"\bwhat(?:['’]s|\s+is|\s+was)\s+(?:[\w.-]+\s+){0,3}?[\w-]+['’]s\s+(\w+)\W*$"
+    r"\bwhat(?:['’]s|\s+is|\s+was)\s+(?:[\w.'’-]+\s+){0,3}?[\w-]+['’]s\s+(\w+)\W*$"
     r"|\b(?:what|which)(?:\s+(?:is|was|are|were)\s+the|['’]s\s+the)?\s+(\w+)|\b(\w+)\s+(?:who|whom|that|where)\b",
     re.I,
 )
@@ -357,24 +357,32 @@ _NO_NAMES = ["I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I�
              "Hello", "Oh", "Wow", "Thanks", "Yes", "No", "Yeah", "Sure", "Cool", "Congrats"]  # fmt: skip
 
 
-def name_shown(exclude: Sequence[str], nouns: Sequence[str] = ()) -> re.Pattern[str]:
+def name_shown(exclude: Sequence[str], nouns: Sequence[str] = (), titles: bool = True) -> re.Pattern[str]:
     """What "what is the *name* of X's dog" asks a text to show: a name right after the asked noun
     ("my dog *Oscar*", "*Oscar*, my guinea pig": a capitalized word a few words from it in one
-    sentence), one a naming verb gives ("named *Oscar*", "called *Threadline*", "this is *Max*") or a
-    quoted title;
+    sentence), one a naming verb gives in a line that says the noun ("a puppy named *Oscar*", "a shop
+    called *Threadline*", "this is *Max*! [image: a dog]") or, when a title is asked, a quoted title
+    beside it;
     not a capitalized word of ``exclude`` (the question's own names, the speakers'), a month or a
-    weekday, "I" or an interjection. Without ``nouns``, any capitalized word inside a sentence."""
+    weekday, "I" or an interjection. Without ``nouns``, any capitalized word inside a sentence (or a
+    quoted title, with ``titles``)."""
     words = {w for text in exclude for w in re.findall(r"[A-Z][\w'’-]*", text)}
     words |= {m for m in calendar.month_name if m} | set(calendar.day_name) | set(_NO_NAMES)
     banned = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     name = rf"(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
     quoted = r"[\"“][^\"”]{3,80}[\"”]"
     if not nouns:
-        return re.compile(rf"(?<=[\w,;:)] ){name}|{quoted}")
-    asked = "|".join(re.escape(n) for n in nouns)
+        return re.compile(rf"(?<=[\w,;:)] ){name}" + (rf"|{quoted}" if titles else ""))
+    asked = rf"\b(?:{'|'.join(re.escape(n) for n in nouns)})(?:s|es)?\b"
+    naming = (
+        r"\b(?:named|called|titled|name\s+is|name's|names\s+are|this\s+is|meet)\s+(?:(?:him|her|it|them)\s+)?"
+    )
+    near = r"[^.!?\n]{0,12}?"
+    said = r"[^.!?\n]{0,40}?"
+    turn = r"[^\n]{0,120}?"  # a naming verb may name what the turn's next sentence or its photo shows
+    titled = rf"|{asked}{said}{quoted}|{quoted}{said}{asked}" if titles else ""
     return re.compile(
-        rf"\b(?:{asked})(?:s|es)?\b[^.!?\n]{{0,12}}?(?<=[\w,;:)] ){name}|(?<=[\w,;:)–-] ){name}[^.!?\n]{{0,12}}\b(?:{asked})"
-        rf"|\b(?:named|called|titled|name\s+is|name's|names\s+are|this\s+is|meet)\s+(?:(?:him|her|it|them)\s+)?[\"“]?{name}"
-        rf"|{quoted}",
+        rf"{asked}{near}(?<=[\w,;:)] ){name}|(?<=[\w,;:)–-] ){name}{near}{asked}"
+        rf"|{asked}{turn}{naming}[\"“]?{name}|{naming}[\"“]?{name}{turn}{asked}{titled}",
         re.I,
     )

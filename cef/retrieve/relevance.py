@@ -133,7 +133,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cef.model import GraphPath, Node, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import AMOUNT, COUNTED, NAMED, asked_terms, named_nouns
+from cef.retrieve.askedkinds import AMOUNT, COUNTED, NAMED, asked_terms, asks_title, named_nouns
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
 from cef.retrieve.english import MEASURE_NOUNS, MONEY, YEAR, dates_in, name_shown, same_date
@@ -622,7 +622,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     if NAMED in q.shown:  # a name other than the question's own and the speakers'
         speakers = {rc.chunk.metadata.get("speaker") for rc in results}
         exclude = [qc.query.query, *(s for s in speakers if isinstance(s, str))]
-        q.shown[NAMED] = name_shown(exclude, named_nouns(qc.query.query))
+        q.shown[NAMED] = name_shown(exclude, named_nouns(qc.query.query), asks_title(qc.query.query))
     q.unheld = (
         unheld_properties(qc, q.asked, [n.node_id for n in q.named]) if settings.unheld_properties else set()
     )

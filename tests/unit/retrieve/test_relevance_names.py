@@ -28,6 +28,7 @@ def test_the_asked_nouns_are_read_from_the_question() -> None:
     assert named_nouns("What is Melanie's husband's name?") == ["husband"]
     assert named_nouns("What is the name of the tech company where John works?") == ["tech", "company"]
     assert NAMED in asked_terms("What are the names of Nate's turtles?", set(), 3)[1]
+    assert NAMED in asked_terms("What is John's wife's name?", set(), 3)[1]  # two possessives
     assert NAMED not in asked_terms("Which team owns the payments service?", set(), 3)[1]
 
 
@@ -38,8 +39,8 @@ def test_a_name_is_shown_by_the_asked_noun_or_a_naming_verb(name: str, other: st
     for text in (
         f"We got a puppy, {name}, last week.",
         f"Yes I do - {name}, my puppy. He is great.",
-        f"we named him {name} after my grandpa",
-        f"Look at him, this is {name}!",
+        f"we got a puppy and named him {name} after my grandpa",
+        f"Here is my new puppy, this is {name}!",
     ):
         assert shown.search(text), text
     for text in (
@@ -47,6 +48,8 @@ def test_a_name_is_shown_by_the_asked_noun_or_a_naming_verb(name: str, other: st
         f"Thanks, {other}! My puppy loves the park.",  # the question's own name is no answer
         "My puppy and I went out in March.",  # a month is no name
         f"{name} went to the park. My puppy stayed home.",  # a sentence's first word
+        # another line's naming verb names another thing (a reply quoted under the turn)
+        f'My puppy is asleep.\n(in reply to: I am reading a novel called "{name} Rising".)',
     ):
         assert not shown.search(text), text
 
