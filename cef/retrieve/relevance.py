@@ -130,20 +130,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from cef.model import GraphPath, Node, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import AMOUNT, COUNTED, NAMED, asked_terms, asks_title, named_nouns
+from cef.model import GraphPath, RankedChunk, RankedNode
+from cef.retrieve.askedkinds import COUNTED, NAMED, asks_title, named_nouns
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import MEASURE_NOUNS, MONEY, YEAR, dates_in, name_shown, same_date
+from cef.retrieve.english import name_shown
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
 from cef.retrieve.qwords import relation_share
+from cef.retrieve.relevance_question import Question, evidence_of, read_question, shows, unshown
 from cef.retrieve.relevance_relations import lacking_relations, unheld_properties
 from cef.retrieve.relevance_vocab import (
-    label_words,
     relation_words,
     stems,
     weigh,
@@ -158,143 +157,6 @@ __all__ = ["FLOOR", "NOTHING_MATCHED_BELOW", "assess_relevance"]
 NOTHING_MATCHED_BELOW = RelevanceSettings().threshold
 #: the default floor (:attr:`~cef.retrieve.presets.RelevanceSettings.floor`)
 FLOOR = RelevanceSettings().floor
-#: how anchors found by name are marked (vector anchors are guesses, not things the question names)
-_GUESSED = frozenset({"vector", "dense"})
-
-
-def _shows(q: _Question, evidence: set[str], own: str) -> bool:
-    """A result answers "what *year*" / "how *tall* is X" only where it shows a year / a length; a
-    measure of a thing the question names, only where the result's own text (not the path it was
-    found by) names it too: a length beside another place found from X is not X's height; a year may
-    stand in a title that names X otherwise."""
-    if not q.shown:
-        return True
-    measures = [key for key, p in q.shown.items() if _measure(key, p)]
-    if measures and q.named:
-        said = stems(own)
-        if not any(n.said and n.said <= said for n in q.named):
-            return False
-    return all(key in evidence for key in q.shown)
-
-
-def _measure(key: str, pattern: re.Pattern[str]) -> bool:
-    """A measure, a count or an amount is shown only where a result's own text names the thing
-    asked about; a year or a name anywhere in its evidence."""
-    return pattern is not YEAR and key != NAMED
-
-
-def _evidence(q: _Question, text: str) -> set[str]:
-    """The match keys of a result's text, and the question's words it shows ("what year": a year);
-    a measure word is held only where its quantity shows ("the *Old* Pier" holds no age)."""
-    measures = {key for key, p in q.shown.items() if _measure(key, p)}
-    shown = {key for key, shows in q.shown.items() if shows.search(text)}
-    return (stems(text) - measures) | shown | q.given
-
-
-@dataclass
-class _Named:
-    """A node the question names: its link confidence, the stems of its names and of the question's
-    own words for it (``said``)."""
-
-    node_id: str
-    confidence: float
-    stems: set[str]
-    said: set[str] = field(default_factory=set)
-
-
-@dataclass
-class _Question:
-    terms: dict[str, Term]  # stem -> the question's content word, in order
-    named: list[_Named] = field(default_factory=list)
-    asked_given: bool = False  # the query names the relations to follow: what it asks is given
-    miscredited: set[str] = field(default_factory=set)  # said only of another speaker (credit.py)
-    shown: dict[str, re.Pattern[str]] = field(default_factory=dict)  # held where a result shows it
-    unheld: set[str] = field(default_factory=set)  # a property asked of named things none of them has
-    given: set[str] = field(default_factory=set)  # a measure a named thing holds as a property ("age")
-
-    @property
-    def stems(self) -> list[str]:
-        return list(self.terms)
-
-    @property
-    def asked(self) -> list[str]:
-        """The stems the named things do not account for: what the question asks about them."""
-        covered: set[str] = set()
-        for n in self.named:
-            covered |= n.stems
-        return [s for s in self.terms if s not in covered]
-
-    def form(self, key: str) -> str:
-        term = self.terms.get(key)
-        return term.form if term is not None else key
-
-
-def _question(qc: QueryContext, settings: RelevanceSettings) -> _Question:
-    terms, shown = asked_terms(qc.query.query, label_words(qc), settings.phrase_words)
-    q = _Question(terms, asked_given=bool(qc.query.traversal.relation_types), shown=shown)
-    hinted = {target.description for target in qc.query.targets}
-    best: dict[str, float] = {}
-    mention: dict[str, str] = {}
-    for a in qc.anchors:
-        if a.how in _GUESSED:
-            continue
-        if a.score > best.get(a.node_id, -1.0):
-            best[a.node_id] = float(a.score)
-            mention[a.node_id] = a.target or ""
-    nodes = {n.id: n for n in qc.state.get_nodes(list(best))} if best else {}
-    finder = name_finder(qc.state)
-    for node_id, conf in best.items():
-        node = nodes.get(node_id)
-        names = [mention[node_id]] + (finder.names_of(node) if node is not None else [])
-        keys: set[str] = set().union(*(stems(n) for n in names if n))
-        if keys & set(q.stems) or mention[node_id] in hinted:  # named by the question or its targets
-            said = stems(mention[node_id]) & set(q.stems)
-            if not same_date(
-                _dates_at(qc.query.query, mention[node_id]), [d for n in names[1:] for d in dates_in(n)]
-            ):
-                conf = 0.0  # "the *September* 2024 meeting" is not the note "2024-03 Council Meeting"
-            q.named.append(_Named(node_id, min(max(conf, 0.0), 1.0), keys, said or keys))
-    _given_measures(q, [nodes[n.node_id] for n in q.named if n.node_id in nodes])
-    return q
-
-
-def _dates_at(question: str, mention: str) -> list[tuple[int | None, int | None]]:
-    """The dates the question writes in its words for a named thing or right before them ("the
-    *September 2024* council meeting"), not elsewhere ("the PolyDial paper's authors *in 2023*": a
-    time, not the paper's name)."""
-    low = question.lower()
-    at, span = (low.find(mention.lower()), mention) if mention else (-1, "")
-    if at < 0:  # a fuzzy link's mention is the node's name: find its words without their date
-        span = " ".join(w for w in mention.split() if not dates_in(w)).strip()
-        at = low.find(span.lower()) if span else -1
-    if at < 0:
-        return []
-    before = question[:at].split()[-3:]
-    return dates_in(" ".join([*before, question[at : at + len(span)]]))
-
-
-def _given_measures(q: _Question, named: Sequence[Node]) -> None:
-    """A measure the named things hold as a property is given, not to be shown by a result's text
-    ("how *old* is Lucas Brandt": his ``age``; "how *much* does the plan cost": its ``price``): the
-    knowledge base answers it with the named node, whatever its chunks say. Moves such keys from
-    ``q.shown`` to ``q.given``."""
-    for key in [k for k, p in q.shown.items() if _measure(k, p) and k != COUNTED]:
-        dimension = "much" if key == AMOUNT else q.form(key)
-        nouns = MEASURE_NOUNS.get(dimension, frozenset())
-        if any(
-            value not in (None, "") and nouns & set(_KEY_WORDS.findall(_split_camel(prop).lower()))
-            for node in named
-            for prop, value in node.properties.items()
-        ):
-            del q.shown[key]
-            q.given.add(key)
-
-
-def _split_camel(name: str) -> str:
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
-
-
-_KEY_WORDS = re.compile(r"[a-z]+")
 
 
 def _path_text(qc: QueryContext, path: GraphPath | None, nodes: bool = True) -> str:
@@ -319,7 +181,7 @@ def _credit(t: Term, evidence: set[str], settings: RelevanceSettings, miscredite
     return 0.0 if t.absent_thing or miscredited else settings.elsewhere
 
 
-def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings: RelevanceSettings) -> float:
+def _coverage(q: Question, wanted: Sequence[str], evidence: set[str], settings: RelevanceSettings) -> float:
     """The weighted share of the wanted words the result holds: 1 in its evidence, ``elsewhere``
     when the knowledge base holds the word elsewhere (or it is the question's phrasing), 0 when the
     word names a thing the knowledge base does not hold."""
@@ -338,7 +200,7 @@ def _coverage(q: _Question, wanted: Sequence[str], evidence: set[str], settings:
 
 
 def _held(
-    q: _Question, wanted: Sequence[str], *, names_only: bool = False, vouched: frozenset[str] = frozenset()
+    q: Question, wanted: Sequence[str], *, names_only: bool = False, vouched: frozenset[str] = frozenset()
 ) -> float:
     """The weighted share of the wanted words that name nothing absent: the most a relation path
     can explain of the question. ``names_only``: only a name or a code the knowledge base lacks
@@ -360,7 +222,7 @@ def _held(
 
 
 def _relevance(
-    q: _Question,
+    q: Question,
     evidence: set[str],
     ties: set[str],
     settings: RelevanceSettings,
@@ -396,7 +258,7 @@ def _relevance(
 
 def _chunk_relevance(
     qc: QueryContext,
-    q: _Question,
+    q: Question,
     rc: RankedChunk,
     settings: RelevanceSettings,
     said: str | None = None,
@@ -423,15 +285,15 @@ def _chunk_relevance(
     if chunk.node_id is not None:
         ties.add(chunk.node_id)
     from_paths = e.strategy.value == "paths" or bool({"paths", "path_context"} & set(e.shares))
-    evidence, named = _evidence(q, text), _path_named(qc) if from_paths else 0.0
+    evidence, named = evidence_of(q, text), _path_named(qc) if from_paths else 0.0
     names = q.shown.get(NAMED)
     if names is not None and not names.search(own):
         evidence.discard(NAMED)  # a name its own text gives, not the entities or the path it was found by
-    return _relevance(q, evidence, ties, settings, named, vouched) * _shows(q, evidence, own)
+    return _relevance(q, evidence, ties, settings, named, vouched) * shows(q, evidence, own)
 
 
 def _credit_speaker(
-    qc: QueryContext, q: _Question, results: list[RankedChunk], settings: RelevanceSettings
+    qc: QueryContext, q: Question, results: list[RankedChunk], settings: RelevanceSettings
 ) -> dict[str, str]:
     """When the question names one speaker of the results' dialogue turns: what each turn's chunk
     says of them (by chunk id); the question's words that the results say only of another speaker
@@ -469,7 +331,7 @@ def _answer_named(qc: QueryContext, node_id: str) -> float:
 
 def _node_relevance(
     qc: QueryContext,
-    q: _Question,
+    q: Question,
     rn: RankedNode,
     settings: RelevanceSettings,
     vouched: frozenset[str] = frozenset(),
@@ -482,7 +344,7 @@ def _node_relevance(
         ties.add(rn.path.node_ids[0])
     named = _answer_named(qc, node.id)
     # a property this node shows is not the one asked of the named things when none of them has it
-    evidence = _evidence(q, text) - q.unheld
+    evidence = evidence_of(q, text) - q.unheld
     if NAMED in q.shown:
         evidence.add(NAMED)  # an answer node is a named thing: "what is the name of" its name
     counted = q.shown.get(COUNTED)
@@ -514,10 +376,10 @@ def _node_relevance(
         tie = max((n.confidence for n in q.named if n.node_id in ties), default=0.0)
         by_path = tie * (settings.floor + (1.0 - settings.floor) * named)
         relevance = max(relevance, round(by_path * _held(q, q.asked, names_only=True, vouched=vouched), 4))
-    return relevance * _shows(q, evidence, own)
+    return relevance * shows(q, evidence, own)
 
 
-def _features(q: _Question, measured: list[str]) -> dict[str, float]:
+def _features(q: Question, measured: list[str]) -> dict[str, float]:
     """The question's own evidence, beside each result's rule relevance: ``named``, the best link
     confidence of a thing it names (0: it names none); ``absent``, the weighted share of what it asks
     (``measured``) that the knowledge base holds nowhere, verbs and phrasing included (reported
@@ -554,7 +416,7 @@ def _calibrated(rule: float, settings: RelevanceSettings, evidence: float = 0.0)
 
 def _vouch(
     qc: QueryContext,
-    q: _Question,
+    q: Question,
     measured: list[str],
     results: list[RankedChunk],
     said: dict[str, str],
@@ -582,38 +444,12 @@ def _vouch(
     return top
 
 
-def _unshown(q: _Question, results: Sequence[RankedChunk], nodes: Sequence[RankedNode]) -> list[str]:
-    """What the question asks a result to show that none of them does, in words for the note: "a
-    sum of money", "a year", "the count asked", "a quantity for 'tall'"."""
-    texts = [rc.chunk.content for rc in results] + [rn.text or "" for rn in nodes]
-    out: list[str] = []
-    for key, pattern in q.shown.items():
-        # a measure of a named thing is shown only by a text that names it (as :func:`_shows` reads)
-        names = bool(q.named) and _measure(key, pattern)
-        if any(
-            pattern.search(t) and (not names or any(n.said and n.said <= stems(t) for n in q.named))
-            for t in texts
-        ):
-            continue
-        if pattern is MONEY:
-            out.append("a sum of money")
-        elif pattern is YEAR:
-            out.append("a year")
-        elif key == NAMED:
-            out.append("a name")
-        elif key == COUNTED:
-            out.append("the count asked")
-        else:
-            out.append(f"a quantity for {q.form(key)!r}" if key != AMOUNT else "an amount")
-    return out
-
-
 def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[RankedChunk]:
     """``results`` with their relevance; answer nodes below the threshold dropped from ``qc``; the
     verdict in ``qc.stages.relevance`` (and a note when nothing matched)."""
     settings = settings_for(RelevanceSettings, qc.query)
     threshold = settings.threshold
-    q = _question(qc, settings)
+    q = read_question(qc, settings)
     weigh(qc, q.terms, settings)
     measured = q.asked if q.named else q.stems
     features = _features(q, measured)
@@ -669,7 +505,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     if nothing:
         why = f" (the knowledge base has no {', '.join(repr(m) for m in missing)})" if missing else ""
         why += "".join(f" (what the question names has no {r} edge)" for r in dict.fromkeys(lacking.values()))
-        why += "".join(f" (no result shows {w})" for w in _unshown(q, results, nodes))
+        why += "".join(f" (no result shows {w})" for w in unshown(q, results, nodes))
         qc.notes.append(f"nothing matched: the best result's relevance {best:.2f} is below {threshold}{why}")
     elif len(kept) < len(nodes):
         qc.notes.append(f"relevance: {len(nodes) - len(kept)} answer node(s) below {threshold} left out")
