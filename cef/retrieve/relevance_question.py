@@ -165,7 +165,7 @@ def unshown(q: Question, results: Sequence[RankedChunk], nodes: Sequence[RankedN
     texts = [rc.chunk.content for rc in results] + [rn.text or "" for rn in nodes]
     out: list[str] = []
     for key, pattern in q.shown.items():
-        # a measure of a named thing is shown only by a text that names it (as :func:`_shows` reads)
+        # a measure of a named thing is shown only by a text that names it (as :func:`shows` reads)
         names = bool(q.named) and _measure(key, pattern)
         if any(
             pattern.search(t) and (not names or any(n.said and n.said <= stems(t) for n in q.named))
