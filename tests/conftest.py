@@ -21,6 +21,13 @@ settings.register_profile("cef", deadline=None)
 settings.load_profile("cef")
 
 
+def nothing_matched(kb: cef.KnowledgeBase, question: str) -> bool:
+    """Whether ``kb`` answers ``question`` with "nothing matched" (its relevance verdict)."""
+    verdict = kb.retrieve(question).metadata["relevance"]
+    assert isinstance(verdict, dict)
+    return bool(verdict["nothing_matched"])
+
+
 def clinical_batch() -> Batch:
     return Batch.model_validate(yaml.safe_load(CLINICAL.read_text()))
 

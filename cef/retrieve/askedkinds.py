@@ -11,6 +11,7 @@ not show it does not answer."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from cef.retrieve.english import (
     ANSWER_KINDS,
@@ -26,7 +27,7 @@ from cef.retrieve.english import (
 )
 from cef.retrieve.questionterms import Term, read_terms
 
-__all__ = ["AMOUNT", "COUNTED", "NAMED", "asked_terms", "asks_title", "named_nouns"]
+__all__ = ["AMOUNT", "COUNTED", "NAMED", "asked_terms", "asks_title", "name_asked", "named_nouns"]
 
 #: the key under which "how *many* X" asks a result to show a count of X (no word of the question)
 COUNTED = "#count"
@@ -78,7 +79,7 @@ def asked_terms(
         if counted:
             shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
     if _NAME_ASKED.search(question):
-        shown[NAMED] = name_shown([question], named_nouns(question), asks_title(question))
+        shown[NAMED] = name_asked(question)
     amount = _amount(question)
     if amount is not None:
         shown[AMOUNT] = amount
@@ -93,6 +94,12 @@ _NAME_OF = re.compile(
 
 
 _NOT_NOUNS = frozenset(["the", "a", "an", "who", "that", "which", "where", "when", "whose", "whom"])
+
+
+def name_asked(question: str, speakers: Sequence[str] = ()) -> re.Pattern[str]:
+    """What "what is the *name* of X" asks a result to show (:func:`~cef.retrieve.english.name_shown`):
+    a name by X's nouns, not one the question or a dialogue's ``speakers`` say."""
+    return name_shown([question, *speakers], named_nouns(question), asks_title(question))
 
 
 def asks_title(question: str) -> bool:

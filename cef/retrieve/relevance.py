@@ -132,10 +132,9 @@ import re
 from collections.abc import Sequence
 
 from cef.model import GraphPath, RankedChunk, RankedNode
-from cef.retrieve.askedkinds import COUNTED, NAMED, asks_title, named_nouns
+from cef.retrieve.askedkinds import COUNTED, NAMED, name_asked
 from cef.retrieve.context import QueryContext
 from cef.retrieve.credit import credited_text, named_speaker
-from cef.retrieve.english import name_shown
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -457,8 +456,7 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     said = _credit_speaker(qc, q, results, settings)
     if NAMED in q.shown:  # a name other than the question's own and the speakers'
         speakers = {rc.chunk.metadata.get("speaker") for rc in results}
-        exclude = [qc.query.query, *(s for s in speakers if isinstance(s, str))]
-        q.shown[NAMED] = name_shown(exclude, named_nouns(qc.query.query), asks_title(qc.query.query))
+        q.shown[NAMED] = name_asked(qc.query.query, [s for s in speakers if isinstance(s, str)])
     q.unheld = (
         unheld_properties(qc, q.asked, [n.node_id for n in q.named]) if settings.unheld_properties else set()
     )

@@ -16,7 +16,7 @@ from cef.retrieve.english import MEASURE_NOUNS, MONEY, YEAR, dates_in, same_date
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import RelevanceSettings
 from cef.retrieve.questionterms import Term
-from cef.retrieve.relevance_vocab import label_words, stems
+from cef.retrieve.relevance_vocab import key_words, label_words, stems
 
 __all__ = ["Named", "Question", "evidence_of", "read_question", "shows", "unshown"]
 
@@ -144,19 +144,12 @@ def _given_measures(q: Question, named: Sequence[Node]) -> None:
         dimension = "much" if key == AMOUNT else q.form(key)
         nouns = MEASURE_NOUNS.get(dimension, frozenset())
         if any(
-            value not in (None, "") and nouns & set(_KEY_WORDS.findall(_split_camel(prop).lower()))
+            value not in (None, "") and nouns & set(key_words(prop).split())
             for node in named
             for prop, value in node.properties.items()
         ):
             del q.shown[key]
             q.given.add(key)
-
-
-def _split_camel(name: str) -> str:
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
-
-
-_KEY_WORDS = re.compile(r"[a-z]+")
 
 
 def unshown(q: Question, results: Sequence[RankedChunk], nodes: Sequence[RankedNode]) -> list[str]:

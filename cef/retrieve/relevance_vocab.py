@@ -177,8 +177,8 @@ IDENTIFIER_NOUNS = frozenset(["code", "codes", "number", "numbers", "id", "ids",
 def words_of_key(name: str) -> list[str]:
     """A property key's forms as a question may write it: ``icd10`` also as "icd-10" and "icd 10",
     ``trackingNumber`` as its words."""
-    low = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
-    split = re.sub(r"(?<=[a-z])(?=\d)", "-", low.replace("_", " "))
+    low = key_words(name)
+    split = re.sub(r"(?<=[a-z])(?=\d)", "-", low)
     return list(dict.fromkeys([low, split, split.replace("-", " ")]))
 
 

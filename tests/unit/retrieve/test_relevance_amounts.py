@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import cef
 from cef.retrieve.askedkinds import AMOUNT, asked_terms
 from cef.retrieve.english import MONEY, QUANTITY
+from tests.conftest import nothing_matched as _nothing
 
 #: made-up capitalized names ("Quorvex"): no dictionary word, no stop word
 _NAMES = st.builds(
@@ -44,12 +45,6 @@ def _kb(path: Path, name: str, text: str, properties: dict[str, object]) -> cef.
         )
     )
     return kb
-
-
-def _nothing(kb: cef.KnowledgeBase, question: str) -> bool:
-    verdict = kb.retrieve(question).metadata["relevance"]
-    assert isinstance(verdict, dict)
-    return bool(verdict["nothing_matched"])
 
 
 def test_how_much_reads_money_a_quantity_or_nothing() -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import cef
 from cef.retrieve.relevance_vocab import words_of_key
+from tests.conftest import nothing_matched
 
 _KEYS = st.builds(
     lambda stem, digits: stem + str(digits),
@@ -43,11 +44,5 @@ def test_an_identifier_after_a_property_key_is_held(tmp_path_factory: object, ke
             )
         )
         written = key[:-2] + "-" + key[-2:] if key[-2].isdigit() else key[:-1] + "-" + key[-1:]
-
-        def nothing(question: str) -> bool:
-            verdict = kb.retrieve(question).metadata["relevance"]
-            assert isinstance(verdict, dict)
-            return bool(verdict["nothing_matched"])
-
-        assert not nothing(f"What is the {written.upper()} code for gout?")
-        assert nothing("What is the postal code for gout?")
+        assert not nothing_matched(kb, f"What is the {written.upper()} code for gout?")
+        assert nothing_matched(kb, "What is the postal code for gout?")

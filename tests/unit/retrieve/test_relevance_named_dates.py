@@ -15,6 +15,7 @@ from cef.extract.lemmas import known_word
 from cef.retrieve.english import dates_in, same_date
 from cef.retrieve.questionterms import read_terms
 from cef.text import QUERY_STOP_WORDS
+from tests.conftest import nothing_matched as _nothing
 
 #: made-up lower-case nouns: no dictionary word, no stop word
 _NOUNS = (
@@ -68,12 +69,6 @@ def _meetings(path: Path) -> cef.KnowledgeBase:
         )
     )
     return kb
-
-
-def _nothing(kb: cef.KnowledgeBase, question: str) -> bool:
-    verdict = kb.retrieve(question).metadata["relevance"]
-    assert isinstance(verdict, dict)
-    return bool(verdict["nothing_matched"])
 
 
 def test_a_meeting_of_another_month_is_not_the_one_asked(tmp_path: Path) -> None:
