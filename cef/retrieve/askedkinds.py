@@ -78,7 +78,7 @@ def asked_terms(
         counted = [by_form[w.lower()] for w in many.groups() if w and w.lower() in by_form]
         if counted:
             shown[COUNTED] = count_of([k for t in counted for k in (t.key, t.form)])  # "people": person
-    if _NAME_ASKED.search(question):
+    if _NAME_ASKED.search(question) or _CALLED.search(question):
         shown[NAMED] = name_asked(question)
     amount = _amount(question)
     if amount is not None:
@@ -93,7 +93,17 @@ _NAME_OF = re.compile(
 )
 
 
-_NOT_NOUNS = frozenset(["the", "a", "an", "who", "that", "which", "where", "when", "whose", "whom"])
+#: "what is Jon's dance studio *called*": the name of the thing between the copula and "called"
+_CALLED = re.compile(
+    r"\bwhat(?:['’]s|\s+is|\s+was|\s+are|\s+were)\s+((?:[\w.'’-]+\s+){0,5}?[\w'’-]+)\s+(?:called|named)\W*$",
+    re.I,
+)
+
+#: determiners, possessives and relative words: no noun of the thing named
+_NOT_NOUNS = frozenset(
+    ["the", "a", "an", "this", "these", "those", "who", "that", "which", "where", "when", "whose", "whom",
+     "his", "her", "their", "its", "my", "your", "our"]
+)  # fmt: skip
 
 
 def name_asked(question: str, speakers: Sequence[str] = ()) -> re.Pattern[str]:
@@ -108,13 +118,18 @@ def asks_title(question: str) -> bool:
 
 
 def named_nouns(question: str) -> list[str]:
-    """The nouns whose name "what is the *name* of X" asks: the words of X after its determiner or
-    possessor ("the name of John's *wife*", "the title of the *inspiring book*", "Melanie's *husband's*
-    name"); a name stands right after one of them in a text that gives it."""
+    """The nouns whose name "what is the *name* of X" or "what is X *called*" asks: the words of X
+    after its determiner or possessor ("the name of John's *wife*", "the title of the *inspiring
+    book*", "Melanie's *husband's* name", "what is Jon's *dance studio* called"); a name stands right
+    after one of them in a text that gives it."""
     m = _NAME_OF.search(question)
-    if m is None:
-        return []
-    got = m.group(1) or m.group(2) or ""
+    if m is not None:
+        got = m.group(1) or m.group(2) or ""
+    else:
+        called = _CALLED.search(question)
+        if called is None:
+            return []
+        got = called.group(1)
     return [w.lower() for w in got.split() if w.islower() and w not in _NOT_NOUNS]
 
 

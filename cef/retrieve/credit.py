@@ -20,8 +20,9 @@ from collections.abc import Sequence
 
 from cef.model import Chunk, RankedChunk
 from cef.retrieve.dialoguequestion import named_speaker as speaker_named
+from cef.retrieve.english import GREETINGS
 
-__all__ = ["addresses_hearer", "credited_text", "named_speaker"]
+__all__ = ["addresses_hearer", "credited_text", "named_speaker", "people"]
 
 #: the line a turn's chunk ends with, the turn it answers (:func:`cef.memory.conversation.turn_content`)
 _REPLY = re.compile(r"\n\(in reply to ([^:\n]+): (.*)\)\s*$", re.DOTALL)
@@ -31,14 +32,27 @@ FIRST_PERSON = frozenset(
     {"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm", "i've", "i'll"}
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-#: words that open an address to the hearer ("*Hi* Melanie!")
-GREETINGS = frozenset({"hi", "hey", "hello", "dear", "yo", "thanks", "bye", "morning", "evening"})
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
 def _speaker(chunk: Chunk) -> str | None:
     speaker = chunk.metadata.get("speaker")
     return speaker if isinstance(speaker, str) and speaker.strip() else None
+
+
+def people(results: Sequence[RankedChunk]) -> list[str]:
+    """The people of the results' dialogue turns: who speaks each and who they reply to (a turn of
+    one speaker's says the other's name as its hearer: "Hey Jon, my store ...")."""
+    out: dict[str, None] = {}
+    for rc in results:
+        speaker = _speaker(rc.chunk)
+        if speaker is None:
+            continue
+        out[speaker] = None
+        reply = _REPLY.search(rc.chunk.content)
+        if reply is not None:
+            out[reply.group(1).strip()] = None
+    return list(out)
 
 
 def _name_words(name: str) -> list[str]:
@@ -114,4 +128,5 @@ def credited_text(chunk: Chunk, person: str) -> tuple[str, str] | None:
         of, other = _of(text, person, who == person, hearer == person)
         said += of
         rest += other
-    return (" ".join([person, *said]) if said else "", " ".join(rest))
+    # the name ends a sentence of its own: a turn's first word is no name given ("Jon. Searching for ...")
+    return (". ".join([person, " ".join(said)]) if said else "", " ".join(rest))

@@ -17,6 +17,7 @@ __all__ = [
     "CLASSIFIERS",
     "CLASSIFIER_NOUNS",
     "COPULAS",
+    "GREETINGS",
     "HAVE",
     "MEASURES",
     "MEASURE_NOUNS",
@@ -357,6 +358,10 @@ _NO_NAMES = ["I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I�
              "Hello", "Oh", "Wow", "Thanks", "Yes", "No", "Yeah", "Sure", "Cool", "Congrats"]  # fmt: skip
 
 
+#: words that open an address to the hearer ("*Hi* Melanie!"): the name after one is who is spoken to
+GREETINGS = frozenset({"hi", "hey", "hello", "dear", "yo", "thanks", "bye", "morning", "evening"})
+
+
 def name_shown(exclude: Sequence[str], nouns: Sequence[str] = (), titles: bool = True) -> re.Pattern[str]:
     """What "what is the *name* of X's dog" asks a text to show: a name right after the asked noun
     ("my dog *Oscar*", "*Oscar*, my guinea pig": a capitalized word a few words from it in one
@@ -369,7 +374,9 @@ def name_shown(exclude: Sequence[str], nouns: Sequence[str] = (), titles: bool =
     words = {w for text in exclude for w in re.findall(r"[A-Z][\w'’-]*", text)}
     words |= {m for m in calendar.month_name if m} | set(calendar.day_name) | set(_NO_NAMES)
     banned = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    name = rf"(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
+    # not a name a greeting addresses ("Hey Tam, my store ..."): the hearer, not the name asked
+    greeted = "".join(rf"(?<!\b{g} )" for g in sorted(GREETINGS))
+    name = rf"{greeted}(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
     quoted = r"[\"“][^\"”]{3,80}[\"”]"
     if not nouns:
         return re.compile(rf"(?<=[\w,;:)] ){name}" + (rf"|{quoted}" if titles else ""))

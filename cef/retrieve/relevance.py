@@ -134,7 +134,7 @@ from collections.abc import Sequence
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import COUNTED, NAMED, name_asked
 from cef.retrieve.context import QueryContext
-from cef.retrieve.credit import credited_text, named_speaker
+from cef.retrieve.credit import credited_text, named_speaker, people
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -454,9 +454,8 @@ def assess_relevance(qc: QueryContext, results: list[RankedChunk]) -> list[Ranke
     features = _features(q, measured)
     ev = _asked_evidence(features, settings)
     said = _credit_speaker(qc, q, results, settings)
-    if NAMED in q.shown:  # a name other than the question's own and the speakers'
-        speakers = {rc.chunk.metadata.get("speaker") for rc in results}
-        q.shown[NAMED] = name_asked(qc.query.query, [s for s in speakers if isinstance(s, str)])
+    if NAMED in q.shown:  # a name other than the question's own and the dialogue's people's
+        q.shown[NAMED] = name_asked(qc.query.query, people(results))
     q.unheld = (
         unheld_properties(qc, q.asked, [n.node_id for n in q.named]) if settings.unheld_properties else set()
     )
