@@ -375,7 +375,7 @@ def name_shown(exclude: Sequence[str], nouns: Sequence[str] = (), titles: bool =
     words |= {m for m in calendar.month_name if m} | set(calendar.day_name) | set(_NO_NAMES)
     banned = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     # not a name a greeting addresses ("Hey Tam, my store ..."): the hearer, not the name asked
-    greeted = "".join(rf"(?<!\b{g} )" for g in sorted(GREETINGS))
+    greeted = "".join(rf"(?<!\b(?i:{g}) )" for g in sorted(GREETINGS))
     name = rf"{greeted}(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
     quoted = r"[\"“][^\"”]{3,80}[\"”]"
     if not nouns:

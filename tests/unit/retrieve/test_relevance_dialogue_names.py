@@ -83,6 +83,10 @@ def test_a_greeted_name_is_no_name_shown() -> None:
     assert not shown.search("Thanks Tam, the store is busy.")
     assert shown.search("They met Tam at the store.")  # "They" is no greeting
     assert shown.search("My store, Velquora, is busy.")
+    anywhere = name_shown(["Who did Zora meet?"])  # no asked noun: any name inside a sentence
+    assert not anywhere.search("Oh, hey Tam, good to see you.")
+    assert not anywhere.search("Oh, Hey Tam, good to see you.")
+    assert anywhere.search("Oh, they met Tam there.")
 
 
 def test_called_and_named_ask_a_name() -> None:
