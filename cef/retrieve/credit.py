@@ -22,7 +22,7 @@ from cef.model import Chunk, RankedChunk
 from cef.retrieve.dialoguequestion import named_speaker as speaker_named
 from cef.retrieve.english import GREETINGS
 
-__all__ = ["addresses_hearer", "credited_text", "named_speaker", "people"]
+__all__ = ["addresses_hearer", "credited_text", "named_speaker", "people", "unframed"]
 
 #: the line a turn's chunk ends with, the turn it answers (:func:`cef.memory.conversation.turn_content`)
 _REPLY = re.compile(r"\n\(in reply to ([^:\n]+): (.*)\)\s*$", re.DOTALL)
@@ -38,6 +38,24 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 def _speaker(chunk: Chunk) -> str | None:
     speaker = chunk.metadata.get("speaker")
     return speaker if isinstance(speaker, str) and speaker.strip() else None
+
+
+_HEAD = re.compile(r"\A([^\n:]*?)(?: \([^)\n]*\))?: ")
+_REPLY_HEAD = re.compile(r"\n\(in reply to ([^:\n]+): ")
+
+
+def unframed(chunk: Chunk) -> str:
+    """A dialogue turn's chunk with the colons of its framing ("Joanna (21 April 2022): Heard of ...",
+    "(in reply to Nate: I love ...") made full stops: the word after one opens a sentence (it is no
+    name the turn gives). Any other chunk's content as it is."""
+    speaker = _speaker(chunk)
+    if speaker is None:
+        return chunk.content
+    head = _HEAD.match(chunk.content)
+    text = chunk.content
+    if head is not None and head.group(1) == speaker:
+        text = text[: head.end() - 2] + ". " + text[head.end() :]
+    return _REPLY_HEAD.sub(lambda m: f"\n(in reply to {m.group(1)}. ", text)
 
 
 def people(results: Sequence[RankedChunk]) -> list[str]:

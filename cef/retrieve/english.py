@@ -376,7 +376,8 @@ def name_shown(exclude: Sequence[str], nouns: Sequence[str] = (), titles: bool =
     banned = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     # not a name a greeting addresses ("Hey Tam, my store ..."): the hearer, not the name asked
     greeted = "".join(rf"(?<!\b(?i:{g}) )" for g in sorted(GREETINGS))
-    name = rf"{greeted}(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
+    # a name may stand in Markdown emphasis ("the survey boat *Petrel*")
+    name = rf"{greeted}[*_]?(?-i:(?!(?:{banned})(?![\w'’-]))[A-Z][\w'’-]+)"
     quoted = r"[\"“][^\"”]{3,80}[\"”]"
     if not nouns:
         return re.compile(rf"(?<=[\w,;:)] ){name}" + (rf"|{quoted}" if titles else ""))

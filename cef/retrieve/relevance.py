@@ -134,7 +134,7 @@ from collections.abc import Sequence
 from cef.model import GraphPath, RankedChunk, RankedNode
 from cef.retrieve.askedkinds import COUNTED, NAMED, name_asked
 from cef.retrieve.context import QueryContext
-from cef.retrieve.credit import credited_text, named_speaker, people
+from cef.retrieve.credit import credited_text, named_speaker, people, unframed
 from cef.retrieve.names import name_finder
 from cef.retrieve.presets import AutoSettings, RelevanceSettings, settings_for
 from cef.retrieve.questionterms import Term
@@ -271,7 +271,7 @@ def _chunk_relevance(
     speaker = chunk.metadata.get("speaker")  # a dialogue turn names who says it
     own = " ".join(
         [
-            chunk.content if said is None else said,
+            unframed(chunk) if said is None else said,  # a turn's framing ends a sentence
             speaker if isinstance(speaker, str) else "",
             title if isinstance(title, str) else "",
             " ".join(h for h in headings if isinstance(h, str)) if isinstance(headings, list) else "",

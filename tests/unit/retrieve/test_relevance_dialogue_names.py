@@ -14,7 +14,7 @@ import cef
 from cef.memory.conversation import Conversation, Session, Turn, ingest_conversation
 from cef.model import Chunk, Explanation, RankedChunk, SearchStrategy
 from cef.retrieve.askedkinds import NAMED, asked_terms, named_nouns
-from cef.retrieve.credit import credited_text, people
+from cef.retrieve.credit import credited_text, people, unframed
 from cef.retrieve.english import name_shown
 
 #: Zora's answer to Tam's question, per session; Zora's store is never named in ``_UNNAMED``
@@ -114,3 +114,32 @@ def test_a_credited_turn_keeps_its_first_word_at_a_sentence_start() -> None:
     got = credited_text(chunk, "Zora")
     assert got is not None
     assert got[0] == "Zora. Opening my store was hard."
+
+
+def test_a_turn_framing_opens_a_sentence() -> None:
+    chunk = Chunk(
+        id="t1",
+        content="Zora (8 January 2023): Heard of that store!\n(in reply to Tam: Velquora is great.)",
+        metadata={"speaker": "Zora"},
+    )
+    assert (
+        unframed(chunk)
+        == "Zora (8 January 2023). Heard of that store!\n(in reply to Tam. Velquora is great.)"
+    )
+    plain = Chunk(id="t2", content="Postmortem INC-1: every call failed.")
+    assert unframed(plain) == plain.content  # no dialogue turn: as it is
+
+
+def test_a_question_naming_both_speakers_is_not_answered_by_a_turn_s_first_word(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # a question naming both speakers credits neither: the turn's text is read with its framing,
+    # where "Heard" follows "Zora (date): " and "Sure" follows "(in reply to Tam: "
+    conv = Conversation("shop")
+    sess = Session("D1", datetime.fromisoformat("2023-01-08T10:00:00+00:00"))
+    sess.turns.append(Turn("shop/D1:1", "Tam", "Sure thing, I love that clothing store series of pop-ups."))
+    sess.turns.append(Turn("shop/D1:2", "Zora", "Heard of that clothing store! Thanks for the tip."))
+    conv.sessions.append(sess)
+    with cef.open(tmp_path_factory.mktemp("framing") / "kb.db") as kb:
+        ingest_conversation(kb, conv, scope="shop")
+        assert _nothing(kb, "What is the name of the clothing store Tam recommended to Zora?") is True

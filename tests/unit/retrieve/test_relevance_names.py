@@ -70,3 +70,11 @@ def test_a_text_without_the_name_does_not_answer(tmp_path_factory: object, name:
             verdict = kb.retrieve(question).metadata["relevance"]
             assert isinstance(verdict, dict)
             assert verdict["nothing_matched"] is expect, text
+
+
+@given(name=_NAMES)
+def test_a_name_in_markdown_emphasis_is_shown(name: str) -> None:
+    shown = name_shown(["What is the survey boat called?"], ["boat"])
+    assert shown.search(f"Rafael skippers the survey boat *{name}* for the group.")
+    assert shown.search(f"The boat _{name}_ is moored at the pier.")
+    assert not shown.search("The boat *is* moored at the pier.")  # emphasis on no name
