@@ -7,7 +7,7 @@ question about a hospital asked of a museum is not answered by it), pooled over 
     python bench/bench_relevance_pool.py --metaqa 100                    # with MetaQA (100 per hop file)
 
 The domains: the shipped examples ``clinical``, ``services`` (on-topic: their ``questions.yaml`` and
-the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-17.yaml`` and ``questions-14b.yaml``; off-topic: the lists written for them in
+the on-topic lists of ``bench/offtopic/questions-2.yaml`` to ``questions-18.yaml`` and ``questions-14b.yaml``; off-topic: the lists written for them in
 ``bench/offtopic/``), ``notes`` (``tests/unit/retrieve/notes_questions.yaml`` and questions-2), every
 curated graph under ``bench/curated/`` (its ``questions.yaml``, with its ``as_of``), and with
 ``--metaqa N`` the WikiMovies triples (the first N questions of each hop file), with ``--locomo ID``
@@ -92,7 +92,7 @@ def conversations(ids: list[str], corpus: Path) -> list[Domain]:
 
 
 #: the off-topic sets written for the shipped examples (each: per knowledge base, on-topic and off-topic lists)
-WRITTEN_SETS = (*(f"questions-{i}" for i in range(2, 18)), "questions-14b")
+WRITTEN_SETS = (*(f"questions-{i}" for i in range(2, 19)), "questions-14b")
 
 
 def _add_written(d: Domain, written: dict[str, Any]) -> None:
