@@ -21,8 +21,9 @@ settings.register_profile("cef", deadline=None)
 settings.load_profile("cef")
 
 
-def nothing_matched(kb: cef.KnowledgeBase, question: str) -> bool:
-    """Whether ``kb`` answers ``question`` with "nothing matched" (its relevance verdict)."""
+def nothing_matched(kb: cef.KnowledgeBase, question: str | cef.GraphQuery) -> bool:
+    """Whether ``kb`` answers ``question`` (a string, or a query with its scope and top_k) with
+    "nothing matched" (its relevance verdict)."""
     verdict = kb.retrieve(question).metadata["relevance"]
     assert isinstance(verdict, dict)
     return bool(verdict["nothing_matched"])

@@ -40,8 +40,8 @@ def _speaker(chunk: Chunk) -> str | None:
     return speaker if isinstance(speaker, str) and speaker.strip() else None
 
 
+#: a turn's head (:func:`cef.memory.conversation.turn_content`): "Speaker (8 May 2023): "
 _HEAD = re.compile(r"\A([^\n:]*?)(?: \([^)\n]*\))?: ")
-_REPLY_HEAD = re.compile(r"\n\(in reply to ([^:\n]+): ")
 
 
 def unframed(chunk: Chunk) -> str:
@@ -51,11 +51,14 @@ def unframed(chunk: Chunk) -> str:
     speaker = _speaker(chunk)
     if speaker is None:
         return chunk.content
-    head = _HEAD.match(chunk.content)
     text = chunk.content
+    reply = _REPLY.search(text)
+    if reply is not None:  # "(in reply to Nate: I love ..." -> "(in reply to Nate. I love ..."
+        text = f"{text[: reply.start(2) - 2]}. {text[reply.start(2) :]}"
+    head = _HEAD.match(text)
     if head is not None and head.group(1) == speaker:
-        text = text[: head.end() - 2] + ". " + text[head.end() :]
-    return _REPLY_HEAD.sub(lambda m: f"\n(in reply to {m.group(1)}. ", text)
+        text = f"{text[: head.end() - 2]}. {text[head.end() :]}"
+    return text
 
 
 def people(results: Sequence[RankedChunk]) -> list[str]:

@@ -16,6 +16,7 @@ from cef.model import Chunk, Explanation, RankedChunk, SearchStrategy
 from cef.retrieve.askedkinds import NAMED, asked_terms, named_nouns
 from cef.retrieve.credit import credited_text, people, unframed
 from cef.retrieve.english import name_shown
+from tests.conftest import nothing_matched
 
 #: Zora's answer to Tam's question, per session; Zora's store is never named in ``_UNNAMED``
 _UNNAMED = [
@@ -52,9 +53,7 @@ def kbs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, cef.Know
 
 
 def _nothing(kb: cef.KnowledgeBase, question: str, top_k: int = 10) -> bool:
-    verdict = kb.retrieve(cef.GraphQuery(query=question, scope="shop", top_k=top_k)).metadata["relevance"]
-    assert isinstance(verdict, dict)
-    return bool(verdict["nothing_matched"])
+    return nothing_matched(kb, cef.GraphQuery(query=question, scope="shop", top_k=top_k))
 
 
 @pytest.mark.parametrize(
